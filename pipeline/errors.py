@@ -1,0 +1,78 @@
+"""The exception tree of factbot.
+
+    FactbotError
+    ├── InputError            a post, URL or file the user gave cannot be used (says why)
+    │   ├── EmptyPostError    nothing check-worthy is left after cleaning
+    │   └── UnsafeURLError    a URL is refused by the fetch policy (scheme, address, port)
+    ├── FetchError            a page could not be fetched (status, size, time, content type)
+    ├── ExtractionError       a fetched page has no usable text
+    ├── IngestError           one record of an ingest could not be read (source, line)
+    ├── SourceImportError     a credibility table could not be read
+    ├── ConfigError           a setting is missing or invalid (says how to fix it)
+    └── NotFoundError         a stored record does not exist
+"""
+
+from __future__ import annotations
+
+
+class FactbotError(Exception):
+    """Base of every error factbot raises on purpose."""
+
+
+class InputError(FactbotError):
+    """The input cannot be checked."""
+
+
+class EmptyPostError(InputError):
+    """The post has no check-worthy text after removing links, mentions and emojis."""
+
+
+class UnsafeURLError(InputError):
+    """The URL is refused by the fetch policy."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"refused to fetch {url!r}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class FetchError(FactbotError):
+    """A page could not be fetched."""
+
+    def __init__(self, url: str, reason: str, *, status: int | None = None) -> None:
+        super().__init__(f"could not fetch {url!r}: {reason}")
+        self.url = url
+        self.reason = reason
+        self.status = status
+
+
+class ExtractionError(FactbotError):
+    """A page was fetched but holds no usable main text."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"no usable text in {url!r}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class IngestError(FactbotError):
+    """One record of an ingest source could not be read."""
+
+    def __init__(self, source: str, reason: str, *, line: int | None = None) -> None:
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {reason}")
+        self.source = source
+        self.line = line
+        self.reason = reason
+
+
+class SourceImportError(FactbotError):
+    """A credibility table could not be imported."""
+
+
+class ConfigError(FactbotError):
+    """A setting is missing or invalid."""
+
+
+class NotFoundError(FactbotError):
+    """A stored record does not exist."""

@@ -1,0 +1,214 @@
+"""Domain records: frozen dataclasses with ids that refer to each other by id.
+
+They are changed with `dataclasses.replace`; pydantic is used only at the edges (settings,
+payloads). Every record here round-trips through `storage`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+
+
+def new_id() -> str:
+    """Return a fresh random id (32 hex characters)."""
+    return uuid.uuid4().hex
+
+
+def content_hash(text: str) -> str:
+    """Return the sha256 of text, used to make ingest idempotent."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+class Label(StrEnum):
+    """The five verdicts, per claim and for a post as a whole."""
+
+    ACCURATE = "accurate"
+    PARTLY_ACCURATE = "partly accurate"
+    MISLEADING = "misleading"
+    FALSE = "false"
+    UNVERIFIABLE = "unverifiable"
+
+
+class Tier(StrEnum):
+    """Credibility priority of a publisher (MUSE's three tiers plus the rest)."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    UNRATED = "unrated"
+    UNUSABLE = "unusable"  # rated, but mixed/low factuality or strong bias: never cited
+    BLOCKED = "blocked"  # on a block list: never cited
+
+    @property
+    def rank(self) -> int:
+        """Sort key: lower is more credible."""
+        return _TIER_RANK[self]
+
+    @property
+    def citable(self) -> bool:
+        """Whether evidence from this tier may be cited (UNRATED depends on a setting)."""
+        return self not in (Tier.UNUSABLE, Tier.BLOCKED)
+
+
+_TIER_RANK = {
+    Tier.HIGH: 0,
+    Tier.MEDIUM: 1,
+    Tier.LOW: 2,
+    Tier.UNRATED: 3,
+    Tier.UNUSABLE: 4,
+    Tier.BLOCKED: 5,
+}
+
+
+class Stance(StrEnum):
+    """How a piece of evidence bears on a claim."""
+
+    SUPPORTS = "supports"
+    REFUTES = "refutes"
+    CONTEXT = "context"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Post:
+    """A social-media post (or a text or page given directly) to be checked."""
+
+    id: str
+    platform: str
+    platform_id: str
+    text: str
+    url: str | None = None
+    author: str | None = None
+    created_at: datetime | None = None
+    links: tuple[str, ...] = ()
+    image_refs: tuple[str, ...] = ()
+    language: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One check-worthy statement drawn from a post."""
+
+    id: str
+    post_id: str
+    position: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ClaimReview:
+    """A schema.org ClaimReview found on a fact-check page."""
+
+    claim_reviewed: str
+    rating: str  # the reviewer's own words, e.g. "Pants on Fire"
+    label: Label | None  # the rating mapped to our labels, None when it cannot be mapped
+    reviewer: str | None = None
+    url: str | None = None
+    date_published: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A retrieved or ingested page."""
+
+    id: str
+    url: str
+    domain: str  # canonical registrable domain (or path-scoped entry) used for credibility
+    title: str
+    text: str
+    published_at: datetime | None = None
+    fetched_at: datetime | None = None
+    publisher: str | None = None
+    claim_review: ClaimReview | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A chunk of a document's text, the unit of retrieval."""
+
+    id: str
+    document_id: str
+    position: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A passage judged relevant to a claim, with its credibility."""
+
+    id: str
+    claim_id: str
+    passage: Passage
+    document: Document
+    relevance: float
+    tier: Tier
+    stance: Stance = Stance.UNKNOWN
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """The verdict on one claim, tied to the evidence that decided it."""
+
+    claim_id: str
+    label: Label
+    rationale: str
+    evidence_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The overall verdict on a post and the verdict on each claim."""
+
+    label: Label
+    claims: tuple[ClaimVerdict, ...]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A numbered reference in a correction; always a retrieved document."""
+
+    number: int
+    document_id: str
+    url: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Correction:
+    """The reply text and its numbered references."""
+
+    text: str
+    references: tuple[Reference, ...]
+
+
+@dataclass(frozen=True)
+class StageTiming:
+    """How long one stage of a check took."""
+
+    stage: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Check:
+    """A complete fact-check of one post."""
+
+    id: str
+    post: Post
+    claims: tuple[Claim, ...]
+    evidence: tuple[Evidence, ...]
+    verdict: Verdict
+    correction: Correction
+    timings: tuple[StageTiming, ...] = ()
+    judge: str = "no-model"
+    created_at: datetime = field(default_factory=utcnow)
+    before: datetime | None = None  # evidence was bounded to documents published before this

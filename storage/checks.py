@@ -1,0 +1,199 @@
+"""Posts, checks, claims and evidence: a check is written in one transaction."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlite_utils import Database
+
+from pipeline.errors import NotFoundError
+from pipeline.records import (
+    Check,
+    Claim,
+    ClaimVerdict,
+    Correction,
+    Document,
+    Evidence,
+    Label,
+    Passage,
+    Reference,
+    StageTiming,
+    Stance,
+    Tier,
+    Verdict,
+)
+from storage.codec import document_from_row, dt_in, dt_out, post_from_row, post_row
+
+
+class CheckRepo:
+    """Store and load complete checks."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def save(self, check: Check) -> None:
+        """Write the post, the check, its claims and its evidence atomically."""
+        verdicts = {v.claim_id: v for v in check.verdict.claims}
+        with self.db.atomic():
+            existing = self.db.execute(
+                "SELECT id FROM posts WHERE platform = ? AND platform_id = ?",
+                [check.post.platform, check.post.platform_id],
+            ).fetchone()
+            if existing is None:
+                self.db["posts"].insert(post_row(check.post))
+            elif existing[0] != check.post.id:
+                raise ValueError(
+                    f"post {check.post.platform}/{check.post.platform_id} is stored as {existing[0]}"
+                )
+            self.db["checks"].insert(
+                {
+                    "id": check.id,
+                    "post_id": check.post.id,
+                    "created_at": dt_out(check.created_at),
+                    "verdict": check.verdict.label.value,
+                    "judge": check.judge,
+                    "before": dt_out(check.before),
+                    "correction": check.correction.text,
+                    "refs": json.dumps([_ref_out(r) for r in check.correction.references]),
+                    "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
+                }
+            )
+            self.db["claims"].insert_all(
+                {
+                    "id": c.id,
+                    "check_id": check.id,
+                    "post_id": c.post_id,
+                    "position": c.position,
+                    "text": c.text,
+                    "label": verdicts[c.id].label.value if c.id in verdicts else "unverifiable",
+                    "rationale": verdicts[c.id].rationale if c.id in verdicts else "",
+                    "evidence_ids": json.dumps(
+                        list(verdicts[c.id].evidence_ids) if c.id in verdicts else []
+                    ),
+                }
+                for c in check.claims
+            )
+            self.db["evidence"].insert_all(
+                {
+                    "id": e.id,
+                    "check_id": check.id,
+                    "claim_id": e.claim_id,
+                    "passage_id": e.passage.id,
+                    "passage_position": e.passage.position,
+                    "passage_text": e.passage.text,
+                    "document_id": e.document.id,
+                    "document_url": e.document.url,
+                    "document_title": e.document.title,
+                    "document_domain": e.document.domain,
+                    "document_published_at": dt_out(e.document.published_at),
+                    "relevance": e.relevance,
+                    "tier": e.tier.value,
+                    "stance": e.stance.value,
+                }
+                for e in check.evidence
+            )
+
+    def get(self, check_id: str) -> Check:
+        """Load one check; raise NotFoundError when it does not exist."""
+        rows = list(self.db.query("SELECT * FROM checks WHERE id = ?", [check_id]))
+        if not rows:
+            raise NotFoundError(f"no check with id {check_id!r}")
+        row = rows[0]
+        post = post_from_row(
+            next(self.db.query("SELECT * FROM posts WHERE id = ?", [row["post_id"]]))
+        )
+        claim_rows = list(
+            self.db.query("SELECT * FROM claims WHERE check_id = ? ORDER BY position", [check_id])
+        )
+        claims = tuple(
+            Claim(id=c["id"], post_id=c["post_id"], position=c["position"], text=c["text"])
+            for c in claim_rows
+        )
+        verdicts = tuple(
+            ClaimVerdict(
+                claim_id=c["id"],
+                label=Label(c["label"]),
+                rationale=c["rationale"],
+                evidence_ids=tuple(json.loads(c["evidence_ids"])),
+            )
+            for c in claim_rows
+        )
+        evidence = tuple(
+            self._evidence(e)
+            for e in self.db.query(
+                "SELECT * FROM evidence WHERE check_id = ? ORDER BY rowid", [check_id]
+            )
+        )
+        return Check(
+            id=row["id"],
+            post=post,
+            claims=claims,
+            evidence=evidence,
+            verdict=Verdict(label=Label(row["verdict"]), claims=verdicts),
+            correction=Correction(
+                text=row["correction"],
+                references=tuple(_ref_in(r) for r in json.loads(row["refs"])),
+            ),
+            timings=tuple(StageTiming(stage=s, seconds=t) for s, t in json.loads(row["timings"])),
+            judge=row["judge"],
+            created_at=_required_dt(row["created_at"]),
+            before=dt_in(row["before"]),
+        )
+
+    def recent(self, *, limit: int = 20) -> list[dict[str, Any]]:
+        """Return a summary of the most recent checks."""
+        return list(
+            self.db.query(
+                "SELECT checks.id, checks.created_at, checks.verdict, posts.platform, "
+                "substr(posts.text, 1, 80) AS text FROM checks "
+                "JOIN posts ON posts.id = checks.post_id ORDER BY checks.created_at DESC LIMIT ?",
+                [limit],
+            )
+        )
+
+    def _evidence(self, row: dict[str, Any]) -> Evidence:
+        doc_rows = list(self.db.query("SELECT * FROM documents WHERE id = ?", [row["document_id"]]))
+        if doc_rows:
+            document = document_from_row(doc_rows[0])
+        else:  # the document left the index; the check keeps its own snapshot
+            document = Document(
+                id=row["document_id"],
+                url=row["document_url"],
+                domain=row["document_domain"],
+                title=row["document_title"],
+                text=row["passage_text"],
+                published_at=dt_in(row["document_published_at"]),
+            )
+        return Evidence(
+            id=row["id"],
+            claim_id=row["claim_id"],
+            passage=Passage(
+                id=row["passage_id"],
+                document_id=row["document_id"],
+                position=row["passage_position"],
+                text=row["passage_text"],
+            ),
+            document=document,
+            relevance=row["relevance"],
+            tier=Tier(row["tier"]),
+            stance=Stance(row["stance"]),
+        )
+
+
+def _required_dt(value: str) -> datetime:
+    parsed = dt_in(value)
+    if parsed is None:
+        raise ValueError("a stored check has no creation time")
+    return parsed
+
+
+def _ref_out(ref: Reference) -> dict[str, Any]:
+    return {"number": ref.number, "document_id": ref.document_id, "url": ref.url, "title": ref.title}
+
+
+def _ref_in(data: dict[str, Any]) -> Reference:
+    return Reference(
+        number=data["number"], document_id=data["document_id"], url=data["url"], title=data["title"]
+    )

@@ -1,0 +1,142 @@
+"""Named schema migrations, applied in order whenever a store is opened."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("factbot")
+
+
+@migrations()
+def m001_posts_and_checks(db: Database) -> None:
+    db.execute("""
+        CREATE TABLE posts (
+            id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            platform_id TEXT NOT NULL,
+            url TEXT,
+            author TEXT,
+            created_at TEXT,
+            text TEXT NOT NULL,
+            links TEXT NOT NULL DEFAULT '[]',
+            image_refs TEXT NOT NULL DEFAULT '[]',
+            language TEXT,
+            UNIQUE (platform, platform_id)
+        )""")
+    db.execute("""
+        CREATE TABLE checks (
+            id TEXT PRIMARY KEY,
+            post_id TEXT NOT NULL REFERENCES posts(id),
+            created_at TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            before TEXT,
+            correction TEXT NOT NULL,
+            refs TEXT NOT NULL,
+            timings TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX checks_post ON checks(post_id)")
+    db.execute("""
+        CREATE TABLE claims (
+            id TEXT PRIMARY KEY,
+            check_id TEXT NOT NULL REFERENCES checks(id),
+            post_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            label TEXT NOT NULL,
+            rationale TEXT NOT NULL,
+            evidence_ids TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX claims_check ON claims(check_id)")
+    db.execute("""
+        CREATE TABLE evidence (
+            id TEXT PRIMARY KEY,
+            check_id TEXT NOT NULL REFERENCES checks(id),
+            claim_id TEXT NOT NULL,
+            passage_id TEXT NOT NULL,
+            passage_position INTEGER NOT NULL,
+            passage_text TEXT NOT NULL,
+            document_id TEXT NOT NULL,
+            document_url TEXT NOT NULL,
+            document_title TEXT NOT NULL,
+            document_domain TEXT NOT NULL,
+            document_published_at TEXT,
+            relevance REAL NOT NULL,
+            tier TEXT NOT NULL,
+            stance TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX evidence_check ON evidence(check_id)")
+
+
+@migrations()
+def m002_evidence_index(db: Database) -> None:
+    db.execute("""
+        CREATE TABLE documents (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL UNIQUE,
+            domain TEXT NOT NULL,
+            title TEXT NOT NULL,
+            text TEXT NOT NULL,
+            published_at TEXT,
+            fetched_at TEXT,
+            publisher TEXT,
+            content_hash TEXT NOT NULL,
+            claim_review TEXT,
+            extra TEXT NOT NULL DEFAULT '{}',
+            ingested_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX documents_domain ON documents(domain)")
+    db.execute("CREATE INDEX documents_hash ON documents(content_hash)")
+    db.execute("""
+        CREATE TABLE passages (
+            id INTEGER PRIMARY KEY,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            embedding BLOB NOT NULL
+        )""")
+    db.execute("CREATE INDEX passages_document ON passages(document_id)")
+    db.execute(
+        "CREATE VIRTUAL TABLE passages_fts USING fts5("
+        "text, content='passages', content_rowid='id', tokenize='porter unicode61')"
+    )
+    db.execute("""
+        CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_fts(rowid, text) VALUES (new.id, new.text);
+        END""")
+    db.execute("""
+        CREATE TRIGGER passages_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END""")
+
+
+@migrations()
+def m003_sources(db: Database) -> None:
+    db.execute("""
+        CREATE TABLE sources (
+            domain TEXT PRIMARY KEY,
+            tier TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            details TEXT NOT NULL DEFAULT '{}',
+            updated_at TEXT NOT NULL
+        )""")
+
+
+@migrations()
+def m004_jobs(db: Database) -> None:
+    db.execute("""
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            dedupe_key TEXT UNIQUE,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'queued',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            result_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            run_after TEXT
+        )""")
+    db.execute("CREATE INDEX jobs_status ON jobs(status, run_after)")

@@ -1,0 +1,69 @@
+"""The store: one SQLite database (WAL) with migrations applied on open.
+
+`Store` groups the tables by concern: `documents` (the local evidence index), `checks`
+(posts, checks, claims, evidence), `sources` (credibility) and `jobs`. Each multi-table write
+happens inside one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from types import TracebackType
+
+from sqlite_utils import Database
+
+from storage.checks import CheckRepo
+from storage.index import DocumentIndex
+from storage.jobs import JobQueue
+from storage.migrations import migrations
+from storage.sources import SourceTable
+
+
+class Store:
+    """The database and its repositories."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.documents = DocumentIndex(db)
+        self.checks = CheckRepo(db)
+        self.sources = SourceTable(db)
+        self.jobs = JobQueue(db)
+
+    @classmethod
+    def open(cls, path: Path | str) -> Store:
+        """Open (creating if needed) the database at path and apply pending migrations."""
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 30000")
+        db = Database(conn)
+        if str(path) != ":memory:":
+            db.enable_wal()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrations.apply(db)
+        return cls(db)
+
+    def applied_migrations(self) -> list[str]:
+        """Return the names of the migrations applied to this database."""
+        return [m.name for m in migrations.applied(self.db)]
+
+    def journal_mode(self) -> str:
+        """Return SQLite's journal mode (``wal`` for file databases)."""
+        return str(self.db.execute("PRAGMA journal_mode").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
