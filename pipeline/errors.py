@@ -1,15 +1,15 @@
 """The exception tree of factbot.
 
-    FactbotError
-    ├── InputError            a post, URL or file the user gave cannot be used (says why)
-    │   ├── EmptyPostError    nothing check-worthy is left after cleaning
-    │   └── UnsafeURLError    a URL is refused by the fetch policy (scheme, address, port)
-    ├── FetchError            a page could not be fetched (status, size, time, content type)
-    ├── ExtractionError       a fetched page has no usable text
-    ├── IngestError           one record of an ingest could not be read (source, line)
-    ├── SourceImportError     a credibility table could not be read
-    ├── ConfigError           a setting is missing or invalid (says how to fix it)
-    └── NotFoundError         a stored record does not exist
+FactbotError
+├── InputError            a post, URL or file the user gave cannot be used (says why)
+│   ├── EmptyPostError    nothing check-worthy is left after cleaning
+│   └── UnsafeURLError    a URL is refused by the fetch policy (scheme, address, port)
+├── FetchError            a page could not be fetched (status, size, time, content type)
+├── ExtractionError       a fetched page has no usable text
+├── IngestError           one record of an ingest could not be read (source, line)
+├── SourceImportError     a credibility table could not be read
+├── ConfigError           a setting is missing or invalid (says how to fix it)
+└── NotFoundError         a stored record does not exist
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def document_id_for(url: str) -> str:
+    """Return the stable id of the document at url."""
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:32]
+
+
 def utcnow() -> datetime:
     """Return the current time, timezone-aware in UTC."""
     return datetime.now(UTC)

@@ -42,12 +42,13 @@ class CheckRepo:
                 [check.post.platform, check.post.platform_id],
             ).fetchone()
             if existing is None:
-                self.db["posts"].insert(post_row(check.post))
+                self.db.table("posts").insert(post_row(check.post))
             elif existing[0] != check.post.id:
                 raise ValueError(
-                    f"post {check.post.platform}/{check.post.platform_id} is stored as {existing[0]}"
+                    f"post {check.post.platform}/{check.post.platform_id} "
+                    f"is stored as {existing[0]}"
                 )
-            self.db["checks"].insert(
+            self.db.table("checks").insert(
                 {
                     "id": check.id,
                     "post_id": check.post.id,
@@ -60,7 +61,7 @@ class CheckRepo:
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
                 }
             )
-            self.db["claims"].insert_all(
+            self.db.table("claims").insert_all(
                 {
                     "id": c.id,
                     "check_id": check.id,
@@ -75,7 +76,7 @@ class CheckRepo:
                 }
                 for c in check.claims
             )
-            self.db["evidence"].insert_all(
+            self.db.table("evidence").insert_all(
                 {
                     "id": e.id,
                     "check_id": check.id,
@@ -190,7 +191,12 @@ def _required_dt(value: str) -> datetime:
 
 
 def _ref_out(ref: Reference) -> dict[str, Any]:
-    return {"number": ref.number, "document_id": ref.document_id, "url": ref.url, "title": ref.title}
+    return {
+        "number": ref.number,
+        "document_id": ref.document_id,
+        "url": ref.url,
+        "title": ref.title,
+    }
 
 
 def _ref_in(data: dict[str, Any]) -> Reference:

@@ -6,7 +6,6 @@ matrix that is cached until the passages table changes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -17,15 +16,12 @@ import numpy as np
 import numpy.typing as npt
 from sqlite_utils import Database
 
-from pipeline.records import Document, Passage, utcnow
+from pipeline.records import Document, Passage, document_id_for, utcnow
 from storage.codec import claim_review_out, document_from_row, dt_out
 
+__all__ = ["DocumentIndex", "IndexStats", "VectorTable", "document_id_for"]
+
 UpsertStatus = Literal["added", "updated", "unchanged"]
-
-
-def document_id_for(url: str) -> str:
-    """Return the stable id of the document at url."""
-    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -57,9 +53,7 @@ class DocumentIndex:
 
     def stored_hash(self, url: str) -> str | None:
         """Return the content hash stored for url, or None when it is not indexed."""
-        row = self.db.execute(
-            "SELECT content_hash FROM documents WHERE url = ?", [url]
-        ).fetchone()
+        row = self.db.execute("SELECT content_hash FROM documents WHERE url = ?", [url]).fetchone()
         return str(row[0]) if row else None
 
     def upsert(
@@ -95,8 +89,8 @@ class DocumentIndex:
                 ).fetchone()[0]
                 self.db.execute("DELETE FROM passages WHERE document_id = ?", [old_id])
                 self.db.execute("DELETE FROM documents WHERE id = ?", [old_id])
-            self.db["documents"].insert(row)
-            self.db.executemany(
+            self.db.table("documents").insert(row)
+            self.db.conn.executemany(
                 "INSERT INTO passages (document_id, position, text, embedding) VALUES (?,?,?,?)",
                 [
                     (document.id, position, text, np.asarray(vec, dtype=np.float32).tobytes())
@@ -121,7 +115,12 @@ class DocumentIndex:
         return [document_from_row(r) for r in rows]
 
     def search_text(
-        self, match: str, *, limit: int, before: datetime | None = None
+        self,
+        match: str,
+        *,
+        limit: int,
+        before: datetime | None = None,
+        undated_only: bool = False,
     ) -> list[tuple[int, float]]:
         """Run an FTS5 MATCH query; return (passage id, bm25 score) best first."""
         sql = (
@@ -131,7 +130,9 @@ class DocumentIndex:
             "WHERE passages_fts MATCH ?"
         )
         params: list[Any] = [match]
-        if before is not None:
+        if undated_only:
+            sql += " AND documents.published_at IS NULL"
+        elif before is not None:
             sql += " AND documents.published_at IS NOT NULL AND documents.published_at < ?"
             params.append(dt_out(before))
         sql += " ORDER BY score LIMIT ?"
@@ -139,7 +140,9 @@ class DocumentIndex:
         return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params).fetchall()]
 
     def _change_key(self) -> tuple[int, int, int]:
-        count, max_id = self.db.execute("SELECT count(*), coalesce(max(id), 0) FROM passages").fetchone()
+        count, max_id = self.db.execute(
+            "SELECT count(*), coalesce(max(id), 0) FROM passages"
+        ).fetchone()
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         return int(count), int(max_id), int(version)
 
@@ -199,5 +202,8 @@ class DocumentIndex:
         ).fetchone()
         passages = self.db.execute("SELECT count(*) FROM passages").fetchone()[0]
         return IndexStats(
-            documents=int(docs), passages=int(passages), fact_checks=int(reviews), domains=int(domains)
+            documents=int(docs),
+            passages=int(passages),
+            fact_checks=int(reviews),
+            domains=int(domains),
         )

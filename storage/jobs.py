@@ -38,13 +38,16 @@ class JobQueue:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def enqueue(self, kind: str, payload: dict[str, Any], *, dedupe_key: str | None = None) -> tuple[Job, bool]:
+    def enqueue(
+        self, kind: str, payload: dict[str, Any], *, dedupe_key: str | None = None
+    ) -> tuple[Job, bool]:
         """Add a job unless one with the same dedupe key exists; return it and whether it is new."""
         now = dt_out(utcnow())
         job_id = new_id()
         with self.db.atomic():
             cursor = self.db.execute(
-                "INSERT OR IGNORE INTO jobs (id, kind, dedupe_key, payload, created_at, updated_at) "
+                "INSERT OR IGNORE INTO jobs "
+                "(id, kind, dedupe_key, payload, created_at, updated_at) "
                 "VALUES (?,?,?,?,?,?)",
                 [job_id, kind, dedupe_key, json.dumps(payload, default=str), now, now],
             )
@@ -52,7 +55,9 @@ class JobQueue:
         if created:
             job = self.get(job_id)
         else:
-            row = self.db.execute("SELECT id FROM jobs WHERE dedupe_key = ?", [dedupe_key]).fetchone()
+            row = self.db.execute(
+                "SELECT id FROM jobs WHERE dedupe_key = ?", [dedupe_key]
+            ).fetchone()
             job = self.get(row[0])
         assert job is not None
         return job, created
@@ -86,7 +91,9 @@ class JobQueue:
             [result_id, dt_out(utcnow()), job_id],
         )
 
-    def fail(self, job_id: str, error: str, *, max_attempts: int = 3, retry_in: float = 30.0) -> None:
+    def fail(
+        self, job_id: str, error: str, *, max_attempts: int = 3, retry_in: float = 30.0
+    ) -> None:
         """Record a failure; requeue with a delay until attempts run out."""
         job = self.get(job_id)
         if job is None:
@@ -94,7 +101,8 @@ class JobQueue:
         now = utcnow()
         status = "queued" if job.attempts < max_attempts else "failed"
         self.db.execute(
-            "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, updated_at = ? WHERE id = ?",
+            "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, updated_at = ? "
+            "WHERE id = ?",
             [status, error, dt_out(now + timedelta(seconds=retry_in)), dt_out(now), job_id],
         )
 

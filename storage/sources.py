@@ -45,7 +45,7 @@ class SourceTable:
             for r in ratings
         ]
         with self.db.atomic():
-            self.db["sources"].upsert_all(rows, pk="domain")
+            self.db.table("sources").upsert_all(rows, pk="domain")
         return len(rows)
 
     def get(self, domain: str) -> SourceRating | None:

@@ -1,0 +1,36 @@
+# factbot: `make run` sets up and serves the API; `make test` sets up and runs every check.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.factbot-installed
+
+.PHONY: setup run test lint typecheck pytest bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml deploy/apt-packages.txt deploy/setup-system.sh
+	sh deploy/setup-system.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/factbot serve
+
+lint: setup
+	$(BIN)/ruff format --check bots pipeline storage tests
+	$(BIN)/ruff check bots pipeline storage tests
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup
+	$(BIN)/pytest
+
+test: lint typecheck pytest
+
+bench: setup
+	$(BIN)/factbot bench index --data ../shared/data/corpus/recovery/articles.jsonl
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

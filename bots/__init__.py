@@ -1,0 +1,1 @@
+"""The service: CLI, settings, HTTP API; later the platform adapters and scheduler."""

@@ -1,0 +1,95 @@
+"""The composition root: builds the store, embedder, fetcher, rater and judge once.
+
+Everything heavy is created lazily on first use so `factbot --help` and `factbot show` stay fast.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from functools import cached_property
+
+from bots.settings import Settings
+from pipeline.credibility import SourcePolicy, load_seed
+from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.fetch import Fetcher, FetchPolicy
+from pipeline.judgement import ReviewMatchJudge
+from pipeline.records import Check, Post
+from pipeline.run import CheckConfig, CheckDeps, run_check
+from storage import Store
+
+
+class App:
+    """Long-lived services shared by the CLI, the HTTP API and (later) the workers."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        logging.basicConfig(level=settings.log_level)
+
+    @cached_property
+    def store(self) -> Store:
+        """Open the database and seed the built-in sources on first use."""
+        store = Store.open(self.settings.database_path)
+        if store.sources.count() == 0:
+            load_seed(store.sources)
+        return store
+
+    @cached_property
+    def embedder(self) -> SentenceTransformerEmbedder:
+        """Return the sentence embedder (the model loads on first use)."""
+        return SentenceTransformerEmbedder(
+            self.settings.embedding.model, batch_size=self.settings.embedding.batch_size
+        )
+
+    def fetcher(self) -> Fetcher:
+        """Return a new SSRF-safe fetcher (close it after use)."""
+        fs = self.settings.fetch
+        return Fetcher(
+            FetchPolicy(
+                max_bytes=fs.max_bytes,
+                connect_timeout=fs.connect_timeout,
+                total_timeout=fs.total_timeout,
+                max_redirects=fs.max_redirects,
+                allow_private=fs.allow_private,
+                user_agent=fs.user_agent,
+            )
+        )
+
+    @property
+    def rater(self) -> SourcePolicy:
+        """Return the credibility policy over the sources table."""
+        return SourcePolicy(self.store.sources, unrated=self.settings.retrieval.unrated_sources)
+
+    def check_config(self, *, max_chars: int = 2000) -> CheckConfig:
+        """Return the per-check knobs from settings."""
+        rs = self.settings.retrieval
+        return CheckConfig(
+            max_claims=self.settings.max_claims,
+            candidates=rs.candidates,
+            relevance_threshold=rs.relevance_threshold,
+            max_evidence=rs.max_evidence,
+            undated=rs.undated_documents,
+            max_chars=max_chars,
+        )
+
+    def deps(self) -> CheckDeps:
+        """Return the dependencies of a check."""
+        return CheckDeps(
+            index=self.store.documents,
+            embedder=self.embedder,
+            rater=self.rater,
+            judge=ReviewMatchJudge(
+                self.embedder, match_threshold=self.settings.retrieval.review_match_threshold
+            ),
+        )
+
+    async def check(self, post: Post, *, before: datetime | None = None) -> Check:
+        """Run a check and store it."""
+        result = await run_check(post, deps=self.deps(), config=self.check_config(), before=before)
+        self.store.checks.save(result)
+        return result
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        if "store" in self.__dict__:
+            self.store.close()

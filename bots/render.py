@@ -1,0 +1,83 @@
+"""Rendering stored checks for people (terminal) and programs (JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.records import Check
+
+
+def render_text(check: Check) -> str:
+    """Return a check as plain text: correction, verdicts, references and timings."""
+    lines = [check.correction.text, ""]
+    if check.correction.references:
+        lines.append("References:")
+        lines += [f"  [{r.number}] {r.title} — {r.url}" for r in check.correction.references]
+        lines.append("")
+    lines.append(f"Verdict: {check.verdict.label.value}  (judge: {check.judge})")
+    texts = {c.id: c.text for c in check.claims}
+    for n, cv in enumerate(check.verdict.claims, start=1):
+        lines.append(f"  claim {n}: {cv.label.value} — {texts.get(cv.claim_id, '')[:100]}")
+        lines.append(f"           {cv.rationale}")
+    total = sum(t.seconds for t in check.timings)
+    stages = ", ".join(f"{t.stage} {t.seconds:.2f}s" for t in check.timings)
+    lines.append(
+        f"Check {check.id} — {len(check.evidence)} evidence items, {total:.2f}s ({stages})"
+    )
+    return "\n".join(lines)
+
+
+def check_to_json(check: Check) -> dict[str, Any]:
+    """Return a check as a JSON-serialisable dict."""
+    claims = {v.claim_id: v for v in check.verdict.claims}
+    return {
+        "id": check.id,
+        "created_at": check.created_at.isoformat(),
+        "before": check.before.isoformat() if check.before else None,
+        "judge": check.judge,
+        "post": {
+            "id": check.post.id,
+            "platform": check.post.platform,
+            "platform_id": check.post.platform_id,
+            "url": check.post.url,
+            "author": check.post.author,
+            "created_at": check.post.created_at.isoformat() if check.post.created_at else None,
+            "text": check.post.text,
+        },
+        "verdict": check.verdict.label.value,
+        "claims": [
+            {
+                "id": c.id,
+                "text": c.text,
+                "verdict": claims[c.id].label.value if c.id in claims else "unverifiable",
+                "rationale": claims[c.id].rationale if c.id in claims else "",
+                "evidence_ids": list(claims[c.id].evidence_ids) if c.id in claims else [],
+            }
+            for c in check.claims
+        ],
+        "evidence": [
+            {
+                "id": e.id,
+                "claim_id": e.claim_id,
+                "url": e.document.url,
+                "title": e.document.title,
+                "domain": e.document.domain,
+                "published_at": e.document.published_at.isoformat()
+                if e.document.published_at
+                else None,
+                "passage": e.passage.text,
+                "relevance": e.relevance,
+                "tier": e.tier.value,
+                "stance": e.stance.value,
+            }
+            for e in check.evidence
+        ],
+        "correction": {
+            "text": check.correction.text,
+            "references": [
+                {"number": r.number, "url": r.url, "title": r.title, "document_id": r.document_id}
+                for r in check.correction.references
+            ],
+        },
+        "timings": {t.stage: t.seconds for t in check.timings},
+    }

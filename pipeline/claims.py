@@ -1,0 +1,81 @@
+"""Claim extraction: split a post into check-worthy sentences.
+
+Without a language model, check-worthiness is a transparent heuristic: a sentence is kept when
+it has enough words and states something (a number, a date, a named entity or a factual verb)
+rather than asking, greeting or giving a first-person opinion. When more sentences qualify than
+`max_claims`, the best-scored ones are kept in their original order.
+
+Failure policy: a post with nothing check-worthy raises EmptyPostError; nothing else raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.errors import EmptyPostError
+from pipeline.records import Claim, Post, new_id
+from pipeline.text import clean_post_text, split_sentences, words
+
+MIN_WORDS = 4
+MAX_CLAIM_CHARS = 600
+
+_NUMBER_RE = re.compile(r"\d")
+_FACTUAL_VERB_RE = re.compile(
+    r"\b(is|are|was|were|has|have|had|will|won't|can't|cause[sd]?|causing|kill(?:s|ed)?|"
+    r"die[sd]?|found|show(?:s|ed)?|prove[sd]?|contain(?:s|ed)?|ban(?:s|ned)?|approve[sd]?|"
+    r"cure[sd]?|lead(?:s)?|increase[sd]?|decrease[sd]?|rose|fell|announce[sd]?|sign(?:s|ed)?|"
+    r"vote[sd]?|confirm(?:s|ed)?|report(?:s|ed)?|claim(?:s|ed)?|said|says|does|did|never|no)\b",
+    re.IGNORECASE,
+)
+_OPINION_RE = re.compile(
+    r"^\s*(i think|i feel|i believe|i love|i hate|imo|in my opinion|lol|lmao|omg|"
+    r"thank you|thanks|good morning|good night|hello|hi everyone|congrat)",
+    re.IGNORECASE,
+)
+
+
+def _capitalised_inside(sentence: str) -> int:
+    tokens = words(sentence)
+    return sum(1 for t in tokens[1:] if t[:1].isupper())
+
+
+def checkworthiness(sentence: str) -> float:
+    """Score how check-worthy a sentence is (0 means not at all)."""
+    tokens = words(sentence)
+    if len(tokens) < MIN_WORDS:
+        return 0.0
+    if sentence.rstrip().endswith("?") or _OPINION_RE.match(sentence):
+        return 0.0
+    score = 0.2
+    if _NUMBER_RE.search(sentence):
+        score += 0.3
+    if _capitalised_inside(sentence):
+        score += 0.3
+    if _FACTUAL_VERB_RE.search(sentence):
+        score += 0.3
+    if sentence.isupper() or sentence.islower():
+        # All-caps or all-lower text hides entities; do not penalise it twice.
+        score += 0.1
+    return score
+
+
+async def extract_claims(post: Post, *, max_claims: int = 5) -> list[Claim]:
+    """Return the check-worthy sentences of a post as claims."""
+    text = clean_post_text(post.text)
+    if not any(c.isalnum() for c in text):
+        raise EmptyPostError(
+            "the post has no text to check once links, mentions and emojis are removed"
+        )
+    scored = [(checkworthiness(s), i, s) for i, s in enumerate(split_sentences(text))]
+    kept = [entry for entry in scored if entry[0] > 0.2]
+    if not kept:
+        raise EmptyPostError(
+            "the post has no check-worthy statement (only questions, greetings, opinions or "
+            f"sentences under {MIN_WORDS} words)"
+        )
+    best = sorted(kept, key=lambda e: (-e[0], e[1]))[:max_claims]
+    best.sort(key=lambda e: e[1])
+    return [
+        Claim(id=new_id(), post_id=post.id, position=n, text=sentence[:MAX_CLAIM_CHARS])
+        for n, (_, _, sentence) in enumerate(best)
+    ]

@@ -1,0 +1,67 @@
+"""Turning what a user gives (text or a URL) into a Post.
+
+Failure policy: empty or oversized text raises InputError with the reason; a URL that the fetch
+policy refuses raises UnsafeURLError; a page without usable text raises ExtractionError.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pipeline.domains import registrable_domain
+from pipeline.errors import EmptyPostError, InputError
+from pipeline.extract import extract_document
+from pipeline.fetch import Fetcher
+from pipeline.records import Post, new_id, utcnow
+from pipeline.text import URL_RE
+
+
+def post_from_text(
+    text: str,
+    *,
+    max_chars: int,
+    platform: str = "cli",
+    platform_id: str | None = None,
+    author: str | None = None,
+    created_at: datetime | None = None,
+) -> Post:
+    """Return a post for text typed or sent by a user."""
+    if not text or not text.strip():
+        raise EmptyPostError("the post is empty")
+    if len(text) > max_chars:
+        raise InputError(
+            f"the post is {len(text):,} characters long; the limit is {max_chars:,} "
+            "(FACTBOT_MAX_POST_CHARS)"
+        )
+    if "\x00" in text:
+        raise InputError("the post contains NUL characters; send plain text")
+    identifier = new_id()
+    return Post(
+        id=identifier,
+        platform=platform,
+        platform_id=platform_id or identifier,
+        text=text,
+        author=author,
+        created_at=created_at or utcnow(),
+        links=tuple(dict.fromkeys(URL_RE.findall(text))),
+    )
+
+
+async def post_from_url(url: str, *, fetcher: Fetcher, max_chars: int) -> Post:
+    """Fetch a page and return a post made of its main text (truncated to max_chars)."""
+    page = await fetcher.fetch(url)
+    document = extract_document(
+        page.text(), url=page.url, domain=registrable_domain(page.url), fetched_at=utcnow()
+    )
+    text = f"{document.title}\n{document.text}" if document.title else document.text
+    identifier = new_id()
+    return Post(
+        id=identifier,
+        platform="web",
+        platform_id=identifier,
+        text=text[:max_chars],
+        url=page.url,
+        author=document.publisher,
+        created_at=document.published_at,
+        links=(page.url,),
+    )

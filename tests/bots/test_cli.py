@@ -1,0 +1,110 @@
+"""The `factbot` command line, end to end on a temporary data folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from bots.cli import main
+from tests.conftest import FIXTURES
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)  # no stray .env from the working tree
+
+    def invoke(*args: str, input: bytes | str | None = None) -> Result:
+        return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def ingested(run):  # type: ignore[no-untyped-def]
+    result = run("ingest", "--no-progress", str(FIXTURES / "corpus.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert "7 added" in result.output
+    return run
+
+
+def test_help_has_examples(run) -> None:  # type: ignore[no-untyped-def]
+    for command in ([], ["check"], ["ingest"], ["sources"], ["eval"], ["show"], ["serve"]):
+        result = run(*command, "--help")
+        assert result.exit_code == 0
+        assert "Example" in result.output
+
+
+def test_check_stores_and_show_reprints(ingested) -> None:  # type: ignore[no-untyped-def]
+    result = ingested("check", "--json", "Drinking bleach protects you against COVID-19.")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "false"
+    assert data["correction"]["text"].startswith("This post is false.")
+    evidence_urls = {e["url"] for e in data["evidence"]}
+    assert data["correction"]["references"]
+    assert all(r["url"] in evidence_urls for r in data["correction"]["references"])
+    shown = ingested("show", data["id"])
+    assert shown.exit_code == 0
+    assert "This post is false." in shown.output and "References:" in shown.output
+    assert data["correction"]["references"][0]["url"] in shown.output
+
+
+def test_reingest_changes_nothing(ingested) -> None:  # type: ignore[no-untyped-def]
+    again = ingested("ingest", "--no-progress", str(FIXTURES / "corpus.jsonl"))
+    assert "0 added, 0 updated, 7 unchanged" in again.output
+
+
+def test_before_bound_is_applied(ingested) -> None:  # type: ignore[no-untyped-def]
+    result = ingested(
+        "check", "--json", "--before", "2020-04-01", "5G networks spread the coronavirus."
+    )
+    data = json.loads(result.stdout)
+    assert data["before"].startswith("2020-04-01")
+    assert data["verdict"] == "unverifiable"
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["check", ""], None, "empty"),
+        (["check", "😂😂🔥"], None, "no text to check"),
+        (["check", "-"], "x" * 1_048_576, "limit is 100,000"),
+        (["check", "-"], b"caf\xe9 is great", "not valid UTF-8"),
+        (["check", "file:///etc/passwd"], None, None),
+        (["check", "http://127.0.0.1:1/x"], None, "refused"),
+        (["show", "does-not-exist"], None, "no check"),
+        (["check", "--before", "yesterday", "x y z w"], None, "ISO date"),
+    ],
+)
+def test_bad_input_gives_a_clear_error(run, args, stdin, message) -> None:  # type: ignore[no-untyped-def]
+    result = run(*args, input=stdin)
+    assert result.exit_code != 0
+    if message:
+        assert message in result.output
+
+
+def test_invalid_setting_says_how_to_fix(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD", "high")
+    result = run("show", "x")
+    assert result.exit_code != 0
+    assert "FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD" in result.output
+
+
+def test_sources_lookup_explains(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("sources", "lookup", "https://www.politifact.com/factchecks/x")
+    assert result.exit_code == 0
+    assert "high" in result.output and "seed" in result.output
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("factbot")
+    result = subprocess.run(
+        [str(script), "--help"], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0 and "factbot" in result.stdout

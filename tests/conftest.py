@@ -1,0 +1,65 @@
+"""Shared fixtures: a real embedder, a fresh database per test, and no outside network."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from pipeline.embedder import SentenceTransformerEmbedder
+from storage import Store
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    """Refuse every connection that does not go to this machine."""
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        host = address[0]
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise ConnectionRefusedError(f"tests may not reach {host}: the network is blocked")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbedder:
+    """The real bundled all-MiniLM-L6-v2, loaded once per test session."""
+    model = SentenceTransformerEmbedder()
+    model.warm_up()
+    return model
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh database."""
+    with Store.open(tmp_path / "factbot.db") as opened:
+        yield opened
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The shared public data folder (skips when it is not beside the repository)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}")
+    return SHARED_DATA

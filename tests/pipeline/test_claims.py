@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+
+from pipeline.claims import extract_claims
+from pipeline.errors import EmptyPostError
+from pipeline.records import Post
+from pipeline.text import clean_post_text, keywords, split_sentences
+
+
+def _post(text: str) -> Post:
+    return Post(id="p1", platform="test", platform_id="1", text=text)
+
+
+def test_cleaning_drops_urls_mentions_emojis_and_keeps_hashtag_words() -> None:
+    text = "RT @someone: 5G spreads #COVID19 🦠🔥 https://t.co/abc www.example.com/x"
+    assert clean_post_text(text) == "5G spreads COVID19"
+
+
+def test_sentence_split_protects_abbreviations_and_initials() -> None:
+    text = "Dr. Smith said the U.S. death toll hit 100,000. That is wrong! Is it?"
+    assert split_sentences(text) == [
+        "Dr. Smith said the U.S. death toll hit 100,000.",
+        "That is wrong!",
+        "Is it?",
+    ]
+
+
+def test_keywords_skip_stopwords() -> None:
+    assert keywords("The vaccine is not approved by the FDA") == ["vaccine", "approved", "fda"]
+
+
+async def test_claims_keep_statements_and_drop_questions_and_greetings() -> None:
+    post = _post(
+        "Good morning everyone! The WHO confirmed 5G spreads the virus in 2020. "
+        "Why would they hide it? I think this is scary. Bill Gates owns every vaccine patent."
+    )
+    claims = await extract_claims(post)
+    assert [c.text for c in claims] == [
+        "The WHO confirmed 5G spreads the virus in 2020.",
+        "Bill Gates owns every vaccine patent.",
+    ]
+    assert [c.position for c in claims] == [0, 1]
+    assert all(c.post_id == "p1" for c in claims)
+
+
+async def test_claims_are_capped_at_max_claims() -> None:
+    text = " ".join(f"The city of Springfield recorded {n} new cases on Monday." for n in range(10))
+    claims = await extract_claims(_post(text), max_claims=3)
+    assert len(claims) == 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "🔥🔥🔥 😂😂", "@bot https://example.com", "Is this true?", "lol ok"],
+)
+async def test_posts_without_checkable_text_are_refused_with_a_reason(text: str) -> None:
+    with pytest.raises(EmptyPostError) as info:
+        await extract_claims(_post(text))
+    assert str(info.value)

@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.errors import NotFoundError
+from pipeline.records import (
+    Check,
+    Claim,
+    ClaimReview,
+    ClaimVerdict,
+    Correction,
+    Document,
+    Evidence,
+    Label,
+    Passage,
+    Post,
+    Reference,
+    StageTiming,
+    Stance,
+    Tier,
+    Verdict,
+    document_id_for,
+)
+from storage import Store
+
+
+def _doc(url: str = "https://example.org/a", text: str = "Some text about things.") -> Document:
+    return Document(
+        id=document_id_for(url),
+        url=url,
+        domain="example.org",
+        title="A title",
+        text=text,
+        published_at=datetime(2020, 5, 1, tzinfo=UTC),
+        claim_review=ClaimReview(claim_reviewed="X is Y", rating="False", label=Label.FALSE),
+    )
+
+
+def _vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "a.db")
+    assert store.applied_migrations() == [
+        "m001_posts_and_checks",
+        "m002_evidence_index",
+        "m003_sources",
+        "m004_jobs",
+    ]
+    assert store.journal_mode() == "wal"
+    tables = set(store.db.table_names())
+    assert {
+        "posts",
+        "checks",
+        "claims",
+        "evidence",
+        "documents",
+        "passages",
+        "sources",
+        "jobs",
+    } <= tables
+    store.close()
+    # Re-opening applies nothing twice.
+    again = Store.open(tmp_path / "a.db")
+    assert len(again.applied_migrations()) == 4
+    again.close()
+
+
+def test_upsert_is_idempotent_by_url_and_hash(store: Store) -> None:
+    doc = _doc()
+    passages = [("first passage", _vec(1)), ("second passage", _vec(2))]
+    assert store.documents.upsert(doc, passages, content_hash="h1") == "added"
+    assert store.documents.upsert(doc, passages, content_hash="h1") == "unchanged"
+    assert store.documents.upsert(doc, passages[:1], content_hash="h2") == "updated"
+    stats = store.documents.stats()
+    assert (stats.documents, stats.passages, stats.fact_checks) == (1, 1, 1)
+    # The FTS index followed the delete and the insert.
+    assert len(store.documents.search_text('"second"', limit=5)) == 0
+    assert len(store.documents.search_text('"first"', limit=5)) == 1
+    loaded = store.documents.get(doc.id)
+    assert loaded is not None and loaded.claim_review is not None
+    assert loaded.claim_review.label is Label.FALSE
+
+
+def test_vectors_cache_follows_changes(store: Store) -> None:
+    store.documents.upsert(_doc(), [("p", _vec(1))], content_hash="h1")
+    first = store.documents.vectors()
+    assert first.matrix.shape == (1, 384)
+    assert store.documents.vectors() is first
+    store.documents.upsert(_doc("https://example.org/b"), [("q", _vec(2))], content_hash="h2")
+    assert store.documents.vectors().matrix.shape == (2, 384)
+
+
+def test_time_bound_excludes_later_and_undated_documents(store: Store) -> None:
+    store.documents.upsert(_doc(text="alpha"), [("alpha beta", _vec(1))], content_hash="h1")
+    before = datetime(2020, 4, 1, tzinfo=UTC)
+    assert store.documents.search_text('"alpha"', limit=5, before=before) == []
+    assert len(store.documents.search_text('"alpha"', limit=5)) == 1
+
+
+def _check(store: Store) -> Check:
+    doc = _doc()
+    store.documents.upsert(doc, [("passage text", _vec(1))], content_hash="h")
+    post = Post(id="post1", platform="cli", platform_id="post1", text="X is Y.")
+    claim = Claim(id="c1", post_id="post1", position=0, text="X is Y.")
+    passage = Passage(id="1", document_id=doc.id, position=0, text="passage text")
+    ev = Evidence(
+        id="e1",
+        claim_id="c1",
+        passage=passage,
+        document=doc,
+        relevance=0.8,
+        tier=Tier.HIGH,
+        stance=Stance.REFUTES,
+    )
+    verdict = Verdict(
+        label=Label.FALSE,
+        claims=(
+            ClaimVerdict(claim_id="c1", label=Label.FALSE, rationale="r", evidence_ids=("e1",)),
+        ),
+    )
+    correction = Correction(
+        text="This post is false. [1]",
+        references=(Reference(number=1, document_id=doc.id, url=doc.url, title=doc.title),),
+    )
+    return Check(
+        id="check1",
+        post=post,
+        claims=(claim,),
+        evidence=(ev,),
+        verdict=verdict,
+        correction=correction,
+        timings=(StageTiming("claims", 0.01),),
+    )
+
+
+def test_check_round_trips(store: Store) -> None:
+    check = _check(store)
+    store.checks.save(check)
+    loaded = store.checks.get("check1")
+    assert loaded == check
+
+
+def test_check_write_is_atomic(store: Store) -> None:
+    check = _check(store)
+    broken = dataclasses.replace(check, evidence=check.evidence * 2)  # duplicate evidence id
+    with pytest.raises(sqlite3.IntegrityError):
+        store.checks.save(broken)  # fails on the last table: every earlier write rolls back
+    for table in ("posts", "checks", "claims", "evidence"):
+        assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
+def test_missing_check_raises_not_found(store: Store) -> None:
+    with pytest.raises(NotFoundError):
+        store.checks.get("nope")
+
+
+def test_jobs_deduplicate_and_survive_a_crash(store: Store) -> None:
+    job, created = store.jobs.enqueue("check", {"text": "x"}, dedupe_key="slack:evt1")
+    again, created_again = store.jobs.enqueue("check", {"text": "x"}, dedupe_key="slack:evt1")
+    assert created and not created_again and again.id == job.id
+    claimed = store.jobs.claim()
+    assert claimed is not None and claimed.status == "running" and claimed.attempts == 1
+    assert store.jobs.claim() is None
+    assert store.jobs.requeue_stale() == 1  # the worker died: the job goes back
+    reclaimed = store.jobs.claim()
+    assert reclaimed is not None and reclaimed.attempts == 2
+    store.jobs.finish(reclaimed.id, result_id="check1")
+    done = store.jobs.get(job.id)
+    assert done is not None and done.status == "done" and done.result_id == "check1"
