@@ -29,7 +29,7 @@ def sources_group() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["tiers", "blocklist", "mbfc", "scores", "perennial"]),
+    type=click.Choice(["tiers", "blocklist", "mbfc", "scores", "perennial", "ratings"]),
     help="Table format (detected from the file when omitted).",
 )
 @click.option("--tier", type=click.Choice(TIERS), help="Tier of every domain in a tier list.")

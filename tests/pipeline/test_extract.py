@@ -1,0 +1,217 @@
+"""Page extraction: real trafilatura and htmldate on saved HTML pages."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import ExtractionError
+from pipeline.extract import extract_document, parse_claim_reviews, rating_to_label
+from pipeline.records import Label
+
+PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+
+
+def page(name: str) -> str:
+    return (PAGES / name).read_text(encoding="utf-8")
+
+
+def test_news_article_text_title_publisher_and_date() -> None:
+    url = "https://gazette.example/news/2024/03/bike-lanes"
+    fetched = datetime(2024, 3, 7, tzinfo=UTC)
+
+    doc = extract_document(
+        page("news_article.html"), url=url, domain="gazette.example", fetched_at=fetched
+    )
+
+    assert doc.id == hashlib.sha256(url.encode()).hexdigest()[:32]
+    assert doc.url == url
+    assert doc.domain == "gazette.example"
+    assert doc.title == "Council votes to expand bike lanes"
+    assert doc.publisher == "Springfield Gazette"
+    assert doc.published_at == datetime(2024, 3, 5, 13, 30, tzinfo=UTC)
+    assert doc.fetched_at == fetched
+    assert "twelve kilometres" in doc.text
+    assert "regional transport fund" in doc.text
+    assert "All rights reserved" not in doc.text
+    assert doc.claim_review is None
+
+
+def test_fact_check_page_carries_its_claim_review() -> None:
+    url = "https://truthmeter.example/factchecks/2024/jan/10/bleach-flu/"
+
+    doc = extract_document(
+        page("factcheck_pants_on_fire.html"), url=url, domain="truthmeter.example"
+    )
+
+    review = doc.claim_review
+    assert review is not None
+    assert review.claim_reviewed == "Drinking diluted bleach cures the flu."
+    assert review.rating == "Pants on Fire!"
+    assert review.label is Label.FALSE
+    assert review.reviewer == "TruthMeter"
+    assert review.url == url  # the relative url in the JSON-LD, made absolute
+    assert review.date_published == datetime(2024, 1, 10, 13, 15, tzinfo=UTC)
+    assert "no scientific evidence" in doc.text
+
+
+def test_claim_reviews_in_a_graph() -> None:
+    reviews = parse_claim_reviews(
+        page("factcheck_graph.html"), page_url="https://checkers.example/fc"
+    )
+
+    assert len(reviews) == 2
+    context, numeric = reviews
+    assert context.claim_reviewed == "A photo shows the city airport flooded this week."
+    assert context.rating == "Missing context"
+    assert context.label is Label.MISLEADING
+    assert context.reviewer == "Ana Silva, Checkers Desk"
+    assert context.date_published == datetime(2023, 11, 2, tzinfo=UTC)
+    assert context.url == "https://checkers.example/fc"
+    # No claimReviewed and no words: the claim comes from itemReviewed, the label from the scale.
+    assert numeric.claim_reviewed == "The airport was closed for three days."
+    assert numeric.rating == "5/5"
+    assert numeric.label is Label.ACCURATE
+    assert numeric.reviewer == "Checkers Desk"
+
+
+def test_document_takes_the_first_review_that_maps() -> None:
+    doc = extract_document(
+        page("factcheck_graph.html"), url="https://checkers.example/fc", domain="checkers.example"
+    )
+
+    assert doc.claim_review is not None
+    assert doc.claim_review.label is Label.MISLEADING
+
+
+def test_malformed_json_ld_is_skipped() -> None:
+    html = page("malformed_jsonld.html")
+
+    reviews = parse_claim_reviews(html)
+    doc = extract_document(
+        html, url="https://bridgewatch.example/fc/1", domain="bridgewatch.example"
+    )
+
+    assert [(r.claim_reviewed, r.label) for r in reviews] == [
+        ("The city sold the old bridge to a foreign company.", Label.FALSE)
+    ]
+    assert reviews[0].url is None
+    assert (
+        doc.claim_review
+        == parse_claim_reviews(html, page_url="https://bridgewatch.example/fc/1")[0]
+    )
+
+
+def test_hidden_text_never_reaches_the_document() -> None:
+    doc = extract_document(
+        page("hidden_injection.html"), url="https://health.example/coffee", domain="health.example"
+    )
+
+    assert "three to four cups of coffee" in doc.text
+    assert "sugary coffee drinks" in doc.text
+    assert "ignore previous instructions" not in doc.text.lower()
+    for marker in (
+        "HIDDENDIV",
+        "HIDDENATTR",
+        "ARIAHIDDEN",
+        "VISHIDDEN",
+        "FONTZERO",
+        "SRONLY",
+        "TEMPLATETEXT",
+        "SCRIPTTEXT",
+        "STYLETEXT",
+    ):
+        assert marker not in doc.text
+
+
+def test_responsive_utility_classes_are_not_hidden() -> None:
+    body = " ".join(["Visible words from a responsive layout column."] * 8)
+    html = f"<html><body><article><p class='hidden md:block'>{body}</p></article></body></html>"
+
+    doc = extract_document(html, url="https://x.example/a", domain="x.example")
+
+    assert "responsive layout column" in doc.text
+
+
+@pytest.mark.parametrize("html", ["boilerplate.html", "", "   ", "<html></html>"])
+def test_pages_without_main_text_raise(html: str) -> None:
+    text = page(html) if html.endswith(".html") else html
+    with pytest.raises(ExtractionError):
+        extract_document(text, url="https://example.com/", domain="example.com")
+
+
+def test_html_that_looks_like_a_url_is_not_fetched() -> None:
+    # htmldate downloads a str that starts with "http" and has no space; we never hand it one.
+    with pytest.raises(ExtractionError):
+        extract_document(
+            "http://169.254.169.254/latest", url="https://x.example/", domain="x.example"
+        )
+
+
+@pytest.mark.parametrize(
+    ("words", "label"),
+    [
+        ("False", Label.FALSE),
+        ("PANTS ON FIRE!", Label.FALSE),
+        ("Pants on Fire", Label.FALSE),
+        ("fake", Label.FALSE),
+        ("Incorrect.", Label.FALSE),
+        ("Mostly False", Label.FALSE),
+        ("False. The video was filmed in 2015.", Label.FALSE),
+        ("True", Label.ACCURATE),
+        ("correct", Label.ACCURATE),
+        ("Accurate", Label.ACCURATE),
+        ("Mostly true", Label.ACCURATE),
+        ("Half-True", Label.PARTLY_ACCURATE),
+        ("Mixture", Label.PARTLY_ACCURATE),
+        ("Partly false", Label.PARTLY_ACCURATE),
+        ("partly TRUE", Label.PARTLY_ACCURATE),
+        ("Misleading", Label.MISLEADING),
+        ("Missing context", Label.MISLEADING),
+        ("Out of context", Label.MISLEADING),
+        ("Distorts the Facts", Label.MISLEADING),
+        ("Exaggerated", Label.MISLEADING),
+        ("Cherry-picked", Label.MISLEADING),
+        ("Lacks context", Label.MISLEADING),
+        ("Unproven", Label.UNVERIFIABLE),
+        ("Unsupported", Label.UNVERIFIABLE),
+        ("No evidence", Label.UNVERIFIABLE),
+        ("Unverified", Label.UNVERIFIABLE),
+        ("Research in progress", Label.UNVERIFIABLE),
+    ],
+)
+def test_rating_words(words: str, label: Label) -> None:
+    assert rating_to_label(words) is label
+
+
+@pytest.mark.parametrize(
+    ("value", "best", "worst", "label"),
+    [
+        (1, 5, 1, Label.FALSE),
+        (2, 5, 1, Label.FALSE),
+        (3, 5, 1, Label.PARTLY_ACCURATE),
+        (4, 5, 1, Label.ACCURATE),
+        (5, None, None, Label.ACCURATE),  # schema.org defaults: 1..5
+        (0, 10, 0, Label.FALSE),
+        (4, 10, 0, Label.MISLEADING),
+        (6, 10, 0, Label.PARTLY_ACCURATE),
+        (9, 10, 0, Label.ACCURATE),
+        (7, 5, 1, None),  # off the scale
+        (1, 1, 1, None),  # no scale
+        (None, 5, 1, None),
+    ],
+)
+def test_rating_scale(
+    value: float | None, best: float | None, worst: float | None, label: Label | None
+) -> None:
+    assert rating_to_label(None, value, best, worst) is label
+
+
+def test_unknown_words_fall_back_to_the_scale_or_none() -> None:
+    assert rating_to_label("Four out of five stars", 1, 5, 1) is Label.FALSE
+    assert rating_to_label("True but misleading") is None
+    assert rating_to_label("Satire") is None
+    assert rating_to_label("") is None
