@@ -51,6 +51,7 @@ class App:
                 total_timeout=fs.total_timeout,
                 max_redirects=fs.max_redirects,
                 allow_private=fs.allow_private,
+                allowed_networks=fs.allowed_networks,
                 user_agent=fs.user_agent,
             )
         )

@@ -71,38 +71,30 @@ def averitec(
     bar = tqdm(total=len(claims), unit="claim", disable=not progress, file=sys.stderr)
     started = time.perf_counter()
 
+    async def index(store: Store, claims: list[EvalClaim]) -> CheckDeps:
+        """Ingest the claims' evidence documents and return the dependencies of a check."""
+        ingester = Ingester(store.documents, embedder)
+        seen: set[str] = set()
+        for claim in claims:
+            for document in claim.documents:
+                if document.url not in seen:
+                    seen.add(document.url)
+                    await ingester.add_document(document)
+        await ingester.finish()
+        # Evaluation data is unrated: every publisher is citable, ranked by relevance.
+        rater = SourcePolicy(store.sources, unrated="allow")
+        return CheckDeps(index=store.documents, embedder=embedder, rater=rater, judge=judge)
+
     async def gold(claim: EvalClaim) -> Check:
         with Store.open(":memory:") as store:
-            ingester = Ingester(store.documents, embedder)
-            for document in claim.documents:
-                await ingester.add_document(document)
-            await ingester.finish()
-            deps = CheckDeps(
-                index=store.documents,
-                embedder=embedder,
-                rater=SourcePolicy(store.sources, unrated="allow"),
-                judge=judge,
-            )
+            deps = await index(store, [claim])
             return await run_check(claim_post(claim), deps=deps, config=config)
 
     async def go() -> list[Any]:
         if mode == "gold":
             return await evaluate(claims, run=gold, on_claim=lambda: bar.update())
         with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
-            ingester = Ingester(store.documents, embedder)
-            seen: set[str] = set()
-            for claim in claims:
-                for document in claim.documents:
-                    if document.url not in seen:
-                        seen.add(document.url)
-                        await ingester.add_document(document)
-            await ingester.finish()
-            deps = CheckDeps(
-                index=store.documents,
-                embedder=embedder,
-                rater=SourcePolicy(store.sources, unrated="allow"),
-                judge=judge,
-            )
+            deps = await index(store, claims)
 
             async def pooled(claim: EvalClaim) -> Check:
                 return await run_check(claim_post(claim), deps=deps, config=config)

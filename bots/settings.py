@@ -65,6 +65,10 @@ class FetchSettings(BaseModel):
     allow_private: bool = Field(
         default=False, description="tests only: let loopback and private addresses through"
     )
+    allowed_networks: tuple[str, ...] = Field(
+        default=(),
+        description="tests only: private networks (CIDR) let through, e.g. 127.0.0.1/32",
+    )
     user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
 
 

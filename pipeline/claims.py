@@ -14,14 +14,14 @@ import re
 
 from pipeline.errors import EmptyPostError
 from pipeline.records import Claim, Post, new_id
-from pipeline.text import clean_post_text, split_sentences, words
+from pipeline.text import STOPWORDS, clean_post_text, split_sentences, words
 
-MIN_WORDS = 4
+MIN_WORDS = 3
 MAX_CLAIM_CHARS = 600
 
 _NUMBER_RE = re.compile(r"\d")
 _FACTUAL_VERB_RE = re.compile(
-    r"\b(is|are|was|were|has|have|had|will|won't|can't|cause[sd]?|causing|kill(?:s|ed)?|"
+    r"\b(is|are|was|were|has|have|had|will|won't|can|can't|could|cause[sd]?|causing|kill(?:s|ed)?|"
     r"die[sd]?|found|show(?:s|ed)?|prove[sd]?|contain(?:s|ed)?|ban(?:s|ned)?|approve[sd]?|"
     r"cure[sd]?|lead(?:s)?|increase[sd]?|decrease[sd]?|rose|fell|announce[sd]?|sign(?:s|ed)?|"
     r"vote[sd]?|confirm(?:s|ed)?|report(?:s|ed)?|claim(?:s|ed)?|said|says|does|did|never|no)\b",
@@ -34,9 +34,10 @@ _OPINION_RE = re.compile(
 )
 
 
-def _capitalised_inside(sentence: str) -> int:
+def _named(sentence: str) -> int:
+    """Count capitalised tokens that are not function words (a cheap named-entity signal)."""
     tokens = words(sentence)
-    return sum(1 for t in tokens[1:] if t[:1].isupper())
+    return sum(1 for t in tokens if t[:1].isupper() and t.lower() not in STOPWORDS)
 
 
 def checkworthiness(sentence: str) -> float:
@@ -49,7 +50,7 @@ def checkworthiness(sentence: str) -> float:
     score = 0.2
     if _NUMBER_RE.search(sentence):
         score += 0.3
-    if _capitalised_inside(sentence):
+    if _named(sentence):
         score += 0.3
     if _FACTUAL_VERB_RE.search(sentence):
         score += 0.3

@@ -56,6 +56,20 @@ def normalize_entry(value: str) -> str:
     return f"{host}/{path}" if path else host
 
 
+_ARCHIVE_RE = re.compile(
+    r"^https?://(?:web\.)?archive\.org/web/\d{1,14}[a-z_]*/(https?://.+)$", re.IGNORECASE
+)
+
+
+def unwrap_archive(url: str) -> str:
+    """Return the original URL of a Wayback Machine capture, or url unchanged.
+
+    A capture is rated as the publisher it preserves, not as archive.org.
+    """
+    match = _ARCHIVE_RE.match(url.strip())
+    return match.group(1) if match else url
+
+
 def registrable_domain(host_or_url: str) -> str:
     """Return the registrable domain (private suffixes included) of a host or URL."""
     return _parse(host_or_url, strict=False)[2]
@@ -63,7 +77,7 @@ def registrable_domain(host_or_url: str) -> str:
 
 def candidate_keys(url: str) -> list[str]:
     """Return the keys that may rate url, most specific first (path prefixes, hosts, domain)."""
-    host, path, registrable = _parse(url, strict=False)
+    host, path, registrable = _parse(unwrap_archive(url), strict=False)
     segments = path.split("/")[:MAX_PATH_DEPTH] if path else []
     keys = [f"{host}/{'/'.join(segments[:n])}" for n in range(len(segments), 0, -1)]
     labels = host.split(".")

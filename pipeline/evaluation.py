@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
-from pipeline.domains import registrable_domain
+from pipeline.domains import registrable_domain, unwrap_archive
 from pipeline.errors import EmptyPostError
 from pipeline.records import Document, Label, Post, document_id_for, new_id
 
@@ -47,6 +48,15 @@ def _answer_text(answer: dict[str, Any]) -> str:
     return f"{text}. {explanation}" if explanation else text
 
 
+def _domain(url: str) -> str:
+    """Return the publisher domain of an evidence URL, leniently (the data has odd hosts)."""
+    original = unwrap_archive(url)
+    try:
+        return registrable_domain(original)
+    except ValueError:
+        return (urlsplit(original).hostname or "unknown").lower()
+
+
 def load_averitec(path: Path, *, limit: int | None = None) -> list[EvalClaim]:
     """Read AVeriTeC claims and turn their answers into documents."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -65,7 +75,7 @@ def load_averitec(path: Path, *, limit: int | None = None) -> list[EvalClaim]:
             Document(
                 id=document_id_for(url),
                 url=url,
-                domain=registrable_domain(url),
+                domain=_domain(url),
                 title=titles[url],
                 text="\n".join(parts),
             )
@@ -94,6 +104,8 @@ class Outcome:
     references: int
     retrieved_references: int
     found_own_evidence: bool
+    evidence_documents: int = 0
+    own_evidence_documents: int = 0
     error: str | None = None
 
 
@@ -138,6 +150,13 @@ def score(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "own_evidence_found_share": round(
             sum(o.found_own_evidence for o in outcomes) / max(len(outcomes), 1), 4
         ),
+        # Of the documents kept as evidence, the share that belong to the claim itself (a lower
+        # bound on precision: other claims' evidence can be relevant too).
+        "own_evidence_precision": round(
+            sum(o.own_evidence_documents for o in outcomes)
+            / max(sum(o.evidence_documents for o in outcomes), 1),
+            4,
+        ),
         "errors": sum(1 for o in outcomes if o.error),
         "latency_p50_s": round(float(np.percentile(latencies, 50)), 4),
         "latency_p95_s": round(float(np.percentile(latencies, 95)), 4),
@@ -159,7 +178,13 @@ async def evaluate(
         except EmptyPostError as exc:
             outcomes.append(
                 Outcome(
-                    claim, Label.UNVERIFIABLE, time.perf_counter() - start, 0, 0, False, str(exc)
+                    claim=claim,
+                    predicted=Label.UNVERIFIABLE,
+                    seconds=time.perf_counter() - start,
+                    references=0,
+                    retrieved_references=0,
+                    found_own_evidence=False,
+                    error=str(exc),
                 )
             )
             if on_claim:
@@ -178,6 +203,8 @@ async def evaluate(
                 references=len(references),
                 retrieved_references=good,
                 found_own_evidence=bool(own & set(retrieved.values())),
+                evidence_documents=len(retrieved),
+                own_evidence_documents=len(own & set(retrieved.values())),
             )
         )
         if on_claim:

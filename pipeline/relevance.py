@@ -16,13 +16,17 @@ from pipeline.retrieval import Candidate
 
 
 async def filter_relevant(
-    candidates: list[Candidate], *, min_score: float, per_document: int = 2
+    candidates: list[Candidate],
+    *,
+    min_score: float,
+    per_document: int = 2,
+    exclude_urls: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
-    """Keep relevant candidates, best first within each claim."""
+    """Keep relevant candidates, best first within each claim; never the post's own pages."""
     kept: list[Candidate] = []
     per_doc: dict[tuple[str, str], int] = defaultdict(int)
     for cand in sorted(candidates, key=lambda c: (c.claim_id, -c.cosine)):
-        if cand.cosine < min_score:
+        if cand.cosine < min_score or cand.document.url in exclude_urls:
             continue
         key = (cand.claim_id, cand.document.id)
         if per_doc[key] >= per_document:

@@ -74,7 +74,13 @@ async def run_check(
         ),
     )
     relevant = await timed(
-        "relevance", filter_relevant(candidates, min_score=config.relevance_threshold)
+        "relevance",
+        filter_relevant(
+            candidates,
+            min_score=config.relevance_threshold,
+            # A post is not evidence about itself.
+            exclude_urls=frozenset(filter(None, (post.url, *post.links))),
+        ),
     )
     evidence = await timed(
         "ranking", rank_evidence(relevant, rater=deps.rater, max_per_claim=config.max_evidence)

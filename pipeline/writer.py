@@ -73,7 +73,7 @@ async def write_correction(
                 marks = " ".join(dict.fromkeys(cite(e) for e in cited[:MAX_SOURCES_LISTED]))
                 line = (
                     f'Claim {n}, "{quote}": unverifiable. No fact-check settles it; the most '
-                    f"relevant credible sources found are {marks}."
+                    f"relevant sources found are {marks}."
                 )
             else:
                 line = (

@@ -108,3 +108,23 @@ def test_console_script_runs(tmp_path: Path) -> None:
         [str(script), "--help"], capture_output=True, text=True, check=False, timeout=120
     )
     assert result.returncode == 0 and "factbot" in result.stdout
+
+
+def test_check_url_fetches_the_page(ingested, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.localserver import Site, serve
+
+    page = (
+        "<html><head><title>Viral claim</title></head><body><article><p>"
+        + "Drinking bleach protects you against COVID-19, says a viral post shared widely. " * 3
+        + "</p></article></body></html>"
+    )
+    with serve(Site()) as site:
+        url = site.add("/post.html", page)
+        refused = ingested("check", url)  # loopback is refused by default
+        assert refused.exit_code == 2 and "refused" in refused.output
+        monkeypatch.setenv("FACTBOT_FETCH__ALLOWED_NETWORKS", '["127.0.0.1/32"]')
+        result = ingested("check", "--json", url)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["post"]["url"] == url
+    assert data["verdict"] == "false"

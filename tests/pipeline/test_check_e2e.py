@@ -163,3 +163,12 @@ async def test_bad_jsonl_lines_are_reported_and_the_rest_kept(
     assert [e.line for e in report.errors] == [2, 3, 4, 5, 6, None]
     assert "not valid UTF-8" in str(report.errors[3])
     assert "no such file" in str(report.errors[5])
+
+
+async def test_the_posts_own_links_are_not_evidence(
+    indexed: Store, embedder: SentenceTransformerEmbedder
+) -> None:
+    own = "https://www.politifact.com/factchecks/2020/apr/15/facebook-posts/no-5g-doesnt-spread-coronavirus/"
+    check = await _check(indexed, embedder, f"5G networks spread the coronavirus. {own}")
+    assert own not in {e.document.url for e in check.evidence}
+    assert check.verdict.label is Label.UNVERIFIABLE

@@ -173,3 +173,12 @@ def test_shared_tier_lists_normalise_except_three_known_typos() -> None:
                 bad.append(line)
     assert sorted(bad) == ["bemidji pioneer", "brainerddispatch.cpm", "thedenverchannel"]
     assert {"apple.com/apple-news", "facebook.com/news", "science.org/journal/sciadv"} <= keys
+
+
+def test_archive_captures_are_rated_as_their_publisher() -> None:
+    from pipeline.domains import unwrap_archive
+
+    capture = "https://web.archive.org/web/20210302193538/https://www.theguardian.com/world/x"
+    assert unwrap_archive(capture) == "https://www.theguardian.com/world/x"
+    assert candidate_keys(capture)[-1] == "theguardian.com"
+    assert unwrap_archive("https://web.archive.org/about/") == "https://web.archive.org/about/"

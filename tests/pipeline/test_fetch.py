@@ -10,7 +10,6 @@ import codecs
 import contextlib
 import re
 import socket
-import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from pipeline.fetch import (
     check_url,
     is_public_address,
 )
+from tests.localserver import running
 
 HTML_PAGE = (
     b"<!DOCTYPE html><html><head><title>Loopback</title></head>"
@@ -137,14 +137,8 @@ class LocalServer(ThreadingHTTPServer):
 
 
 def _serve(host: str, bomb: bytes) -> Iterator[LocalServer]:
-    server = LocalServer(host, bomb)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(LocalServer(host, bomb)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,83 @@
+"""The AVeriTeC harness: loading, scoring, and both modes through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bots.cli import main
+from pipeline.evaluation import EvalClaim, Outcome, load_averitec, score
+from pipeline.records import Label
+
+
+def _outcome(gold: Label, predicted: Label, refs: int = 1, good: int = 1) -> Outcome:
+    claim = EvalClaim(index=0, text="c", gold=gold, documents=())
+    return Outcome(
+        claim, predicted, 0.1, refs, good, True, evidence_documents=2, own_evidence_documents=1
+    )
+
+
+def test_scores_follow_the_definitions() -> None:
+    outcomes = [
+        _outcome(Label.FALSE, Label.FALSE),
+        _outcome(Label.FALSE, Label.UNVERIFIABLE),
+        _outcome(Label.ACCURATE, Label.FALSE),
+        _outcome(Label.UNVERIFIABLE, Label.UNVERIFIABLE, refs=2, good=2),
+    ]
+    report = score(outcomes)
+    assert report["accuracy"] == 0.5
+    assert report["per_label"]["false"] == {
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "support": 2,
+    }
+    assert report["per_label"]["unverifiable"]["precision"] == 0.5
+    assert report["confusion"]["accurate"]["false"] == 1
+    assert report["macro_f1"] == round((0.5 + 0 + 0 + 2 / 3) / 4, 4)
+    assert report["references_retrieved_share"] == 1.0
+    assert report["own_evidence_precision"] == 0.5
+
+
+def test_loading_maps_labels_and_builds_documents(shared_data: Path) -> None:
+    claims = load_averitec(shared_data / "eval" / "averitec" / "dev.json", limit=20)
+    assert len(claims) == 20
+    assert claims[0].gold is Label.FALSE  # "Refuted"
+    assert all(d.url.startswith("http") and d.text for c in claims for d in c.documents)
+    # Wayback captures are attributed to the publisher they preserve.
+    assert not any(d.domain == "archive.org" for c in claims for d in c.documents)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["gold", "retrieval"])
+def test_eval_runs_in_both_modes(
+    mode: str, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+    report_path = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "averitec",
+            "--no-progress",
+            "--limit",
+            "12",
+            "--mode",
+            mode,
+            "--data",
+            str(shared_data / "eval" / "averitec" / "dev.json"),
+            "--report",
+            str(report_path),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(report_path.read_text())
+    assert report["claims"] == 12 and report["mode"] == mode
+    assert report["references_retrieved_share"] == 1.0
+    assert report["references"] > 0
+    assert set(report["confusion"]) == {"accurate", "false", "misleading", "unverifiable"}
