@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -97,16 +98,16 @@ def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: boo
         except UnicodeDecodeError as exc:
             raise InputError(f"standard input is not valid UTF-8 (byte {exc.start})") from exc
 
+    single = text_or_url.strip()
+    is_http = single.lower().startswith(("http://", "https://")) and " " not in single
+    if not is_http and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*://\S*", single):
+        raise InputError(f"only http(s) pages can be checked, not {single!r}")
+
     async def go() -> Any:
-        if (
-            text_or_url.strip().lower().startswith(("http://", "https://"))
-            and " " not in text_or_url.strip()
-        ):
+        if is_http:
             fetcher = app.fetcher()
             try:
-                post = await post_from_url(
-                    text_or_url.strip(), fetcher=fetcher, max_chars=max_chars
-                )
+                post = await post_from_url(single, fetcher=fetcher, max_chars=max_chars)
             finally:
                 await fetcher.aclose()
         else:

@@ -33,7 +33,7 @@ class RetrievalSettings(BaseModel):
 
     candidates: int = Field(default=40, ge=1, le=500, description="passages per search path")
     relevance_threshold: float = Field(
-        default=0.45,
+        default=0.60,
         ge=-1.0,
         le=1.0,
         description="minimum claim-passage cosine (all-MiniLM-L6-v2); calibrated on AVeriTeC dev",

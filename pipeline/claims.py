@@ -54,9 +54,6 @@ def checkworthiness(sentence: str) -> float:
         score += 0.3
     if _FACTUAL_VERB_RE.search(sentence):
         score += 0.3
-    if sentence.isupper() or sentence.islower():
-        # All-caps or all-lower text hides entities; do not penalise it twice.
-        score += 0.1
     return score
 
 

@@ -32,7 +32,7 @@ class CheckConfig:
 
     max_claims: int = 5
     candidates: int = 40
-    relevance_threshold: float = 0.45
+    relevance_threshold: float = 0.60
     max_evidence: int = 5
     undated: str = "exclude"
     max_chars: int = 2000

@@ -76,7 +76,7 @@ def test_before_bound_is_applied(ingested) -> None:  # type: ignore[no-untyped-d
         (["check", "😂😂🔥"], None, "no text to check"),
         (["check", "-"], "x" * 1_048_576, "limit is 100,000"),
         (["check", "-"], b"caf\xe9 is great", "not valid UTF-8"),
-        (["check", "file:///etc/passwd"], None, None),
+        (["check", "file:///etc/passwd"], None, "only http(s)"),
         (["check", "http://127.0.0.1:1/x"], None, "refused"),
         (["show", "does-not-exist"], None, "no check"),
         (["check", "--before", "yesterday", "x y z w"], None, "ISO date"),
