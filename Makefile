@@ -4,14 +4,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.factbot-installed
 
-.PHONY: setup run test lint typecheck pytest bench clean
+.PHONY: setup run test lint typecheck pytest bench lock clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml deploy/apt-packages.txt deploy/setup-system.sh
+$(STAMP): pyproject.toml constraints.txt deploy/apt-packages.txt deploy/setup-system.sh
 	sh deploy/setup-system.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 run: setup
@@ -31,6 +31,10 @@ test: lint typecheck pytest
 
 bench: setup
 	$(BIN)/factbot bench index --data ../shared/data/corpus/recovery/articles.jsonl
+
+lock: setup
+	(echo "# Pinned versions that make test uses (pip install -c). Regenerate: make lock"; \
+	 $(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/') > constraints.txt
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
