@@ -28,10 +28,9 @@ class App:
 
     @cached_property
     def store(self) -> Store:
-        """Open the database and seed the built-in sources on first use."""
+        """Open the database and refresh the built-in seed sources (imports take precedence)."""
         store = Store.open(self.settings.database_path)
-        if store.sources.count() == 0:
-            load_seed(store.sources)
+        load_seed(store.sources)
         return store
 
     @cached_property

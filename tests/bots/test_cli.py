@@ -128,3 +128,18 @@ def test_check_url_fetches_the_page(ingested, monkeypatch: pytest.MonkeyPatch) -
     data = json.loads(result.stdout)
     assert data["post"]["url"] == url
     assert data["verdict"] == "false"
+
+
+def test_sources_import_list_and_block(run, shared_data: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    mbfc = run("sources", "import", str(shared_data / "credibility" / "mbfc_idiap.csv"))
+    assert mbfc.exit_code == 0 and "sources written" in mbfc.output
+    listed = run("sources", "list", "--tier", "high", "--limit", "5")
+    assert listed.exit_code == 0 and "high" in listed.output
+    plain = tmp_path / "domains.txt"
+    plain.write_text("example-misinfo.com\nnot a domain\n")
+    needs_tier = run("sources", "import", str(plain))
+    assert needs_tier.exit_code != 0 and "--tier" in needs_tier.output
+    blocked = run("sources", "import", str(plain), "--format", "blocklist")
+    assert blocked.exit_code == 0 and "line 2" in blocked.output
+    lookup = run("sources", "lookup", "https://www.example-misinfo.com/story")
+    assert "blocked (never cited)" in lookup.output
