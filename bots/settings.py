@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipeline.errors import ConfigError
@@ -72,6 +72,61 @@ class FetchSettings(BaseModel):
     user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
 
 
+ProviderName = Literal[
+    "searxng", "brave", "serper", "tavily", "google_news", "wikipedia", "factcheck"
+]
+
+
+class SearchSettings(BaseModel):
+    """Live web search. Empty `providers` (the default) keeps factbot on its local index."""
+
+    providers: list[ProviderName] = Field(
+        default_factory=list,
+        description='JSON list, e.g. ["searxng", "wikipedia", "google_news"]',
+    )
+    searxng_url: str | None = Field(default=None, description="your SearXNG instance")
+    brave_api_key: SecretStr | None = None
+    serper_api_key: SecretStr | None = None
+    tavily_api_key: SecretStr | None = None
+    factcheck_api_key: SecretStr | None = Field(
+        default=None, description="Google Fact Check Tools API key"
+    )
+    language: str = Field(default="en", description="ISO 639-1 language of searches")
+    region: str = Field(default="US", description="country for news search (Google News)")
+    results_per_provider: int = Field(default=8, ge=1, le=50)
+    pages_per_claim: int = Field(default=6, ge=0, le=30, description="result pages fetched a claim")
+    budget_per_check: int = Field(
+        default=10, ge=1, le=200, description="requests a provider a check"
+    )
+    concurrency_per_provider: int = Field(default=4, ge=1, le=64)
+    cache_ttl_hours: float = Field(default=24.0, gt=0)
+    fact_check_sites: list[str] = Field(
+        default_factory=lambda: [
+            "politifact.com",
+            "snopes.com",
+            "factcheck.org",
+            "fullfact.org",
+            "apnews.com",
+            "reuters.com",
+            "factcheck.afp.com",
+            "leadstories.com",
+            "healthfeedback.org",
+        ],
+        description="searched with site: restrictions (where supported) to find fact-checks",
+    )
+
+
+class ReferenceSettings(BaseModel):
+    """Checks on cited references before a correction is sent."""
+
+    check_reachable: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="auto: check when web search is enabled (the local index may be offline)",
+    )
+    reachability_ttl_hours: float = Field(default=6.0, gt=0)
+    page_cache_ttl_hours: float = Field(default=24.0, gt=0)
+
+
 class EmbeddingSettings(BaseModel):
     """The sentence embedder."""
 
@@ -100,6 +155,27 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     fetch: FetchSettings = FetchSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    search: SearchSettings = SearchSettings()
+    references: ReferenceSettings = ReferenceSettings()
+
+    @model_validator(mode="after")
+    def _providers_have_keys(self) -> Settings:
+        s = self.search
+        needs = {
+            "searxng": ("searxng_url", s.searxng_url),
+            "brave": ("brave_api_key", s.brave_api_key),
+            "serper": ("serper_api_key", s.serper_api_key),
+            "tavily": ("tavily_api_key", s.tavily_api_key),
+            "factcheck": ("factcheck_api_key", s.factcheck_api_key),
+        }
+        for provider in s.providers:
+            if provider in needs and needs[provider][1] is None:
+                field = needs[provider][0]
+                raise ValueError(
+                    f"search provider {provider!r} is enabled but FACTBOT_SEARCH__{field.upper()} "
+                    f"is not set: set it, or remove {provider!r} from FACTBOT_SEARCH__PROVIDERS"
+                )
+        return self
 
     @property
     def database_path(self) -> Path:
@@ -114,8 +190,13 @@ def load_settings() -> Settings:
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
+            if not err["loc"]:  # a rule across several settings: its message names them
+                problems.append(f"  {err['msg'].removeprefix('Value error, ')}")
+                continue
             path = "__".join(str(p) for p in err["loc"]).upper()
-            problems.append(f"  FACTBOT_{path}: {err['msg']} (got {err.get('input')!r})")
+            secret = any(word in path for word in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
+            shown = "" if secret else f" (got {err.get('input')!r})"
+            problems.append(f"  FACTBOT_{path}: {err['msg']}{shown}")
         raise ConfigError(
             "invalid settings:\n"
             + "\n".join(problems)

@@ -5,7 +5,11 @@ FactbotError
 │   ├── EmptyPostError    nothing check-worthy is left after cleaning
 │   └── UnsafeURLError    a URL is refused by the fetch policy (scheme, address, port)
 ├── FetchError            a page could not be fetched (status, size, time, content type)
-├── ExtractionError       a fetched page has no usable text
+│   └── RobotsDisallowedError  robots.txt forbids fetching the URL
+├── ExtractionError       a fetched page has no usable text (or is a paywall, consent or
+│                         bot-protection page: `reason` says which)
+├── SearchError           a search provider failed (provider, status, retry_after)
+│   └── BudgetExceededError  a provider's per-check budget is spent
 ├── IngestError           one record of an ingest could not be read (source, line)
 ├── SourceImportError     a credibility table could not be read
 ├── ConfigError           a setting is missing or invalid (says how to fix it)
@@ -46,6 +50,10 @@ class FetchError(FactbotError):
         self.status = status
 
 
+class RobotsDisallowedError(FetchError):
+    """robots.txt does not allow factbot to fetch the URL."""
+
+
 class ExtractionError(FactbotError):
     """A page was fetched but holds no usable main text."""
 
@@ -53,6 +61,28 @@ class ExtractionError(FactbotError):
         super().__init__(f"no usable text in {url!r}: {reason}")
         self.url = url
         self.reason = reason
+
+
+class SearchError(FactbotError):
+    """A search provider answered with an error or an unreadable response."""
+
+    def __init__(
+        self,
+        provider: str,
+        reason: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(f"{provider}: {reason}")
+        self.provider = provider
+        self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+
+
+class BudgetExceededError(SearchError):
+    """The provider's budget of requests for this check is spent."""
 
 
 class IngestError(FactbotError):

@@ -9,6 +9,7 @@ fact-check.
 from __future__ import annotations
 
 import re
+import warnings
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,10 +42,12 @@ def parse_date(value: object) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
+        dayfirst = bool(re.match(r"^\d{1,2}-\d{1,2}-\d{4}$", value))
         try:
-            parsed = dateparser.parse(
-                value, dayfirst=bool(re.match(r"^\d{1,2}-\d{1,2}-\d{4}$", value))
-            )
+            with warnings.catch_warnings():
+                # Unknown zone names are read as UTC; there is nothing to warn the operator of.
+                warnings.simplefilter("ignore", dateparser.UnknownTimezoneWarning)
+                parsed = dateparser.parse(value, dayfirst=dayfirst)
         except (ValueError, OverflowError):
             return None
     if parsed.tzinfo is None:

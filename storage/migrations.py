@@ -140,3 +140,37 @@ def m004_jobs(db: Database) -> None:
             run_after TEXT
         )""")
     db.execute("CREATE INDEX jobs_status ON jobs(status, run_after)")
+
+
+@migrations()
+def m005_web_caches(db: Database) -> None:
+    db.execute("""
+        CREATE TABLE search_cache (
+            key TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            query TEXT NOT NULL,
+            before TEXT,
+            results TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE page_cache (
+            url TEXT PRIMARY KEY,
+            final_url TEXT NOT NULL,
+            status INTEGER NOT NULL,
+            content_type TEXT NOT NULL,
+            charset TEXT,
+            body BLOB NOT NULL,
+            redirects TEXT NOT NULL,
+            fetched_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE url_checks (
+            url TEXT PRIMARY KEY,
+            reachable INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            checked_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        )""")

@@ -1,7 +1,8 @@
 """The store: one SQLite database (WAL) with migrations applied on open.
 
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks`
-(posts, checks, claims, evidence), `sources` (credibility) and `jobs`. Each multi-table write
+(posts, checks, claims, evidence), `sources` (credibility), `jobs` and `web` (search, page and
+reachability caches). Each multi-table write
 happens inside one transaction.
 """
 
@@ -18,6 +19,7 @@ from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
 from storage.sources import SourceTable
+from storage.webcache import WebCache
 
 
 class Store:
@@ -29,6 +31,7 @@ class Store:
         self.checks = CheckRepo(db)
         self.sources = SourceTable(db)
         self.jobs = JobQueue(db)
+        self.web = WebCache(db)
 
     @classmethod
     def open(cls, path: Path | str) -> Store:

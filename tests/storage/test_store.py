@@ -54,6 +54,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m002_evidence_index",
         "m003_sources",
         "m004_jobs",
+        "m005_web_caches",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
@@ -70,7 +71,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
     store.close()
     # Re-opening applies nothing twice.
     again = Store.open(tmp_path / "a.db")
-    assert len(again.applied_migrations()) == 4
+    assert len(again.applied_migrations()) == 5
     again.close()
 
 

@@ -1,0 +1,1 @@
+"""Web search providers behind one interface, merged, de-duplicated and cached."""

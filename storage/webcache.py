@@ -1,0 +1,152 @@
+"""Caches of the live web, each entry with an expiry: search responses, fetched pages and
+reachability checks of cited URLs. Expired entries are ignored on read and purged on demand.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlite_utils import Database
+
+from pipeline.records import utcnow
+from storage.codec import dt_in, dt_out
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    """A fetched page as stored (the body is kept compressed on disk)."""
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    charset: str | None
+    body: bytes
+    redirects: tuple[str, ...]
+    fetched_at: datetime
+
+
+@dataclass(frozen=True)
+class Reachability:
+    """Whether a URL answered recently, and why not when it did not."""
+
+    url: str
+    reachable: bool
+    reason: str
+    checked_at: datetime
+
+
+class WebCache:
+    """Search, page and reachability caches in one database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get_search(self, key: str) -> list[dict[str, Any]] | None:
+        """Return the cached results for key unless they expired."""
+        row = self.db.execute(
+            "SELECT results FROM search_cache WHERE key = ? AND expires_at > ?",
+            [key, dt_out(utcnow())],
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_search(
+        self,
+        key: str,
+        *,
+        provider: str,
+        query: str,
+        before: datetime | None,
+        results: list[dict[str, Any]],
+        ttl: timedelta,
+    ) -> None:
+        """Store results for key for ttl."""
+        now = utcnow()
+        self.db.execute(
+            "INSERT OR REPLACE INTO search_cache VALUES (?,?,?,?,?,?,?)",
+            [
+                key,
+                provider,
+                query,
+                dt_out(before),
+                json.dumps(results, default=str),
+                dt_out(now),
+                dt_out(now + ttl),
+            ],
+        )
+
+    def get_page(self, url: str) -> CachedPage | None:
+        """Return the cached page fetched from url unless it expired."""
+        rows = list(
+            self.db.query(
+                "SELECT * FROM page_cache WHERE url = ? AND expires_at > ?",
+                [url, dt_out(utcnow())],
+            )
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return CachedPage(
+            url=r["url"],
+            final_url=r["final_url"],
+            status=r["status"],
+            content_type=r["content_type"],
+            charset=r["charset"],
+            body=zlib.decompress(r["body"]),
+            redirects=tuple(json.loads(r["redirects"])),
+            fetched_at=dt_in(r["fetched_at"]) or utcnow(),
+        )
+
+    def put_page(self, page: CachedPage, *, ttl: timedelta) -> None:
+        """Store a fetched page for ttl."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO page_cache VALUES (?,?,?,?,?,?,?,?,?)",
+            [
+                page.url,
+                page.final_url,
+                page.status,
+                page.content_type,
+                page.charset,
+                zlib.compress(page.body, 6),
+                json.dumps(list(page.redirects)),
+                dt_out(page.fetched_at),
+                dt_out(page.fetched_at + ttl),
+            ],
+        )
+
+    def get_reachability(self, url: str) -> Reachability | None:
+        """Return the last reachability check of url unless it expired."""
+        row = self.db.execute(
+            "SELECT reachable, reason, checked_at FROM url_checks WHERE url = ? AND expires_at > ?",
+            [url, dt_out(utcnow())],
+        ).fetchone()
+        if row is None:
+            return None
+        return Reachability(url, bool(row[0]), row[1], dt_in(row[2]) or utcnow())
+
+    def put_reachability(self, check: Reachability, *, ttl: timedelta) -> None:
+        """Store a reachability check for ttl."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO url_checks VALUES (?,?,?,?,?)",
+            [
+                check.url,
+                int(check.reachable),
+                check.reason,
+                dt_out(check.checked_at),
+                dt_out(check.checked_at + ttl),
+            ],
+        )
+
+    def purge_expired(self) -> int:
+        """Delete expired entries of every cache; return how many."""
+        now = dt_out(utcnow())
+        removed = 0
+        with self.db.atomic():
+            for table in ("search_cache", "page_cache", "url_checks"):
+                cursor = self.db.execute(f"DELETE FROM {table} WHERE expires_at <= ?", [now])
+                removed += int(cursor.rowcount)
+        return removed
