@@ -5,17 +5,22 @@ Everything heavy is created lazily on first use so `factbot --help` and `factbot
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 
+import httpx
+
 from bots.settings import Settings
+from bots.web import build_search
 from pipeline.credibility import SourcePolicy, load_seed
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.fetch import Fetcher, FetchPolicy
 from pipeline.judgement import ReviewMatchJudge
 from pipeline.records import Check, Post
-from pipeline.run import CheckConfig, CheckDeps, run_check
+from pipeline.run import CheckConfig, CheckDeps, ReferenceDeps, run_check
+from pipeline.web import WebDeps
 from storage import Store
 
 
@@ -72,7 +77,20 @@ class App:
             max_chars=max_chars,
         )
 
-    def deps(self) -> CheckDeps:
+    @property
+    def web_enabled(self) -> bool:
+        """Return whether live web search is configured."""
+        return bool(self.settings.search.providers)
+
+    @property
+    def checks_references(self) -> bool:
+        """Return whether cited URLs are checked to be reachable before a reply."""
+        mode = self.settings.references.check_reachable
+        return mode == "always" or (mode == "auto" and self.web_enabled)
+
+    def deps(
+        self, *, web: WebDeps | None = None, references: ReferenceDeps | None = None
+    ) -> CheckDeps:
         """Return the dependencies of a check."""
         return CheckDeps(
             index=self.store.documents,
@@ -81,11 +99,36 @@ class App:
             judge=ReviewMatchJudge(
                 self.embedder, match_threshold=self.settings.retrieval.review_match_threshold
             ),
+            web=web,
+            references=references,
         )
 
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:
-        """Run a check and store it."""
-        result = await run_check(post, deps=self.deps(), config=self.check_config(), before=before)
+        """Run a check (with web search and reference checks when configured) and store it."""
+        async with contextlib.AsyncExitStack() as stack:
+            web: WebDeps | None = None
+            references: ReferenceDeps | None = None
+            if self.web_enabled or self.checks_references:
+                fetcher = self.fetcher()
+                stack.push_async_callback(fetcher.aclose)
+                if self.web_enabled:
+                    http = await stack.enter_async_context(httpx.AsyncClient(timeout=20.0))
+                    s = self.settings.search
+                    web = WebDeps(
+                        search=build_search(s, http, self.store.web),
+                        fetcher=fetcher,
+                        pages_per_claim=s.pages_per_claim,
+                        results_per_provider=s.results_per_provider,
+                        fact_check_sites=tuple(s.fact_check_sites),
+                    )
+                if self.checks_references:
+                    references = ReferenceDeps(
+                        fetcher=fetcher,
+                        cache=self.store.web,
+                        ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
+                    )
+            deps = self.deps(web=web, references=references)
+            result = await run_check(post, deps=deps, config=self.check_config(), before=before)
         self.store.checks.save(result)
         return result
 

@@ -50,7 +50,7 @@ class RetrievalSettings(BaseModel):
         description="allow: unrated domains are citable, ranked after every rated tier",
     )
     undated_documents: Literal["include", "exclude"] = Field(
-        default="exclude",
+        default="include",
         description="whether documents without a date pass a --before time bound",
     )
 
@@ -90,6 +90,10 @@ class SearchSettings(BaseModel):
     tavily_api_key: SecretStr | None = None
     factcheck_api_key: SecretStr | None = Field(
         default=None, description="Google Fact Check Tools API key"
+    )
+    base_urls: dict[ProviderName, str] = Field(
+        default_factory=dict,
+        description='JSON object overriding provider endpoints, e.g. {"brave": "https://proxy"}',
     )
     language: str = Field(default="en", description="ISO 639-1 language of searches")
     region: str = Field(default="US", description="country for news search (Google News)")

@@ -42,7 +42,8 @@ def post_from_text(
         platform_id=platform_id or identifier,
         text=text,
         author=author,
-        created_at=created_at or utcnow(),
+        # Text typed into factbot has no publication time of its own: no automatic time bound.
+        created_at=created_at,
         links=tuple(dict.fromkeys(URL_RE.findall(text))),
     )
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 
 @dataclass
@@ -36,7 +37,8 @@ def serve(site: Site) -> Iterator[Site]:
 
         def do_GET(self) -> None:
             site.seen.append(self.path)
-            status, content_type, body = site.pages.get(self.path, (404, "text/plain", b"nope"))
+            path = urlsplit(self.path).path  # the query string does not select the page
+            status, content_type, body = site.pages.get(path, (404, "text/plain", b"nope"))
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))

@@ -1,0 +1,108 @@
+"""Small helpers the providers share: dates, HTML snippets, `site:` operators and domains.
+
+Dates come back as aware UTC datetimes. Providers give them in many shapes: ISO 8601 with or
+without an offset (no offset is read as UTC), RFC 822 (feeds), "Mar 3, 2024" (Google-style
+snippets) and relative ages ("3 hours ago"). Relative ages in minutes, hours, days or weeks are
+resolved against `now`; "N months/years ago" is dropped, because a date that can be weeks off
+would defeat the before-the-post filter it exists for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+
+import lxml.html
+from dateutil import parser as dateparser
+from lxml import etree
+
+from pipeline.domains import candidate_keys
+from pipeline.feeds import parse_date as parse_feed_date
+
+_RELATIVE = re.compile(
+    r"^(?:(an?|\d+)\s+(second|minute|min|hour|day|week)s?\s+ago|(just now|today|yesterday))$",
+    re.IGNORECASE,
+)
+_UNIT_SECONDS = {"second": 1, "minute": 60, "min": 60, "hour": 3600, "day": 86400, "week": 604800}
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def to_utc(value: datetime) -> datetime:
+    """Return value as an aware UTC datetime (naive values are taken to be UTC)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def parse_date(value: object, *, now: datetime | None = None) -> datetime | None:
+    """Parse a provider's date (ISO, RFC 822, "Mar 3, 2024", "2 days ago") to UTC, or None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = " ".join(value.split())
+    parsed = parse_feed_date(text)
+    if parsed is not None:
+        return parsed
+    relative = _RELATIVE.match(text)
+    if relative is not None:
+        return _relative(relative, now or datetime.now(UTC))
+    if not _YEAR.search(text):
+        return None  # dateutil would fill a missing year (or day) from today: a guess, not a date
+    try:
+        return to_utc(dateparser.parse(text))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _relative(match: re.Match[str], now: datetime) -> datetime:
+    count, unit, word = match.groups()
+    if word is not None:
+        days = 1 if word.lower() == "yesterday" else 0
+        return to_utc(now) - timedelta(days=days)
+    amount = 1 if count.lower() in ("a", "an") else int(count)
+    return to_utc(now) - timedelta(seconds=amount * _UNIT_SECONDS[unit.lower()])
+
+
+def plain_text(fragment: str | None) -> str:
+    """Return the text of an HTML fragment (tags dropped, entities decoded, spaces collapsed)."""
+    if not fragment or not fragment.strip():
+        return ""
+    if "<" not in fragment and "&" not in fragment:
+        return " ".join(fragment.split())
+    try:
+        element = lxml.html.fragment_fromstring(fragment, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return " ".join(fragment.split())
+    return " ".join(element.text_content().split())
+
+
+def with_sites(text: str, sites: Sequence[str]) -> str:
+    """Return text with `site:` operators restricting it to sites (OR-ed when several)."""
+    operators = [f"site:{site}" for site in sites]
+    if not operators:
+        return text
+    if len(operators) == 1:
+        return f"{text} {operators[0]}"
+    return f"{text} ({' OR '.join(operators)})"
+
+
+def site_domain(value: str | None) -> str | None:
+    """Return the host key (lower-case, no `www.`) of a URL or bare domain, or None."""
+    if not value or not value.strip():
+        return None
+    try:
+        keys = candidate_keys(value.strip())
+    except ValueError:
+        return None
+    return next((key for key in keys if "/" not in key), None)
+
+
+def on_sites(domain: str | None, sites: Sequence[str]) -> bool:
+    """Return whether domain is one of sites or a subdomain of one."""
+    if domain is None:
+        return False
+    wanted = [site_domain(site) or site.lower() for site in sites]
+    return any(domain == site or domain.endswith(f".{site}") for site in wanted)
+
+
+def last_day(before: datetime) -> date:
+    """Return the last UTC calendar day holding instants earlier than before (inclusive bound)."""
+    return (to_utc(before) - timedelta(microseconds=1)).date()

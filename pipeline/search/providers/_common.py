@@ -1,0 +1,47 @@
+"""What the provider modules share: client wrapping, key checks and answer validation."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+
+from pipeline.errors import ConfigError, SearchError
+from pipeline.search.http import ProviderClient
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Answer(BaseModel):
+    """Base of the providers' answer schemas: unknown fields are ignored, not errors."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+def provider_client(
+    name: str, client: ProviderClient | httpx.AsyncClient, key: SecretStr | None = None
+) -> ProviderClient:
+    """Return client as a ProviderClient for name that redacts key."""
+    if isinstance(client, ProviderClient):
+        client.add_secret(key)
+        return client
+    return ProviderClient(name, client, secrets=(key,))
+
+
+def require_key(provider: str, key: SecretStr | None, setting: str) -> SecretStr:
+    """Return key, or raise ConfigError saying which setting provides it."""
+    if key is None or not key.get_secret_value().strip():
+        raise ConfigError(f"the {provider} search provider needs an API key: set {setting}")
+    return key
+
+
+def validate(model: type[M], data: Any, provider: str) -> M:
+    """Return data validated as model; raise SearchError naming the first mismatch."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the top level"
+        reason = f"unexpected answer shape at {where}: {first['msg']}"
+        raise SearchError(provider, reason) from None

@@ -1,0 +1,123 @@
+"""Google Fact Check Tools API: published fact-checks (ClaimReview) matching a query.
+
+`GET https://factchecktools.googleapis.com/v1alpha1/claims:search` with `query`,
+`languageCode`, `pageSize`, `maxAgeDays` and `reviewPublisherSiteFilter` (one site). The key goes
+in the `X-Goog-Api-Key` header, which every googleapis.com API accepts in place of `?key=`, so it
+never appears in a URL or in httpx's request log. The answer's `claims[]` have `text`,
+`claimant`, `claimDate` and `claimReview[]` with `publisher.name/site`, `url`, `title`,
+`reviewDate`, `textualRating` and `languageCode`; each review becomes one result carrying a
+`ClaimReview` whose label comes from `rating_to_label`. Several sites are filtered here, after
+the answer, since the API takes only one.
+"""
+
+from __future__ import annotations
+
+import httpx
+from pydantic import Field, SecretStr
+
+from pipeline.extract import rating_to_label
+from pipeline.records import ClaimReview
+from pipeline.search.base import SearchQuery, SearchResult
+from pipeline.search.http import ProviderClient
+from pipeline.search.parsing import on_sites, parse_date, site_domain
+from pipeline.search.providers._common import Answer, provider_client, require_key, validate
+
+DEFAULT_URL = "https://factchecktools.googleapis.com"
+MAX_PAGE = 100
+
+
+class _Publisher(Answer):
+    name: str | None = None
+    site: str | None = None
+
+
+class _Review(Answer):
+    url: str | None = None
+    title: str | None = None
+    publisher: _Publisher | None = None
+    review_date: str | None = Field(default=None, alias="reviewDate")
+    textual_rating: str | None = Field(default=None, alias="textualRating")
+    language_code: str | None = Field(default=None, alias="languageCode")
+
+
+class _Claim(Answer):
+    text: str = ""
+    claimant: str | None = None
+    claim_date: str | None = Field(default=None, alias="claimDate")
+    claim_review: tuple[_Review, ...] = Field(default=(), alias="claimReview")
+
+
+class _Answer(Answer):
+    claims: tuple[_Claim, ...] = ()
+
+
+class FactCheckSearch:
+    """The Google Fact Check Tools claim search."""
+
+    name = "factcheck"
+    supports_sites = True
+
+    def __init__(
+        self,
+        client: ProviderClient | httpx.AsyncClient,
+        *,
+        api_key: SecretStr | None,
+        base_url: str = DEFAULT_URL,
+        max_age_days: int | None = None,
+    ) -> None:
+        self.api_key = require_key(self.name, api_key, "FACTBOT_SEARCH__FACTCHECK_API_KEY")
+        self.client = provider_client(self.name, client, self.api_key)
+        self.base_url = base_url.rstrip("/")
+        self.max_age_days = max_age_days
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        """Return one result per fact-check review matching query, best first."""
+        params: dict[str, str | int] = {"query": query.text, "pageSize": min(query.limit, MAX_PAGE)}
+        if query.language:
+            params["languageCode"] = query.language
+        if self.max_age_days is not None:
+            params["maxAgeDays"] = self.max_age_days
+        if len(query.sites) == 1:
+            params["reviewPublisherSiteFilter"] = query.sites[0]
+        headers = {"X-Goog-Api-Key": self.api_key.get_secret_value()}
+        data = await self.client.get_json(
+            f"{self.base_url}/v1alpha1/claims:search", params=params, headers=headers
+        )
+        results: list[SearchResult] = []
+        for claim in validate(_Answer, data, self.name).claims:
+            for review in claim.claim_review:
+                result = self._result(claim, review, rank=len(results) + 1)
+                if result is None or (query.sites and not self._on(result, query.sites)):
+                    continue
+                results.append(result)
+        return results[: query.limit]
+
+    def _result(self, claim: _Claim, review: _Review, *, rank: int) -> SearchResult | None:
+        if not review.url or not review.url.startswith(("http://", "https://")):
+            return None
+        rating = (review.textual_rating or "").strip()
+        publisher = review.publisher or _Publisher()
+        reviewed = parse_date(review.review_date)
+        claimant = f"{claim.claimant}: " if claim.claimant else ""
+        return SearchResult(
+            url=review.url,
+            title=review.title or claim.text,
+            snippet=f"{claimant}{claim.text}" + (f" — rated {rating}" if rating else ""),
+            provider=self.name,
+            rank=rank,
+            published_at=reviewed,
+            publisher=publisher.name,
+            publisher_domain=site_domain(publisher.site),
+            claim_review=ClaimReview(
+                claim_reviewed=claim.text,
+                rating=rating,
+                label=rating_to_label(rating) if rating else None,
+                reviewer=publisher.name,
+                url=review.url,
+                date_published=reviewed,
+            ),
+        )
+
+    @staticmethod
+    def _on(result: SearchResult, sites: tuple[str, ...]) -> bool:
+        return on_sites(result.publisher_domain or site_domain(result.url), sites)

@@ -1,0 +1,84 @@
+"""Tavily search API.
+
+`POST https://api.tavily.com/search` with `Authorization: Bearer tvly-...` (the current scheme;
+early versions took `api_key` in the body) and a JSON body: `query`, `max_results` (at most 20),
+`search_depth`, `topic`, `include_domains` for sites and `end_date` (`YYYY-MM-DD`, inclusive)
+for `before`. The answer's `results[]` carry `url`, `title`, `content` (an extract), `score`
+and, for the news topic, `published_date`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import httpx
+from pydantic import SecretStr
+
+from pipeline.search.base import SearchQuery, SearchResult
+from pipeline.search.http import ProviderClient
+from pipeline.search.parsing import last_day, parse_date, plain_text
+from pipeline.search.providers._common import Answer, provider_client, require_key, validate
+
+DEFAULT_URL = "https://api.tavily.com"
+MAX_RESULTS = 20
+
+
+class _Hit(Answer):
+    url: str
+    title: str = ""
+    content: str | None = ""
+    published_date: str | None = None
+
+
+class _Answer(Answer):
+    results: tuple[_Hit, ...] = ()
+
+
+class TavilySearch:
+    """The Tavily search API."""
+
+    name = "tavily"
+    supports_sites = True
+
+    def __init__(
+        self,
+        client: ProviderClient | httpx.AsyncClient,
+        *,
+        api_key: SecretStr | None,
+        base_url: str = DEFAULT_URL,
+        topic: Literal["general", "news"] = "general",
+        depth: Literal["basic", "advanced"] = "basic",
+    ) -> None:
+        self.api_key = require_key(self.name, api_key, "FACTBOT_SEARCH__TAVILY_API_KEY")
+        self.client = provider_client(self.name, client, self.api_key)
+        self.base_url = base_url.rstrip("/")
+        self.topic = topic
+        self.depth = depth
+
+    async def search(self, query: SearchQuery) -> list[SearchResult]:
+        """Return Tavily's results for query, best first."""
+        body: dict[str, Any] = {
+            "query": query.text,
+            "max_results": min(query.limit, MAX_RESULTS),
+            "search_depth": self.depth,
+            "topic": self.topic,
+            "include_answer": False,
+        }
+        if query.sites:
+            body["include_domains"] = list(query.sites)
+        if query.before is not None:
+            body["end_date"] = last_day(query.before).isoformat()
+        headers = {"Authorization": f"Bearer {self.api_key.get_secret_value()}"}
+        data = await self.client.post_json(f"{self.base_url}/search", body=body, headers=headers)
+        answer = validate(_Answer, data, self.name)
+        return [
+            SearchResult(
+                url=hit.url,
+                title=plain_text(hit.title),
+                snippet=plain_text(hit.content),
+                provider=self.name,
+                rank=rank,
+                published_at=parse_date(hit.published_date),
+            )
+            for rank, hit in enumerate(answer.results[: query.limit], start=1)
+        ]

@@ -1,0 +1,173 @@
+"""Web retrieval: search the live web for each claim and feed credible pages into the index.
+
+For every claim two searches run (the claim itself, and the claim restricted to fact-checkers
+with `site:` where a provider supports it). Results from publishers that may not be cited are
+dropped before anything is fetched; so are results the provider dates after the time bound.
+The best remaining pages are fetched through the SSRF-safe fetcher, extracted, and ingested
+into the local index, where the ordinary hybrid retrieval, relevance filter, credibility ranking
+and time bound treat them like any other document. A fact-check result's ClaimReview (from a
+fact-check search API) is attached to its page when the page itself carries none.
+
+Failure policy: never raises for one provider, result or page; every skip is counted with its
+reason in the returned report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pipeline.domains import registrable_domain
+from pipeline.errors import ExtractionError, FactbotError
+from pipeline.extract import extract_document
+from pipeline.fetch import Fetcher
+from pipeline.ingest import Ingester
+from pipeline.queries import Query
+from pipeline.ranking import Rater
+from pipeline.records import Document, utcnow
+from pipeline.search.base import SearchQuery, SearchResult
+from pipeline.search.merge import MultiSearch
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_WORDS = 32
+
+
+@dataclass(frozen=True)
+class WebDeps:
+    """What web retrieval needs, built once by the composition root."""
+
+    search: MultiSearch
+    fetcher: Fetcher
+    pages_per_claim: int = 6
+    results_per_provider: int = 8
+    fact_check_sites: tuple[str, ...] = ()
+
+
+@dataclass
+class WebReport:
+    """What web retrieval did for one check."""
+
+    searches: int = 0
+    results: int = 0
+    fetched: int = 0
+    added: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def _query_text(query: Query) -> str:
+    return " ".join(query.text.split()[:MAX_QUERY_WORDS])
+
+
+async def gather_web_evidence(
+    queries: list[Query],
+    *,
+    search: MultiSearch,
+    fetcher: Fetcher,
+    rater: Rater,
+    ingester: Ingester,
+    before: datetime | None = None,
+    pages_per_claim: int = 6,
+    fact_check_sites: tuple[str, ...] = (),
+    limit: int = 8,
+) -> WebReport:
+    """Search, filter, fetch and ingest pages for every query; return what happened."""
+    report = WebReport()
+    picked: dict[str, SearchResult] = {}
+    for query in queries:
+        text = _query_text(query)
+        asks = [SearchQuery(text=text, before=before, limit=limit)]
+        if fact_check_sites:
+            asks.append(SearchQuery(text=text, before=before, sites=fact_check_sites, limit=limit))
+        answers = await asyncio.gather(*(search.search(ask) for ask in asks))
+        report.searches += len(asks)
+        chosen = 0
+        for result in _interleave([a.hits for a in answers]):
+            report.results += 1
+            reason = _skip_reason(result, rater=rater, before=before)
+            if reason:
+                report.skipped[reason] += 1
+                continue
+            if result.url in picked:
+                continue
+            if chosen >= pages_per_claim:
+                break
+            picked[result.url] = result
+            chosen += 1
+    outcomes = await asyncio.gather(
+        *(_fetch_one(result, fetcher=fetcher) for result in picked.values())
+    )
+    stored_before = ingester.report.added + ingester.report.updated
+    for outcome in outcomes:
+        if isinstance(outcome, str):
+            report.skipped[outcome] += 1
+            continue
+        report.fetched += 1
+        await ingester.add_document(*outcome)
+    await ingester.finish()
+    report.added = ingester.report.added + ingester.report.updated - stored_before
+    log.info(
+        "web retrieval",
+        extra={
+            "searches": report.searches,
+            "results": report.results,
+            "fetched": report.fetched,
+            "skipped": dict(report.skipped),
+        },
+    )
+    return report
+
+
+def _interleave(lists: list[list[SearchResult]]) -> list[SearchResult]:
+    """Alternate between answers so fact-check results are not all behind general ones."""
+    out: list[SearchResult] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        out.extend(x[i] for x in lists if i < len(x))
+    return out
+
+
+def _skip_reason(result: SearchResult, *, rater: Rater, before: datetime | None) -> str | None:
+    rating = rater.rate(_rated_target(result))
+    if not rater.citable(rating):
+        return f"publisher not citable ({rating.tier.value})"
+    if before is not None and result.published_at is not None and result.published_at >= before:
+        return "published after the time bound"
+    return None
+
+
+def _rated_target(result: SearchResult) -> str:
+    """Return what to rate: the URL, or the publisher when an aggregator's redirect hides it."""
+    if not result.publisher_domain:
+        return result.url
+    try:
+        same = registrable_domain(result.url) == registrable_domain(result.publisher_domain)
+    except ValueError:
+        same = False
+    return result.url if same else result.publisher_domain
+
+
+async def _fetch_one(
+    result: SearchResult, *, fetcher: Fetcher
+) -> tuple[Document, dict[str, Any]] | str:
+    try:
+        page = await fetcher.fetch(result.url)
+        document = extract_document(
+            page.text(), url=page.url, domain=registrable_domain(page.url), fetched_at=utcnow()
+        )
+    except ExtractionError as exc:
+        return f"no usable text: {exc.reason.split(':')[0]}"
+    except FactbotError as exc:
+        return f"fetch failed: {type(exc).__name__}"
+    except ValueError:
+        return "fetch failed: bad URL"
+    if document.claim_review is None and result.claim_review is not None:
+        document = dataclasses.replace(document, claim_review=result.claim_review)
+    if document.published_at is None and result.published_at is not None:
+        document = dataclasses.replace(document, published_at=result.published_at)
+    extra: dict[str, Any] = {"search_provider": result.provider, "search_rank": result.rank}
+    return document, extra
