@@ -16,13 +16,13 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from pipeline.claims import extract_claims
+from pipeline.embedder import Embedder
 from pipeline.fetch import Fetcher
 from pipeline.ingest import Ingester
-from pipeline.embedder import Embedder
 from pipeline.judgement import Judge
 from pipeline.queries import build_queries
-from pipeline.reachability import keep_reachable
 from pipeline.ranking import Rater, rank_evidence
+from pipeline.reachability import keep_reachable
 from pipeline.records import Check, Post, StageTiming, new_id, utcnow
 from pipeline.relevance import filter_relevant
 from pipeline.retrieval import retrieve
