@@ -1,0 +1,82 @@
+"""Where a model is and how to call it: endpoints, prices, timeouts and the retry policy."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from pydantic import SecretStr
+
+from pipeline.errors import ConfigError
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """An OpenAI-compatible chat model: where it is, what it costs, how hard to push it."""
+
+    base_url: str
+    api_key: SecretStr | str = field(repr=False)
+    model: str
+    supports_json_schema: bool = True
+    strict_schema: bool = True
+    input_price_per_mtok: float = 0.0
+    output_price_per_mtok: float = 0.0
+    timeout: float = 60.0
+    max_concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        if isinstance(self.api_key, str):
+            object.__setattr__(self, "api_key", SecretStr(self.api_key))
+        if self.timeout <= 0:
+            raise ConfigError(f"model endpoint timeout must be positive, not {self.timeout}")
+        if self.max_concurrency < 1:
+            raise ConfigError("model endpoint max_concurrency must be at least 1")
+        if self.input_price_per_mtok < 0 or self.output_price_per_mtok < 0:
+            raise ConfigError("model endpoint prices per million tokens cannot be negative")
+
+    def secret(self) -> str:
+        """Return the API key in clear, for the SDK only."""
+        key = self.api_key
+        return key.get_secret_value() if isinstance(key, SecretStr) else key
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """Return the price in USD of a call that used these tokens."""
+        return (
+            input_tokens * self.input_price_per_mtok + output_tokens * self.output_price_per_mtok
+        ) / 1_000_000
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait when an endpoint is busy, failing or unreachable."""
+
+    attempts: int = 4  # requests per answer, the first included
+    backoff: float = 0.5  # the first wait; doubled each time
+    max_wait: float = 20.0  # no single wait is longer, whatever Retry-After asks
+    sleep: Sleep = asyncio.sleep
+
+    def wait(self, attempt: int, retry_after: float | None) -> float:
+        """Return the wait before the request after attempt (1-based)."""
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.max_wait))
+        delay = self.backoff * 2.0 ** (attempt - 1)
+        return min(delay, self.max_wait) * random.uniform(0.75, 1.0)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Return the wait Retry-After (or retry-after-ms) asks for, in seconds."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            continue
+        if seconds >= 0 and seconds != float("inf"):
+            return seconds
+    return None  # an HTTP-date or garbage: fall back to our own backoff

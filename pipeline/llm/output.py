@@ -1,0 +1,127 @@
+"""Model output schemas: the response_format to ask for, and parsing what comes back.
+
+Output is only ever parsed as JSON and validated by pydantic (`model_validate_json`); nothing a
+model writes is evaluated. Small models wrap JSON in markdown fences, so fences are stripped.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any, TypeVar
+
+from openai.types.chat.completion_create_params import ResponseFormat
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_OPENING_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?")
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_ERRORS = 3
+
+
+def strip_fences(text: str) -> str:
+    """Return text without the markdown code fence (and prose) around a JSON answer."""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        return stripped
+    fenced = _FENCED.search(stripped)
+    if fenced:
+        return fenced.group(1).strip()
+    opening = _OPENING_FENCE.match(stripped)  # an answer cut off before its closing fence
+    if opening:
+        return stripped[opening.end() :].strip()
+    return stripped
+
+
+def parse_output(text: str, schema: type[T]) -> T:
+    """Validate a model's text answer against schema; raise pydantic's ValidationError."""
+    return schema.model_validate_json(strip_fences(text))
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """Return a short account of why output failed validation, without the output itself."""
+    errors = exc.errors(include_url=False, include_input=False)
+    if any(error["type"] == "json_invalid" for error in errors):
+        return f"not valid JSON ({errors[0]['msg']})"
+    parts = []
+    for error in errors[:_MAX_ERRORS]:
+        where = ".".join(str(part) for part in error["loc"]) or "(root)"
+        parts.append(f"{where}: {error['msg']}")
+    more = f" and {len(errors) - _MAX_ERRORS} more" if len(errors) > _MAX_ERRORS else ""
+    return "does not match the schema: " + "; ".join(parts) + more
+
+
+def schema_name(schema: type[BaseModel]) -> str:
+    """Return schema's name in the form response_format accepts (a-z, 0-9, _ and -; 64 max)."""
+    return _NAME_UNSAFE.sub("_", schema.__name__)[:64] or "output"
+
+
+def strict_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of a JSON schema made fit for strict structured output.
+
+    Every object gets `additionalProperties: false` and lists all its properties as required
+    (fields with defaults must then be written out, which validation still accepts).
+    """
+    strict: dict[str, Any] = _strictify(copy.deepcopy(schema))
+    return strict
+
+
+def _strictify(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_strictify(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("type") == "object":
+        node.setdefault("additionalProperties", False)
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            node["required"] = list(properties)
+    if "default" in node and node["default"] is None:
+        del node["default"]
+    for key in ("properties", "$defs", "definitions"):
+        if isinstance(node.get(key), dict):
+            node[key] = {name: _strictify(sub) for name, sub in node[key].items()}
+    for key in ("items", "anyOf", "allOf", "oneOf", "prefixItems"):
+        if key in node:
+            node[key] = _strictify(node[key])
+    return node
+
+
+def response_format(schema: type[BaseModel], *, json_schema: bool, strict: bool) -> ResponseFormat:
+    """Return the response_format that asks for schema (json_schema, else plain json_object)."""
+    if not json_schema:
+        return {"type": "json_object"}
+    body = schema.model_json_schema()
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": schema_name(schema),
+            "schema": strict_json_schema(body) if strict else body,
+            "strict": strict,
+        },
+    }
+
+
+def schema_instructions(schema: type[BaseModel]) -> str:
+    """Return the system-prompt text that describes schema to a model without json_schema."""
+    body = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
+    return (
+        "Answer with one JSON object only: no prose and no markdown code fences. "
+        f"It must match this JSON Schema:\n{body}"
+    )
+
+
+def correction_note(reason: str, *, truncated: bool) -> str:
+    """Return the message that asks the model to answer again after invalid output."""
+    if truncated:
+        return (
+            "Your previous answer was cut off before the JSON was complete. Answer again, "
+            "more briefly, with one complete JSON object that matches the schema."
+        )
+    return (
+        f"Your previous answer was invalid: {reason}. Answer again with one JSON object "
+        "only, matching the schema exactly."
+    )

@@ -1,0 +1,264 @@
+"""A local OpenAI-compatible chat completions server for tests (127.0.0.1, port 0).
+
+It serves `POST /v1/chat/completions` and `GET /v1/models`, records every request, and answers
+from a script (in order) or from a router (a callable on the request, e.g. by stage):
+
+    with serve_openai([{"label": "false"}, error(429, retry_after=0)]) as fake:
+        endpoint = ModelEndpoint(base_url=fake.base_url, api_key="test", model=fake.model)
+
+A scripted item is a `Reply` (see `answer`, `error`, `malformed`, `truncated`, `slow`), a string
+(sent as the message content as it is) or any other JSON value (sent JSON-encoded). When the
+script runs out the server answers 400 and counts it in `unscripted`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+STAGE_HEADER = "x-factbot-stage"
+ScriptItem = Any  # Reply | str | JSON value
+Router = Callable[["Seen"], ScriptItem]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a completion, or an error status with headers."""
+
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"
+    delay: float = 0.0  # seconds to wait before answering
+    prompt_tokens: int | None = None  # None: estimated from the request
+    completion_tokens: int | None = None  # None: estimated from the content
+    body: bytes | None = None  # sent as it is instead of a completion or error body
+
+
+def answer(value: Any, **options: Any) -> Reply:
+    """Return a completion whose content is value (a string as it is, else JSON-encoded)."""
+    content = value if isinstance(value, str) else json.dumps(value)
+    return Reply(content=content, **options)
+
+
+def error(status: int, *, retry_after: float | str | None = None, delay: float = 0.0) -> Reply:
+    """Return an OpenAI-style error answer, with a Retry-After header when given."""
+    headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+    return Reply(status=status, headers=headers, delay=delay)
+
+
+def malformed(text: str = '{"label": "false", "rationale": ') -> Reply:
+    """Return a completion whose content is not valid JSON."""
+    return Reply(content=text)
+
+
+def truncated(value: Any = None) -> Reply:
+    """Return a completion cut off mid-JSON with finish_reason "length"."""
+    full = json.dumps(value if value is not None else {"rationale": "x" * 200})
+    return Reply(content=full[: len(full) // 2], finish_reason="length")
+
+
+def slow(seconds: float, value: Any = None) -> Reply:
+    """Return a completion sent only after seconds."""
+    base = value if isinstance(value, Reply) else answer(value if value is not None else {})
+    return replace(base, delay=seconds)
+
+
+def as_reply(item: ScriptItem) -> Reply:
+    """Return item as a Reply."""
+    return item if isinstance(item, Reply) else answer(item)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: dict[str, Any]
+
+    @property
+    def stage(self) -> str | None:
+        """Return the stage the client named in its stage header."""
+        return self.headers.get(STAGE_HEADER)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """Return the chat messages sent."""
+        return list(self.body.get("messages", []))
+
+    @property
+    def system(self) -> str:
+        """Return the first system message's text."""
+        return next((m["content"] for m in self.messages if m["role"] == "system"), "")
+
+
+@dataclass
+class FakeOpenAI:
+    """The server's state: the script or router, what it saw, and how busy it got."""
+
+    script: deque[ScriptItem] = field(default_factory=deque)
+    router: Router | None = None
+    model: str = "fake-model"
+    base_url: str = ""
+    requests: list[Seen] = field(default_factory=list)
+    unscripted: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    closing: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, *items: ScriptItem) -> None:
+        """Queue more scripted answers."""
+        self.script.extend(items)
+
+    @property
+    def completions(self) -> list[Seen]:
+        """Return the chat completion requests received, in order."""
+        return [seen for seen in self.requests if seen.path.endswith("/chat/completions")]
+
+    def record(self, seen: Seen) -> None:
+        """Remember a request that is not answered from the script."""
+        with self.lock:
+            self.requests.append(seen)
+
+    def next_reply(self, seen: Seen) -> Reply | None:
+        """Return the answer to seen, or None when nothing is scripted."""
+        with self.lock:
+            self.requests.append(seen)
+            if self.router is not None:
+                return as_reply(self.router(seen))
+            if not self.script:
+                self.unscripted += 1
+                return None
+            return as_reply(self.script.popleft())
+
+    def enter(self) -> None:
+        """Count a request as in flight."""
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        """Count a request as answered."""
+        with self.lock:
+            self.in_flight -= 1
+
+
+def completion_body(reply: Reply, seen: Seen, model: str) -> dict[str, Any]:
+    """Return the chat.completion JSON the real API would send for reply."""
+    content = reply.content or ""
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in seen.messages)
+    prompt = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_chars // 4 + 1
+    done = reply.completion_tokens if reply.completion_tokens is not None else len(content) // 4 + 1
+    return {
+        "id": f"chatcmpl-fake{len(seen.body)}{int(time.time() * 1000)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": seen.body.get("model", model),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": done,
+            "total_tokens": prompt + done,
+        },
+    }
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """Return an OpenAI-style error JSON."""
+    kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid"
+    return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+
+
+def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            # the client may have given up (a timeout test): then there is no one to answer
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            fake.record(Seen("GET", self.path, headers, {}))
+            if self.path.rstrip("/").endswith("/models"):
+                models = [{"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}]
+                self.send(200, {"object": "list", "data": models})
+            else:
+                self.send(404, error_body(404, f"no route {self.path}"))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            raw = self.rfile.read(length)
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            seen = Seen("POST", self.path, headers, json.loads(raw or b"{}"))
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                fake.record(seen)
+                self.send(404, error_body(404, f"no route {self.path}"))
+                return
+            fake.enter()
+            try:
+                reply = fake.next_reply(seen)
+                if reply is not None and reply.delay:
+                    fake.closing.wait(reply.delay)
+                if reply is None:
+                    self.send(400, error_body(400, "the fake server has no answer scripted"))
+                elif reply.body is not None:
+                    self.send(reply.status, reply.body, reply.headers)
+                elif reply.status != 200:
+                    self.send(reply.status, error_body(reply.status, "scripted"), reply.headers)
+                else:
+                    self.send(200, completion_body(reply, seen, fake.model), reply.headers)
+            finally:
+                fake.leave()
+
+    return Handler
+
+
+@contextmanager
+def serve_openai(
+    script: Iterable[ScriptItem] = (),
+    *,
+    router: Router | None = None,
+    model: str = "fake-model",
+) -> Iterator[FakeOpenAI]:
+    """Run a fake OpenAI API until the block ends; base_url ends in /v1."""
+    fake = FakeOpenAI(script=deque(script), router=router, model=model)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    # a short poll interval: shutdown() waits up to one interval, and tests start many servers
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        fake.closing.set()  # wake slow answers so no handler thread lingers
+        server.shutdown()
+        server.server_close()
+        thread.join()
