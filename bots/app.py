@@ -18,6 +18,7 @@ from pipeline.credibility import SourcePolicy, load_seed
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.fetch import Fetcher, FetchPolicy
 from pipeline.judgement import ReviewMatchJudge
+from pipeline.pagecache import StorePageCache
 from pipeline.records import Check, Post
 from pipeline.run import CheckConfig, CheckDeps, ReferenceDeps, run_check
 from pipeline.web import WebDeps
@@ -57,7 +58,18 @@ class App:
                 allow_private=fs.allow_private,
                 allowed_networks=fs.allowed_networks,
                 user_agent=fs.user_agent,
-            )
+                max_concurrency=fs.max_concurrency,
+                per_host=fs.per_host,
+                respect_robots=fs.respect_robots,
+                robots_timeout=fs.robots_timeout,
+                robots_max_bytes=fs.robots_max_bytes,
+                robots_ttl=fs.robots_ttl,
+                robots_error_ttl=fs.robots_error_ttl,
+            ),
+            cache=StorePageCache(
+                self.store.web,
+                ttl=timedelta(hours=self.settings.references.page_cache_ttl_hours),
+            ),
         )
 
     @property

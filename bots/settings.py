@@ -70,6 +70,15 @@ class FetchSettings(BaseModel):
         description="tests only: private networks (CIDR) let through, e.g. 127.0.0.1/32",
     )
     user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
+    max_concurrency: int = Field(default=16, ge=1, le=256, description="requests in flight")
+    per_host: int = Field(default=2, ge=1, le=16, description="requests in flight to one host")
+    respect_robots: bool = Field(default=True, description="obey robots.txt (RFC 9309)")
+    robots_timeout: float = Field(default=5.0, gt=0)
+    robots_max_bytes: int = Field(default=500_000, ge=1024)
+    robots_ttl: float = Field(default=3600.0, gt=0, le=86400, description="seconds")
+    robots_error_ttl: float = Field(
+        default=300.0, gt=0, description="seconds an unreachable robots.txt means disallow-all"
+    )
 
 
 ProviderName = Literal[

@@ -1,4 +1,5 @@
-"""Page extraction: main text, title, publisher and date of an HTML page, and its ClaimReviews.
+"""Page extraction: main text, title, author, publisher and date of an HTML page, its
+ClaimReviews, and whether it is a wall (paywall, consent wall, bot protection) instead.
 
 Elements a reader cannot see (scripts, styles, templates, `hidden`, `aria-hidden`, inline
 `display:none` and the like) are dropped before trafilatura reads the page, so hidden text - a
@@ -8,7 +9,10 @@ classes other than a few common utility classes cannot be seen without a browser
 Extraction is CPU-bound: async callers run `extract_document` in a worker thread.
 
 Failure policy: `extract_document` raises `ExtractionError` when a page has no usable main
-text; malformed JSON-LD blocks and ClaimReviews without a claim or rating are skipped.
+text, and when it is a wall whose text is too short to be the article (the reason then starts
+with "paywall", "consent wall" or "bot protection"); malformed JSON-LD blocks and ClaimReviews
+without a claim or rating are skipped. `extract_metadata` raises `ExtractionError` only for an
+empty or unparsable page.
 """
 
 from __future__ import annotations
@@ -17,24 +21,35 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 import trafilatura
 from lxml import etree
+from trafilatura.metadata import extract_metadata as trafilatura_metadata
 from trafilatura.settings import Document as TrafilaturaDocument
 
 from pipeline.errors import ExtractionError
 from pipeline.feeds import parse_date
 from pipeline.records import ClaimReview, Document, Label
+from pipeline.walls import detect_wall
 from storage.index import document_id_for
 
 log = logging.getLogger(__name__)
 
 MIN_WORDS = 25
+# A wall page whose main text is shorter than this is taken for the wall, not the article.
+WALL_MAX_WORDS = 250
+# Prose in any script is mostly letters; binary noise decoded as text is mostly symbols and
+# U+FFFD. Only the start of a text is measured.
+_MIN_LETTER_SHARE = 0.35
+_MAX_REPLACEMENT_SHARE = 0.01
+_MEASURED_CHARS = 20_000
 
 # htmldate (run by trafilatura) with the time of day when the page gives one.
 _DATE_PARAMS = {
@@ -84,8 +99,24 @@ _PHRASES: dict[Label, tuple[str, ...]] = {
 _LABEL_BY_PHRASE = {phrase: label for label, phrases in _PHRASES.items() for phrase in phrases}
 
 
+@dataclass(frozen=True)
+class PageMetadata:
+    """What a page says about itself: title, author, site name and publication time."""
+
+    title: str | None
+    author: str | None
+    site_name: str | None  # the page's own name for its site, else the URL's host name
+    published_at: datetime | None
+
+
 def extract_document(
-    html: str, *, url: str, domain: str, fetched_at: datetime | None = None
+    html: str,
+    *,
+    url: str,
+    domain: str,
+    fetched_at: datetime | None = None,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Document:
     """Extract the main text and metadata of an HTML page into a Document."""
     tree = _parse_html(html, url)
@@ -99,27 +130,43 @@ def extract_document(
         include_tables=True,
         date_extraction_params=dict(_DATE_PARAMS),
     )
-    if not isinstance(result, TrafilaturaDocument):  # None: trafilatura found no main text
-        raise ExtractionError(url, "no main text")
-    text = (result.text or "").strip()
+    text = ""
+    if isinstance(result, TrafilaturaDocument):  # None: trafilatura found no main text
+        text = (result.text or "").strip()
     words = len(text.split())
+    if words < WALL_MAX_WORDS:
+        # Only short pages are checked: a wall's markers also sit on pages with their article.
+        wall = detect_wall(html, status, headers)
+        if wall:
+            raise ExtractionError(url, f"{wall}: only {words} words of main text")
+    if not isinstance(result, TrafilaturaDocument):
+        raise ExtractionError(url, "no main text")
     if words < MIN_WORDS:
         raise ExtractionError(url, f"only {words} words of main text (at least {MIN_WORDS})")
-    title = (result.title or "").strip() or (tree.findtext(".//title") or "").strip() or url
+    if not _readable(text):
+        raise ExtractionError(url, "the text is not readable (binary or wrongly decoded)")
+    metadata = _page_metadata(result, tree, url)
     review = next((r for r in reviews if r.label is not None), reviews[0] if reviews else None)
     document = Document(
         id=document_id_for(url),
         url=url,
         domain=domain,
-        title=title,
+        title=metadata.title or url,
         text=text,
-        published_at=parse_date(result.date),
+        published_at=metadata.published_at,
         fetched_at=fetched_at,
-        publisher=(result.sitename or "").strip() or None,
+        publisher=metadata.site_name,
         claim_review=review,
     )
     log.debug("extracted", extra={"url": url, "words": words, "reviews": len(reviews)})
     return document
+
+
+def extract_metadata(html: str, url: str) -> PageMetadata:
+    """Return the title, author, site name and publication time a page declares."""
+    tree = _parse_html(html, url)
+    _drop_invisible(tree)
+    return _page_metadata(trafilatura_metadata(tree, url, dict(_DATE_PARAMS)), tree, url)
 
 
 def parse_claim_reviews(html: str, *, page_url: str | None = None) -> list[ClaimReview]:
@@ -175,6 +222,32 @@ def _parse_html(html: str, url: str) -> Any:
         return lxml.html.document_fromstring(html.encode("utf-8", errors="replace"), parser)
     except (etree.ParserError, ValueError) as exc:
         raise ExtractionError(url, f"unparsable HTML: {exc}") from exc
+
+
+def _page_metadata(result: TrafilaturaDocument, tree: Any, url: str) -> PageMetadata:
+    title = (result.title or "").strip() or (tree.findtext(".//title") or "").strip() or None
+    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    site = (result.sitename or "").strip()
+    # With no name of its own, trafilatura names the site after the host of the page's
+    # canonical URL, which the page chooses; the host we fetched from is the honest fallback.
+    canonical = (urlsplit(result.url or "").hostname or "").removeprefix("www.")
+    if not site or (canonical and site.lower() == canonical.lower()):
+        site = host
+    return PageMetadata(
+        title=title,
+        author=(result.author or "").strip() or None,
+        site_name=site or None,
+        published_at=parse_date(result.date),
+    )
+
+
+def _readable(text: str) -> bool:
+    sample = text[:_MEASURED_CHARS]
+    if sample.count("\ufffd") > _MAX_REPLACEMENT_SHARE * len(sample):
+        return False
+    visible = [ch for ch in sample if not ch.isspace()]
+    letters = sum(1 for ch in visible if unicodedata.category(ch).startswith("L"))
+    return letters >= _MIN_LETTER_SHARE * len(visible)
 
 
 def _drop_invisible(tree: Any) -> None:

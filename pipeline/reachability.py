@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
-from pipeline.errors import FactbotError
+from pipeline.errors import FactbotError, RobotsDisallowedError
 from pipeline.fetch import Fetcher
 from pipeline.records import Evidence, utcnow
 from storage.webcache import Reachability, WebCache
@@ -30,6 +30,9 @@ async def is_reachable(url: str, *, fetcher: Fetcher, cache: WebCache, ttl: time
     try:
         await fetcher.fetch(url)
         outcome = Reachability(url, True, "ok", utcnow())
+    except RobotsDisallowedError:
+        # The site asks bots not to fetch it; people can still follow the link.
+        outcome = Reachability(url, True, "not checked: robots.txt disallows it", utcnow())
     except FactbotError as exc:
         outcome = Reachability(url, False, str(exc), utcnow())
     cache.put_reachability(outcome, ttl=ttl)

@@ -9,10 +9,17 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ExtractionError
-from pipeline.extract import extract_document, parse_claim_reviews, rating_to_label
+from pipeline.extract import (
+    PageMetadata,
+    extract_document,
+    extract_metadata,
+    parse_claim_reviews,
+    rating_to_label,
+)
 from pipeline.records import Label
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+URL = "https://x.example/a"
 
 
 def page(name: str) -> str:
@@ -215,3 +222,64 @@ def test_unknown_words_fall_back_to_the_scale_or_none() -> None:
     assert rating_to_label("True but misleading") is None
     assert rating_to_label("Satire") is None
     assert rating_to_label("") is None
+
+
+def test_metadata_title_author_site_and_date() -> None:
+    meta = extract_metadata(
+        page("news_article.html"), "https://gazette.example/news/2024/03/bike-lanes"
+    )
+
+    assert meta == PageMetadata(
+        title="Council votes to expand bike lanes",
+        author="Jane Doe",
+        site_name="Springfield Gazette",
+        published_at=datetime(2024, 3, 5, 13, 30, tzinfo=UTC),
+    )
+
+
+def test_metadata_author_from_json_ld() -> None:
+    meta = extract_metadata(page("news_paywall_full_text.html"), "https://ledger.example/a")
+    assert (meta.author, meta.site_name) == ("Jonas Berg", "The Ledger")
+
+
+def test_site_name_falls_back_to_the_host_we_fetched() -> None:
+    url = "https://www.health.example/coffee"
+    html = page("hidden_injection.html")
+
+    assert extract_metadata(html, url).site_name == "health.example"
+    assert extract_document(html, url=url, domain="health.example").publisher == "health.example"
+
+
+def test_a_canonical_url_elsewhere_does_not_name_the_site() -> None:
+    body = " ".join(["A paragraph of ordinary article text about local affairs."] * 6)
+    html = (
+        '<html><head><title>Story</title><link rel="canonical" href="https://reuters.example/x">'
+        f"</head><body><article><p>{body}</p></article></body></html>"
+    )
+
+    doc = extract_document(html, url="https://copycat.example/x", domain="copycat.example")
+
+    assert doc.publisher == "copycat.example"
+    assert extract_metadata(html, "https://copycat.example/x").author is None
+
+
+def test_metadata_of_an_empty_page_raises() -> None:
+    with pytest.raises(ExtractionError):
+        extract_metadata("  ", "https://x.example/")
+
+
+def test_number_heavy_text_is_readable_but_symbol_soup_is_not() -> None:
+    rows = "".join(
+        f"<p>Round {n}: Harbour FC 2-1 Valley United, 12,450 fans, 54% possession.</p>"
+        for n in range(1, 9)
+    )
+    doc = extract_document(
+        f"<html><body><article>{rows}</article></body></html>", url=URL, domain="x"
+    )
+    assert "Valley United" in doc.text
+
+    soup = "<p>" + " ".join(["§¤¶ ±×÷ ©®™ ¦¬¯ °²³ µ·¸ ¹º» ¼½¾"] * 20) + "</p>"
+    with pytest.raises(ExtractionError, match="not readable"):
+        extract_document(
+            f"<html><body><article>{soup}</article></body></html>", url=URL, domain="x"
+        )

@@ -211,7 +211,9 @@ async def test_connects_to_the_vetted_address_and_keeps_the_host_header(
 
     assert page.text() == f"news.test:{port}"
     assert page.url == f"http://news.test:{port}/host"
-    assert transport.sent == [f"http://127.0.0.1:{port}/host"]
+    # robots.txt first, through the same vetted address.
+    base = f"http://127.0.0.1:{port}"
+    assert transport.sent == [f"{base}/robots.txt", f"{base}/host"]
 
 
 async def test_follows_a_redirect_chain(server: LocalServer) -> None:
@@ -260,6 +262,9 @@ def test_text_decoding_fallbacks() -> None:
     meta = '<meta charset="koi8-r"><p>привет мир</p>'.encode("koi8-r")
     assert "привет мир" in text(meta, None)
     assert isinstance(text(bytes(range(256)), "utf-8"), str)
+    assert text("café".encode(), "windows-1252") == "café"  # valid UTF-8 beats a wrong label
+    assert text("日本語".encode("iso2022_jp"), "iso-2022-jp") == "日本語"  # 7-bit, yet not UTF-8
+    assert text("<p>Île Verte</p>".encode("latin-1"), "utf-8") == "<p>Île Verte</p>"
 
 
 # --- refusals and failures on the network ----------------------------------------------------
@@ -277,7 +282,11 @@ async def test_redirect_to_a_private_name_is_refused_before_connecting(server: L
             await fetcher.fetch(start)
 
     assert caught.value.url == f"http://evil.test:{port}/page"
-    assert transport.sent == [f"http://127.0.0.1:{port}/redirect/0?to={quote(caught.value.url)}"]
+    # Not even evil.test's robots.txt is asked for: the hop is vetted first.
+    assert transport.sent == [
+        f"http://127.0.0.1:{port}/robots.txt",
+        f"http://127.0.0.1:{port}/redirect/0?to={quote(caught.value.url)}",
+    ]
 
 
 async def test_redirect_chain_ending_at_loopback_is_refused(
@@ -292,7 +301,7 @@ async def test_redirect_chain_ending_at_loopback_is_refused(
         with pytest.raises(UnsafeURLError, match=re.escape("127.0.0.1")):
             await fetcher.fetch(start)
 
-    assert len(transport.sent) == 3  # the three hops on 127.0.0.2, nothing on 127.0.0.1
+    assert len(transport.sent) == 4  # robots.txt and three hops on 127.0.0.2, none on 127.0.0.1
     assert all(url.startswith(second_server.base) for url in transport.sent)
     assert server.seen == before
 
@@ -410,7 +419,8 @@ async def test_https_dials_the_address_with_the_name_for_tls_and_rechecks_each_h
         return httpx.Response(302, headers={"Location": "/next"})
 
     transport = httpx.MockTransport(handler)
-    async with Fetcher(resolver=rebinding, transport=transport) as fetcher:
+    no_robots = FetchPolicy(respect_robots=False)  # the handler redirects robots.txt too
+    async with Fetcher(no_robots, resolver=rebinding, transport=transport) as fetcher:
         with pytest.raises(UnsafeURLError, match=re.escape("10.0.0.1")):
             await fetcher.fetch("https://news.example/first")
 
