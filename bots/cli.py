@@ -211,12 +211,14 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
 
 def _register() -> None:
     from bots.cli_bench import bench_group
+    from bots.cli_bench_search import search_cache
     from bots.cli_eval import eval_group
     from bots.cli_sources import sources_group
 
     main.add_command(sources_group)
     main.add_command(eval_group)
     main.add_command(bench_group)
+    bench_group.add_command(search_cache)
 
 
 _register()

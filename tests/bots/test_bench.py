@@ -1,0 +1,39 @@
+"""The benchmark commands run and print their figures (small sizes here; real sizes by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bots.cli import main
+from tests.conftest import FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+
+
+def _run(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(main, ["bench", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout[result.stdout.index("{") :])  # type: ignore[no-any-return]
+
+
+def test_search_cache_bench_answers_from_the_cache() -> None:
+    figures = _run("search-cache", "--lookups", "20")
+    assert figures["provider_requests"] == 1 and figures["lookups"] == 20
+
+
+def test_fetch_bench_fetches_every_page() -> None:
+    figures = _run("fetch", "--pages", "12", "--hosts", "2", "--max-delay-ms", "60")
+    assert figures["pages"] == 12
+
+
+def test_index_bench_reports_speed_and_size() -> None:
+    figures = _run("index", "--data", str(FIXTURES / "corpus.jsonl"), "--queries", "3")
+    assert figures["documents"] == 7 and figures["queries"] == 3
+    assert figures["index_mb"] > 0
