@@ -19,7 +19,7 @@ from pipeline.chunking import chunk_text
 from pipeline.domains import registrable_domain
 from pipeline.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
-from pipeline.extract import extract_document
+from pipeline.extract import extract_document, extract_metadata
 from pipeline.feeds import parse_feed, parse_sitemap, sniff_kind
 from pipeline.fetch import Fetcher
 from pipeline.records import Document, content_hash, utcnow
@@ -232,7 +232,8 @@ class Ingester:
         except (ExtractionError, ValueError) as exc:
             self._error(IngestError(source, str(exc)))
             return
-        await self.add_document(document, {"source": source})
+        author = extract_metadata(html, url).author
+        await self.add_document(document, {"source": source, "author": author})
 
 
 _FILE_KINDS = (".jsonl", ".ndjson", ".json", ".html", ".htm", ".xml", ".rss", ".atom")

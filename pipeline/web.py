@@ -24,7 +24,7 @@ from typing import Any
 
 from pipeline.domains import registrable_domain
 from pipeline.errors import ExtractionError, FactbotError
-from pipeline.extract import extract_document
+from pipeline.extract import extract_document, extract_metadata
 from pipeline.fetch import Fetcher
 from pipeline.ingest import Ingester
 from pipeline.queries import Query
@@ -169,5 +169,9 @@ async def _fetch_one(
         document = dataclasses.replace(document, claim_review=result.claim_review)
     if document.published_at is None and result.published_at is not None:
         document = dataclasses.replace(document, published_at=result.published_at)
-    extra: dict[str, Any] = {"search_provider": result.provider, "search_rank": result.rank}
+    extra: dict[str, Any] = {
+        "search_provider": result.provider,
+        "search_rank": result.rank,
+        "author": extract_metadata(page.text(), page.url).author,
+    }
     return document, extra

@@ -89,3 +89,18 @@ async def test_html_files_need_a_canonical_url(
     assert report.added == 1
     assert len(report.errors) == 2
     assert any("canonical" in str(e) for e in report.errors)
+
+
+async def test_author_and_site_name_are_kept(
+    store: Store, embedder: SentenceTransformerEmbedder
+) -> None:
+    import json
+
+    with serve(Site()) as site:
+        page = site.add("/news.html", (PAGES / "news_article.html").read_bytes())
+        async with Fetcher(LOOPBACK_ONLY) as fetcher:
+            await Ingester(store.documents, embedder, fetcher=fetcher).ingest([page])
+    document = store.documents.by_url(page)
+    assert document is not None and document.publisher
+    extra = json.loads(store.db.execute("SELECT extra FROM documents").fetchone()[0])
+    assert extra["author"]
