@@ -83,6 +83,17 @@ class Stance(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Relation(StrEnum):
+    """How a narrative (a cluster of evidence) bears on a claim, as the model judge assesses it."""
+
+    SUPPORTS = "supports"
+    CONFLICTS = "conflicts"
+    IRRELEVANT = "irrelevant"
+
+
+FACETS = ("who", "what", "when", "where", "why", "how")
+
+
 @dataclass(frozen=True)
 class Post:
     """A social-media post (or a text or page given directly) to be checked."""
@@ -157,6 +168,45 @@ class Evidence:
     relevance: float
     tier: Tier
     stance: Stance = Stance.UNKNOWN
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A verbatim paragraph of an evidence passage that refutes or gives context to a claim."""
+
+    evidence_id: str
+    text: str  # must occur verbatim in the evidence passage (checked before use)
+    stance: Stance  # REFUTES, CONTEXT or SUPPORTS
+
+
+@dataclass(frozen=True)
+class Narrative:
+    """A cluster of evidence telling one story about a claim (CRAVE)."""
+
+    id: str
+    claim_id: str
+    evidence_ids: tuple[str, ...]
+    representative_id: str  # the evidence item nearest the cluster's centroid
+
+
+@dataclass(frozen=True)
+class FacetCheck:
+    """One 5W1H facet of a claim compared with a narrative."""
+
+    facet: str  # one of FACETS
+    status: str  # "consistent", "conflicting" or "missing"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The model judge's reading of one narrative against one claim."""
+
+    claim_id: str
+    narrative_id: str
+    relation: Relation
+    facets: tuple[FacetCheck, ...]
+    rationale: str
 
 
 @dataclass(frozen=True)
