@@ -19,6 +19,20 @@ def render_text(check: Check) -> str:
     for n, cv in enumerate(check.verdict.claims, start=1):
         lines.append(f"  claim {n}: {cv.label.value} — {texts.get(cv.claim_id, '')[:100]}")
         lines.append(f"           {cv.rationale}")
+    if check.usage:
+        calls = sum(u.calls for u in check.usage)
+        tokens_in = sum(u.input_tokens for u in check.usage)
+        tokens_out = sum(u.output_tokens for u in check.usage)
+        cost = sum(u.cost_usd for u in check.usage)
+        lines.append(
+            f"Model use: {calls} calls, {tokens_in} input + {tokens_out} output tokens, ${cost:.4f}"
+        )
+        for u in check.usage:
+            failed = f", {u.failures} failed" if u.failures else ""
+            lines.append(
+                f"  {u.stage}: {u.calls} calls, {u.input_tokens}+{u.output_tokens} tokens, "
+                f"${u.cost_usd:.4f}, {u.seconds:.2f}s{failed}"
+            )
     total = sum(t.seconds for t in check.timings)
     stages = ", ".join(f"{t.stage} {t.seconds:.2f}s" for t in check.timings)
     lines.append(
@@ -80,4 +94,15 @@ def check_to_json(check: Check) -> dict[str, Any]:
             ],
         },
         "timings": {t.stage: t.seconds for t in check.timings},
+        "usage": {
+            u.stage: {
+                "calls": u.calls,
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cost_usd": u.cost_usd,
+                "seconds": u.seconds,
+                "failures": u.failures,
+            }
+            for u in check.usage
+        },
     }

@@ -254,6 +254,19 @@ class StageTiming:
 
 
 @dataclass(frozen=True)
+class ModelUsage:
+    """Language-model calls, tokens and cost of one stage of one check."""
+
+    stage: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    seconds: float
+    failures: int = 0
+
+
+@dataclass(frozen=True)
 class Check:
     """A complete fact-check of one post."""
 
@@ -267,3 +280,4 @@ class Check:
     judge: str = "no-model"
     created_at: datetime = field(default_factory=utcnow)
     before: datetime | None = None  # evidence was bounded to documents published before this
+    usage: tuple[ModelUsage, ...] = ()  # per stage; empty for the no-model judge

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,7 @@ from pipeline.records import (
     Document,
     Evidence,
     Label,
+    ModelUsage,
     Passage,
     Reference,
     StageTiming,
@@ -59,6 +61,7 @@ class CheckRepo:
                     "correction": check.correction.text,
                     "refs": json.dumps([_ref_out(r) for r in check.correction.references]),
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
+                    "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
                 }
             )
             self.db.table("claims").insert_all(
@@ -139,6 +142,7 @@ class CheckRepo:
             ),
             timings=tuple(StageTiming(stage=s, seconds=t) for s, t in json.loads(row["timings"])),
             judge=row["judge"],
+            usage=tuple(ModelUsage(**u) for u in json.loads(row["usage"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
         )

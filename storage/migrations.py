@@ -174,3 +174,8 @@ def m005_web_caches(db: Database) -> None:
             checked_at TEXT NOT NULL,
             expires_at TEXT NOT NULL
         )""")
+
+
+@migrations()
+def m006_model_usage(db: Database) -> None:
+    db.execute("ALTER TABLE checks ADD COLUMN usage TEXT NOT NULL DEFAULT '[]'")

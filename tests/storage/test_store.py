@@ -18,6 +18,7 @@ from pipeline.records import (
     Document,
     Evidence,
     Label,
+    ModelUsage,
     Passage,
     Post,
     Reference,
@@ -55,6 +56,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m003_sources",
         "m004_jobs",
         "m005_web_caches",
+        "m006_model_usage",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
@@ -71,7 +73,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
     store.close()
     # Re-opening applies nothing twice.
     again = Store.open(tmp_path / "a.db")
-    assert len(again.applied_migrations()) == 5
+    assert len(again.applied_migrations()) == 6
     again.close()
 
 
@@ -140,6 +142,7 @@ def _check(store: Store) -> Check:
         verdict=verdict,
         correction=correction,
         timings=(StageTiming("claims", 0.01),),
+        usage=(ModelUsage("judge", 1, 900, 120, 0.0021, 1.4),),
     )
 
 
