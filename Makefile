@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.factbot-installed
 
-.PHONY: setup run test lint typecheck pytest bench lock clean
+.PHONY: setup run model test lint typecheck pytest bench lock clean
 
 setup: $(STAMP)
 
@@ -16,6 +16,11 @@ $(STAMP): pyproject.toml constraints.txt deploy/apt-packages.txt deploy/setup-sy
 
 run: setup
 	$(BIN)/factbot serve
+
+# The local language model: llama-cpp-python (built once) and the verified Qwen2.5 GGUF.
+model: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,local]'
+	$(BIN)/factbot models pull --models-dir .models
 
 lint: setup
 	$(BIN)/ruff format --check bots pipeline storage tests

@@ -213,11 +213,13 @@ def _register() -> None:
     from bots.cli_bench import bench_group
     from bots.cli_bench_search import search_cache
     from bots.cli_eval import eval_group
+    from bots.cli_models import models_group
     from bots.cli_sources import sources_group
 
     main.add_command(sources_group)
     main.add_command(eval_group)
     main.add_command(bench_group)
+    main.add_command(models_group)
     bench_group.add_command(search_cache)
 
 

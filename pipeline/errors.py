@@ -12,6 +12,12 @@ FactbotError
 │   └── BudgetExceededError  a provider's per-check budget is spent
 ├── IngestError           one record of an ingest could not be read (source, line)
 ├── SourceImportError     a credibility table could not be read
+├── ModelError            a language-model call failed (stage, reason)
+│   ├── ModelOutputError       invalid output twice (raw kept)
+│   └── ModelUnavailableError  the endpoint kept failing (status, retry_after)
+├── ModelFetchError       the local model could not be obtained
+│   └── ModelChecksumError     its sha256 does not match
+├── LocalModelError       the local model server did not start (log tail kept)
 ├── ConfigError           a setting is missing or invalid (says how to fix it)
 └── NotFoundError         a stored record does not exist
 """

@@ -217,6 +217,7 @@ class ClaimVerdict:
     label: Label
     rationale: str
     evidence_ids: tuple[str, ...] = ()
+    shown: bool = True  # False when the citation check removed the claim from the reply
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.records import Claim, Correction, Evidence, Label, Reference, Verdict
+from pipeline.records import Claim, Correction, Evidence, Label, Quote, Reference, Stance, Verdict
 
 _OPENING = {
     Label.ACCURATE: "This post is accurate.",
@@ -40,9 +40,14 @@ async def write_correction(
     verdict: Verdict,
     evidence: Sequence[Evidence],
     *,
+    quotes: Sequence[Quote] = (),
     max_chars: int = 2000,
 ) -> Correction:
-    """Write the correction for a verdict, citing only the given evidence."""
+    """Write the correction for a verdict, citing only the given evidence.
+
+    Claims the citation check hid (`shown=False`) are left out; a decided claim quotes at most
+    one verified passage of its deciding evidence.
+    """
     numbers: dict[str, int] = {}
     references: list[Reference] = []
 
@@ -62,9 +67,13 @@ async def write_correction(
     by_id = {e.id: e for e in evidence}
     verdicts = {v.claim_id: v for v in verdict.claims}
     lines = [_OPENING[verdict.label]]
+    hidden = 0
     for n, claim in enumerate(claims, start=1):
         cv = verdicts.get(claim.id)
         if cv is None:
+            continue
+        if not cv.shown:
+            hidden += 1
             continue
         quote = _shorten(claim.text, MAX_QUOTE)
         cited = [by_id[i] for i in cv.evidence_ids if i in by_id]
@@ -83,13 +92,48 @@ async def write_correction(
             marks = " ".join(dict.fromkeys(cite(e) for e in cited))
             rationale = _URL_RE.sub("", cv.rationale).strip()
             line = f'Claim {n}, "{quote}": {cv.label.value}. {rationale} {marks}'.rstrip()
+            chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
+            if chosen is not None and chosen.evidence_id in by_id:
+                excerpt = _excerpt(chosen.text)
+                line += f' Source: "{excerpt}" {cite(by_id[chosen.evidence_id])}'
         lines.append(line)
+    if hidden:
+        lines.append(
+            f"({hidden} claim{'s were' if hidden > 1 else ' was'} checked but not shown: "
+            "its evidence did not pass factbot's citation check.)"
+        )
     text = _fit(lines, max_chars)
     cited_numbers = {int(m) for m in re.findall(r"\[(\d+)\]", text)}
     kept = [r for r in references if r.number in cited_numbers]
     correction = Correction(text=text, references=tuple(kept))
     verify_references(correction, evidence)
     return correction
+
+
+_PREFERRED = {
+    Label.FALSE: (Stance.REFUTES, Stance.CONTEXT),
+    Label.MISLEADING: (Stance.CONTEXT, Stance.REFUTES),
+    Label.ACCURATE: (Stance.SUPPORTS, Stance.CONTEXT),
+    Label.PARTLY_ACCURATE: (Stance.CONTEXT, Stance.SUPPORTS, Stance.REFUTES),
+}
+
+
+def _best_quote(label: Label, evidence_ids: Sequence[str], quotes: Sequence[Quote]) -> Quote | None:
+    mine = [q for q in quotes if q.evidence_id in evidence_ids]
+    for stance in _PREFERRED.get(label, ()):
+        for quote in mine:
+            if quote.stance is stance:
+                return quote
+    return None
+
+
+def _excerpt(text: str, limit: int = 220) -> str:
+    """Return a verbatim prefix of text that fits, ending at a word (marked … when cut)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + "…"
 
 
 def _fit(lines: list[str], max_chars: int) -> str:

@@ -76,6 +76,7 @@ class CheckRepo:
                     "evidence_ids": json.dumps(
                         list(verdicts[c.id].evidence_ids) if c.id in verdicts else []
                     ),
+                    "shown": int(verdicts[c.id].shown) if c.id in verdicts else 1,
                 }
                 for c in check.claims
             )
@@ -121,6 +122,7 @@ class CheckRepo:
                 label=Label(c["label"]),
                 rationale=c["rationale"],
                 evidence_ids=tuple(json.loads(c["evidence_ids"])),
+                shown=bool(c["shown"]),
             )
             for c in claim_rows
         )

@@ -179,3 +179,8 @@ def m005_web_caches(db: Database) -> None:
 @migrations()
 def m006_model_usage(db: Database) -> None:
     db.execute("ALTER TABLE checks ADD COLUMN usage TEXT NOT NULL DEFAULT '[]'")
+
+
+@migrations()
+def m007_claim_shown(db: Database) -> None:
+    db.execute("ALTER TABLE claims ADD COLUMN shown INTEGER NOT NULL DEFAULT 1")

@@ -57,6 +57,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m004_jobs",
         "m005_web_caches",
         "m006_model_usage",
+        "m007_claim_shown",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
@@ -73,7 +74,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
     store.close()
     # Re-opening applies nothing twice.
     again = Store.open(tmp_path / "a.db")
-    assert len(again.applied_migrations()) == 6
+    assert len(again.applied_migrations()) == 7
     again.close()
 
 

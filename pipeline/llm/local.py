@@ -1,0 +1,254 @@
+"""Run a local GGUF model behind the OpenAI-compatible API that `LLMClient` already speaks.
+
+`LocalModelServer` starts llama-cpp-python's server (`python -m llama_cpp.server`) as a child
+process on 127.0.0.1 and a free port, with a random API key, and waits until it answers. Its
+`endpoint` is a `ModelEndpoint` for `LLMClient`, so a local model is one more endpoint.
+
+What the server can do shapes that endpoint (llama-cpp-python 0.3.36):
+- `response_format` only accepts `{"type": "json_object"}` (optionally with a llama.cpp-specific
+  `"schema"` that it turns into a grammar); `{"type": "json_schema"}` fails validation and comes
+  back as HTTP 500. So `supports_json_schema=False`: `LLMClient` asks for any JSON object (a JSON
+  grammar) and puts the schema in the system prompt, then validates as usual.
+- It reuses the KV cache of the longest common prompt prefix: calls that share a system prompt
+  only pay for the rest of the prompt.
+- One model instance serves one request at a time (a lock inside the server), so
+  `max_concurrency=1`: requests queue in the client, where the per-call timeout does not run yet.
+- The chat template is read from the GGUF metadata (Qwen2.5's is ChatML); `chat_format` can
+  override it.
+
+The server is configured through a JSON config file, because it reads environment variables
+without a prefix (`HOST`, `PORT`, `API_KEY`, ...) for any setting given on its command line; the
+config file path skips them, and HOST, PORT and CONFIG_FILE are removed from its environment.
+
+Failure policy: `start()` raises `LocalModelError` (with the tail of the server's log) when the
+server exits or does not answer within `startup_timeout`; `stop()` never raises.
+
+Exceptions (to join the tree in `pipeline.errors`):
+
+    FactbotError
+    └── LocalModelError      the local model server could not start (reason, log_tail)
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import logging
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from pipeline.errors import FactbotError
+from pipeline.llm.endpoint import ModelEndpoint
+from pipeline.llm.models import DEFAULT_MODEL, verified
+
+log = logging.getLogger(__name__)
+
+_STRIPPED_ENV = ("HOST", "PORT", "CONFIG_FILE")  # the server lets these override its config
+_GRACE_SECONDS = 10.0
+_LOG_TAIL = 3000
+
+
+class LocalModelError(FactbotError):
+    """The local model server could not be started."""
+
+    def __init__(self, reason: str, *, log_tail: str = "") -> None:
+        super().__init__(f"local model server: {reason}" + (f"\n{log_tail}" if log_tail else ""))
+        self.reason = reason
+        self.log_tail = log_tail
+
+
+def llama_cpp_installed() -> bool:
+    """Return whether llama-cpp-python (with its server) can be imported."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def local_model_available(models_dir: Path) -> Path | None:
+    """Return the verified default model file when it and llama-cpp-python are both here."""
+    if not llama_cpp_installed():
+        return None
+    return verified(DEFAULT_MODEL, models_dir)
+
+
+class LocalModelServer:
+    """A llama-cpp-python server child process serving one GGUF model on 127.0.0.1."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        alias: str = DEFAULT_MODEL.name,
+        port: int | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        startup_timeout: float = 120.0,
+        request_timeout: float = 180.0,
+    ) -> None:
+        self.model_path = model_path
+        self.alias = alias
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or len(os.sched_getaffinity(0))
+        self.chat_format = chat_format
+        self.startup_timeout = startup_timeout
+        self.request_timeout = request_timeout
+        self.port: int | None = None  # set at start: the one asked for, else a free one
+        self._requested_port = port
+        self._key = secrets.token_urlsafe(24)  # other local users cannot borrow the server
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._workdir: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        """Return the file that holds the server's output while it runs."""
+        return Path(self._workdir.name) / "server.log" if self._workdir else None
+
+    @property
+    def running(self) -> bool:
+        """Return whether the server process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def endpoint(self) -> ModelEndpoint:
+        """Return the running server as an endpoint for `LLMClient`."""
+        if self._proc is None or self.port is None:
+            raise LocalModelError("not started")
+        return ModelEndpoint(
+            base_url=f"http://127.0.0.1:{self.port}/v1",
+            api_key=self._key,
+            model=self.alias,
+            supports_json_schema=False,
+            strict_schema=False,
+            timeout=self.request_timeout,
+            max_concurrency=1,
+        )
+
+    def start(self) -> ModelEndpoint:
+        """Start the server and wait until it answers; return its endpoint."""
+        if self._proc is not None:
+            return self.endpoint
+        if not llama_cpp_installed():
+            raise LocalModelError(
+                "llama-cpp-python is not installed (pip install llama-cpp-python)"
+            )
+        if not self.model_path.is_file():
+            raise LocalModelError(f"no model file at {self.model_path}")
+        self._workdir = tempfile.TemporaryDirectory(prefix="factbot-llama-")
+        self.port = self._requested_port or _free_port()
+        config = Path(self._workdir.name) / "config.json"
+        config.write_text(json.dumps(self._config()), "utf-8")
+        env = {k: v for k, v in os.environ.items() if k.upper() not in _STRIPPED_ENV}
+        command = [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
+        started = time.monotonic()
+        assert self.log_path is not None
+        with self.log_path.open("wb") as output:
+            self._proc = subprocess.Popen(
+                command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        atexit.register(self.stop)
+        log.info("local model server starting", extra={"port": self.port, "pid": self._proc.pid})
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        log.info(
+            "local model server ready",
+            extra={"port": self.port, "seconds": round(time.monotonic() - started, 2)},
+        )
+        return self.endpoint
+
+    def _config(self) -> dict[str, object]:
+        model = {
+            "model": str(self.model_path),
+            "model_alias": self.alias,
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads,
+            "chat_format": self.chat_format,
+            "use_mlock": False,  # mmap only: the kernel may page the weights, as with any file
+            "verbose": False,
+        }
+        return {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "api_key": self._key,
+            "interrupt_requests": False,  # never cut one answer short for the next request
+            "models": [model],
+        }
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
+        url = f"http://127.0.0.1:{self.port}/v1/models"
+        headers = {"Authorization": f"Bearer {self._key}"}
+        deadline = time.monotonic() + self.startup_timeout
+        with httpx.Client(timeout=2.0) as http:
+            while time.monotonic() < deadline:
+                code = self._proc.poll()
+                if code is not None:
+                    raise LocalModelError(f"exited with code {code}", log_tail=self.log_tail())
+                try:
+                    if http.get(url, headers=headers).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass  # not listening yet
+                time.sleep(0.25)
+        raise LocalModelError(
+            f"no answer within {self.startup_timeout:g}s", log_tail=self.log_tail()
+        )
+
+    def log_tail(self) -> str:
+        """Return the end of the server's output (its error, when it failed)."""
+        path = self.log_path
+        if path is None or not path.exists():
+            return ""
+        with path.open("rb") as file:
+            file.seek(max(0, path.stat().st_size - _LOG_TAIL))
+            return file.read().decode("utf-8", "replace").strip()
+
+    def stop(self) -> None:
+        """Stop the server (terminate, then kill after a grace period) and delete its files."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            atexit.unregister(self.stop)
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(_GRACE_SECONDS)
+                except subprocess.TimeoutExpired:
+                    log.warning("local model server killed", extra={"pid": proc.pid})
+                    proc.kill()
+                    proc.wait()
+            log.info("local model server stopped", extra={"pid": proc.pid, "code": proc.returncode})
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
+
+    def __enter__(self) -> LocalModelServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _free_port() -> int:
+    """Return a port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
