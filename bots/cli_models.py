@@ -23,8 +23,8 @@ def _models_dir_option(func: F) -> F:
     return click.option(
         "--models-dir",
         type=click.Path(file_okay=False, path_type=Path),
-        envvar="FACTBOT_MODELS_DIR",
-        help="Folder of model files [default: <FACTBOT_DATA_DIR>/models; env FACTBOT_MODELS_DIR].",
+        envvar="FACTBOT_MODEL__MODELS_DIR",
+        help="Folder of model files [default: <FACTBOT_DATA_DIR>/models; env FACTBOT_MODEL__MODELS_DIR].",
     )(func)
 
 
@@ -37,7 +37,7 @@ def _models_dir(ctx: click.Context, given: Path | None) -> Path:
         return given
     from bots.cli import _app
 
-    return _app(ctx).settings.data_dir / "models"
+    return _app(ctx).settings.models_dir
 
 
 @click.group("models")

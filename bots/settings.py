@@ -140,6 +140,45 @@ class ReferenceSettings(BaseModel):
     page_cache_ttl_hours: float = Field(default=24.0, gt=0)
 
 
+class StageModelSettings(BaseModel):
+    """Per-stage overrides of the model endpoint (unset fields inherit the default)."""
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str | None = None
+    supports_json_schema: bool | None = None
+    input_price_per_mtok: float | None = Field(default=None, ge=0)
+    output_price_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class ModelSettings(BaseModel):
+    """The language model. `auto`: a configured endpoint, else the local model when pulled,
+    else the no-model judge."""
+
+    mode: Literal["auto", "endpoint", "local", "none"] = "auto"
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"
+    )
+    api_key: SecretStr | None = None
+    model: str = Field(default="gpt-4o-mini", description="model name at the endpoint")
+    supports_json_schema: bool = Field(
+        default=True, description="structured output with a JSON schema (else JSON mode)"
+    )
+    input_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M input tokens")
+    output_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M output tokens")
+    timeout: float = Field(default=120.0, gt=0, description="seconds per call")
+    max_concurrency: int = Field(default=4, ge=1, le=64)
+    stages: dict[str, StageModelSettings] = Field(
+        default_factory=dict,
+        description='per-stage overrides, e.g. {"judge": {"model": "gpt-4o"}}',
+    )
+    models_dir: Path | None = Field(
+        default=None, description="where local models live (default: <data_dir>/models)"
+    )
+    refine_rounds: int = Field(default=2, ge=0, le=2, description="extra retrieval rounds")
+    docs_per_call: int = Field(default=4, ge=1, le=10, description="documents per extraction call")
+
+
 class EmbeddingSettings(BaseModel):
     """The sentence embedder."""
 
@@ -169,6 +208,7 @@ class Settings(BaseSettings):
     fetch: FetchSettings = FetchSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
+    model: ModelSettings = ModelSettings()
     references: ReferenceSettings = ReferenceSettings()
 
     @model_validator(mode="after")
@@ -181,6 +221,11 @@ class Settings(BaseSettings):
             "tavily": ("tavily_api_key", s.tavily_api_key),
             "factcheck": ("factcheck_api_key", s.factcheck_api_key),
         }
+        if self.model.mode == "endpoint" and not self.model.base_url:
+            raise ValueError(
+                "FACTBOT_MODEL__MODE is 'endpoint' but FACTBOT_MODEL__BASE_URL is not set: set "
+                "it to an OpenAI-compatible URL, or use FACTBOT_MODEL__MODE=auto"
+            )
         for provider in s.providers:
             if provider in needs and needs[provider][1] is None:
                 field = needs[provider][0]
@@ -189,6 +234,11 @@ class Settings(BaseSettings):
                     f"is not set: set it, or remove {provider!r} from FACTBOT_SEARCH__PROVIDERS"
                 )
         return self
+
+    @property
+    def models_dir(self) -> Path:
+        """Return the folder of local models."""
+        return self.model.models_dir or self.data_dir / "models"
 
     @property
     def database_path(self) -> Path:

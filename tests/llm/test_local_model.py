@@ -1,7 +1,7 @@
 """The real local model behind LLMClient: llama-cpp-python's server and the pulled GGUF file.
 
 Skipped unless llama-cpp-python is installed and the model is pulled. The model is looked for in
-$FACTBOT_TEST_MODEL (a .gguf file), else in $FACTBOT_MODELS_DIR, else in <repo>/.models/
+$FACTBOT_TEST_MODEL (a .gguf file), else in $FACTBOT_MODEL__MODELS_DIR, else in <repo>/.models/
 (`factbot models pull --models-dir .models`).
 """
 
@@ -49,7 +49,7 @@ def _model_file() -> Path:
         if not Path(explicit).is_file():
             pytest.skip(f"FACTBOT_TEST_MODEL={explicit} is not a file")
         return Path(explicit)
-    folder = Path(os.environ.get("FACTBOT_MODELS_DIR") or REPO / ".models")
+    folder = Path(os.environ.get("FACTBOT_MODEL__MODELS_DIR") or REPO / ".models")
     found = verified(DEFAULT_MODEL, folder)
     if found is None:
         pytest.skip(
