@@ -25,9 +25,13 @@ async def filter_relevant(
     """Keep relevant candidates, best first within each claim; never the post's own pages."""
     kept: list[Candidate] = []
     per_doc: dict[tuple[str, str], int] = defaultdict(int)
+    seen: set[tuple[str, str]] = set()  # several queries of one claim may find one passage
     for cand in sorted(candidates, key=lambda c: (c.claim_id, -c.cosine)):
         if cand.cosine < min_score or cand.document.url in exclude_urls:
             continue
+        if (cand.claim_id, cand.passage.id) in seen:
+            continue
+        seen.add((cand.claim_id, cand.passage.id))
         key = (cand.claim_id, cand.document.id)
         if per_doc[key] >= per_document:
             continue
