@@ -5,6 +5,7 @@ Everything heavy is created lazily on first use so `factbot --help` and `factbot
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from datetime import datetime, timedelta
@@ -12,15 +13,18 @@ from functools import cached_property
 
 import httpx
 
+from bots.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.settings import Settings
 from bots.web import build_search
 from pipeline.credibility import SourcePolicy, load_seed
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.fetch import Fetcher, FetchPolicy
 from pipeline.judgement import ReviewMatchJudge
+from pipeline.llm.client import LLMClient
+from pipeline.llm.judge import ModelJudge
 from pipeline.pagecache import StorePageCache
 from pipeline.records import Check, Post
-from pipeline.run import CheckConfig, CheckDeps, ReferenceDeps, run_check
+from pipeline.run import CheckConfig, CheckDeps, ModelDeps, ReferenceDeps, run_check
 from pipeline.web import WebDeps
 from storage import Store
 
@@ -30,7 +34,13 @@ class App:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.local_model = LocalModel(settings)
         logging.basicConfig(level=settings.log_level)
+
+    @cached_property
+    def model_choice(self) -> Choice:
+        """Return which model path checks use: an endpoint, the local model, or none."""
+        return choose(self.settings)
 
     @cached_property
     def store(self) -> Store:
@@ -140,11 +150,35 @@ class App:
                         ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
                     )
             deps = self.deps(web=web, references=references)
-            result = await run_check(post, deps=deps, config=self.check_config(), before=before)
+            model = await self._model(stack, deps)
+            result = await run_check(
+                post, deps=deps, config=self.check_config(), before=before, model=model
+            )
         self.store.checks.save(result)
         return result
 
+    async def _model(self, stack: contextlib.AsyncExitStack, deps: CheckDeps) -> ModelDeps | None:
+        """Return the model path's dependencies for one check, or None without a model."""
+        choice = self.model_choice
+        if choice == "none":
+            return None
+        if choice == "endpoint":
+            default = endpoint_from(self.settings.model)
+            stages = stage_endpoints(self.settings.model, default)
+        else:
+            default = await asyncio.to_thread(self.local_model.endpoint)
+            stages = {}
+        llm = await stack.enter_async_context(LLMClient(default, stages=stages))
+        return ModelDeps(
+            llm=llm,
+            judge=ModelJudge(llm, fallback=deps.judge, embedder=self.embedder),
+            name=f"model:{default.model}",
+            docs_per_call=self.settings.model.docs_per_call,
+            refine_rounds=self.settings.model.refine_rounds,
+        )
+
     def close(self) -> None:
-        """Close the store if it was opened."""
+        """Stop the local model server and close the store if they were started."""
+        self.local_model.stop()
         if "store" in self.__dict__:
             self.store.close()

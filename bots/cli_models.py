@@ -24,7 +24,7 @@ def _models_dir_option(func: F) -> F:
         "--models-dir",
         type=click.Path(file_okay=False, path_type=Path),
         envvar="FACTBOT_MODEL__MODELS_DIR",
-        help="Folder of model files [default: <FACTBOT_DATA_DIR>/models; env FACTBOT_MODEL__MODELS_DIR].",
+        help="Folder of model files [default: <FACTBOT_DATA_DIR>/models].",
     )(func)
 
 

@@ -9,23 +9,46 @@ The bracketed stages run when their dependencies are given (live web search, ref
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from pipeline.citations import enforce_citations
 from pipeline.claims import extract_claims
 from pipeline.embedder import Embedder
 from pipeline.fetch import Fetcher
 from pipeline.ingest import Ingester
 from pipeline.judgement import Judge
-from pipeline.queries import build_queries
+from pipeline.llm.client import LLMClient
+from pipeline.llm.decompose import Decomposition, decompose_post
+from pipeline.llm.extraction import extract_quotes
+from pipeline.llm.judge import ModelJudge, missing_facets
+from pipeline.llm.usage import metering
+from pipeline.narratives import cluster_narratives
+from pipeline.queries import Query, build_queries
 from pipeline.ranking import Rater, rank_evidence
 from pipeline.reachability import keep_reachable
-from pipeline.records import Check, Post, StageTiming, new_id, utcnow
+from pipeline.records import (
+    Assessment,
+    Check,
+    Claim,
+    Evidence,
+    Label,
+    ModelUsage,
+    Narrative,
+    Post,
+    Quote,
+    StageTiming,
+    Verdict,
+    new_id,
+    utcnow,
+)
 from pipeline.relevance import filter_relevant
 from pipeline.retrieval import retrieve
+from pipeline.text import keywords
 from pipeline.web import WebDeps, gather_web_evidence
 from pipeline.writer import write_correction
 from storage.index import DocumentIndex
@@ -67,13 +90,31 @@ class CheckDeps:
     references: ReferenceDeps | None = None  # reachability check; None skips it
 
 
+@dataclass(frozen=True)
+class ModelDeps:
+    """The language-model path: its client and judge, and how far refinement may go."""
+
+    llm: LLMClient
+    judge: ModelJudge
+    name: str = "model"
+    docs_per_call: int = 4
+    refine_rounds: int = 2
+
+
 async def run_check(
-    post: Post, *, deps: CheckDeps, config: CheckConfig, before: datetime | None = None
+    post: Post,
+    *,
+    deps: CheckDeps,
+    config: CheckConfig,
+    before: datetime | None = None,
+    model: ModelDeps | None = None,
 ) -> Check:
     """Check one post end to end and return the (unsaved) Check.
 
     Evidence is bounded to documents published before `before`, or before the post itself when
     its time is known (MUSE): a post is judged with what could be known when it was written.
+    With `model`, claims, evidence quotes and the judgement come from the language model
+    (falling back stage by stage to the no-model path when it fails).
     """
     before = before or post.created_at
     timings: list[StageTiming] = []
@@ -84,68 +125,195 @@ async def run_check(
         timings.append(StageTiming(stage=stage, seconds=round(time.perf_counter() - start, 4)))
         return result
 
-    claims = await timed("claims", extract_claims(post, max_claims=config.max_claims))
-    queries = await timed("queries", build_queries(claims))
-    if deps.web is not None:
-        web = deps.web
-        with web.search.check_budget():
-            await timed(
-                "web",
-                gather_web_evidence(
-                    queries,
-                    search=web.search,
-                    fetcher=web.fetcher,
-                    rater=deps.rater,
-                    ingester=Ingester(deps.index, deps.embedder),
-                    before=before,
-                    pages_per_claim=web.pages_per_claim,
-                    fact_check_sites=web.fact_check_sites,
-                    limit=web.results_per_provider,
-                ),
-            )
-    candidates = await timed(
-        "retrieval",
-        retrieve(
-            queries,
-            index=deps.index,
-            embedder=deps.embedder,
-            limit=config.candidates,
-            before=before,
-            undated=config.undated,
-        ),
-    )
-    relevant = await timed(
-        "relevance",
-        filter_relevant(
-            candidates,
-            min_score=config.relevance_threshold,
-            # A post is not evidence about itself.
-            exclude_urls=frozenset(filter(None, (post.url, *post.links))),
-        ),
-    )
-    evidence = await timed(
-        "ranking", rank_evidence(relevant, rater=deps.rater, max_per_claim=config.max_evidence)
-    )
-    if deps.references is not None:
-        refs = deps.references
-        evidence = await timed(
-            "reachability",
-            keep_reachable(evidence, fetcher=refs.fetcher, cache=refs.cache, ttl=refs.ttl),
+    async def gather(claims: list[Claim], queries: list[Query], suffix: str = "") -> list[Evidence]:
+        if deps.web is not None:
+            web = deps.web
+            with web.search.check_budget():
+                await timed(
+                    "web" + suffix,
+                    gather_web_evidence(
+                        queries,
+                        search=web.search,
+                        fetcher=web.fetcher,
+                        rater=deps.rater,
+                        ingester=Ingester(deps.index, deps.embedder),
+                        before=before,
+                        pages_per_claim=web.pages_per_claim,
+                        fact_check_sites=web.fact_check_sites,
+                        limit=web.results_per_provider,
+                    ),
+                )
+        candidates = await timed(
+            "retrieval" + suffix,
+            retrieve(
+                queries,
+                index=deps.index,
+                embedder=deps.embedder,
+                limit=config.candidates,
+                before=before,
+                undated=config.undated,
+            ),
         )
-    verdict, evidence_with_stance = await timed("judgement", deps.judge.judge(claims, evidence))
+        relevant = await timed(
+            "relevance" + suffix,
+            filter_relevant(
+                candidates,
+                min_score=config.relevance_threshold,
+                # A post is not evidence about itself.
+                exclude_urls=frozenset(filter(None, (post.url, *post.links))),
+            ),
+        )
+        evidence = await timed(
+            "ranking" + suffix,
+            rank_evidence(relevant, rater=deps.rater, max_per_claim=config.max_evidence),
+        )
+        if deps.references is not None:
+            refs = deps.references
+            evidence = await timed(
+                "reachability" + suffix,
+                keep_reachable(evidence, fetcher=refs.fetcher, cache=refs.cache, ttl=refs.ttl),
+            )
+        return evidence
+
+    usage: tuple[ModelUsage, ...] = ()
+    quotes: list[Quote] = []
+    if model is None:
+        claims = await timed("claims", extract_claims(post, max_claims=config.max_claims))
+        queries = await timed("queries", build_queries(claims))
+        evidence = await gather(claims, queries)
+        verdict, judged = await timed("judgement", deps.judge.judge(claims, evidence))
+        evidence = list(judged)
+        judge_name = deps.judge.name
+    else:
+        with metering() as meter:
+            claims, evidence, verdict, quotes = await _model_path(
+                post, model=model, deps=deps, config=config, gather=gather, timed=timed
+            )
+        usage = tuple(
+            ModelUsage(
+                stage=stage,
+                calls=u.calls,
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                cost_usd=round(u.cost_usd, 6),
+                seconds=round(u.seconds, 3),
+                failures=u.failures,
+            )
+            for stage, u in meter.by_stage().items()
+        )
+        judge_name = model.name
+    verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
     correction = await timed(
         "correction",
-        write_correction(claims, verdict, evidence_with_stance, max_chars=config.max_chars),
+        write_correction(claims, verdict, evidence, quotes=quotes, max_chars=config.max_chars),
     )
     return Check(
         id=new_id(),
         post=post,
         claims=tuple(claims),
-        evidence=evidence_with_stance,
+        evidence=tuple(evidence),
         verdict=verdict,
         correction=correction,
         timings=tuple(timings),
-        judge=deps.judge.name,
+        judge=judge_name,
         created_at=utcnow(),
         before=before,
+        usage=usage,
     )
+
+
+_FACET_HINTS = {
+    "who": "who",
+    "what": "what happened",
+    "when": "date when",
+    "where": "where location",
+    "why": "why reason",
+    "how": "how",
+}
+
+
+async def _model_path(
+    post: Post,
+    *,
+    model: ModelDeps,
+    deps: CheckDeps,
+    config: CheckConfig,
+    gather: Callable[[list[Claim], list[Query], str], Awaitable[list[Evidence]]],
+    timed: Callable[[str, Awaitable[Any]], Awaitable[Any]],
+) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
+    """Claims -> evidence -> quotes -> narratives -> judge, refined on missing 5W1H facts."""
+    decomposition: Decomposition = await timed(
+        "claims", decompose_post(post, llm=model.llm, max_claims=config.max_claims)
+    )
+    claims = list(decomposition.claims)
+    # The claim itself is always searched too, so relevance is measured against its wording.
+    queries = [*decomposition.queries, *await build_queries(claims)]
+    evidence = await gather(claims, queries, "")
+    quotes: list[Quote] = await timed("extraction", _extract(claims, evidence, model))
+    verdict, evidence, assessments = await timed(
+        "judgement", _judge(claims, evidence, quotes, model, deps)
+    )
+    for round_no in range(1, model.refine_rounds + 1):
+        missing = missing_facets(assessments)
+        labels = {v.claim_id: v.label for v in verdict.claims}
+        todo = [c for c in claims if missing.get(c.id) and labels.get(c.id) is Label.UNVERIFIABLE]
+        if not todo:
+            break
+        targeted = [
+            Query(
+                claim_id=c.id,
+                text=f"{c.text} " + " ".join(_FACET_HINTS[f] for f in missing[c.id]),
+                terms=tuple(keywords(c.text, limit=20)),
+            )
+            for c in todo
+        ]
+        known = {(e.claim_id, e.passage.id) for e in evidence}
+        fresh = [
+            e
+            for e in await gather(todo, targeted, f"#{round_no}")
+            if (e.claim_id, e.passage.id) not in known
+        ]
+        if not fresh:
+            break
+        evidence = [*evidence, *fresh]
+        quotes += await timed(f"extraction#{round_no}", _extract(todo, fresh, model))
+        verdict, evidence, assessments = await timed(
+            f"judgement#{round_no}", _judge(claims, evidence, quotes, model, deps)
+        )
+    return claims, evidence, verdict, quotes
+
+
+async def _extract(claims: list[Claim], evidence: list[Evidence], model: ModelDeps) -> list[Quote]:
+    """Quote refuting and context paragraphs for every claim, claims in parallel."""
+    per_claim = await asyncio.gather(
+        *(
+            extract_quotes(
+                claim,
+                [e for e in evidence if e.claim_id == claim.id],
+                llm=model.llm,
+                docs_per_call=model.docs_per_call,
+            )
+            for claim in claims
+            if any(e.claim_id == claim.id for e in evidence)
+        )
+    )
+    return [quote for quotes in per_claim for quote in quotes]
+
+
+async def _judge(
+    claims: list[Claim],
+    evidence: list[Evidence],
+    quotes: list[Quote],
+    model: ModelDeps,
+    deps: CheckDeps,
+) -> tuple[Verdict, list[Evidence], list[Assessment]]:
+    """Cluster each claim's evidence into narratives and judge every claim in one call."""
+    narratives: list[Narrative] = []
+    for claim in claims:
+        mine = [e for e in evidence if e.claim_id == claim.id]
+        if mine:
+            narratives += await cluster_narratives(claim.id, mine, embedder=deps.embedder)
+    verdict, judged, assessments = await model.judge.judge_with(
+        claims, evidence, narratives=narratives, quotes=quotes
+    )
+    return verdict, list(judged), assessments

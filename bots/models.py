@@ -1,0 +1,104 @@
+"""Choosing and building the language model (part of the composition root).
+
+Selection (`FACTBOT_MODEL__MODE=auto`): a configured endpoint, else the local model when it is
+pulled and llama-cpp-python is installed, else no model (the no-model judge).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from bots.settings import ModelSettings, Settings
+from pipeline.errors import ConfigError
+from pipeline.llm.endpoint import ModelEndpoint
+from pipeline.llm.local import LocalModelServer, local_model_available
+
+log = logging.getLogger(__name__)
+
+Choice = Literal["endpoint", "local", "none"]
+
+
+def choose(settings: Settings) -> Choice:
+    """Return which model path the settings and this machine give."""
+    mode = settings.model.mode
+    if mode == "none":
+        return "none"
+    if mode == "endpoint" or (mode == "auto" and settings.model.base_url):
+        return "endpoint"
+    available = local_model_available(settings.models_dir)
+    if mode == "local" and available is None:
+        raise ConfigError(
+            "FACTBOT_MODEL__MODE is 'local' but the local model is not ready: run "
+            "`make model` (or `pip install '.[local]'` and `factbot models pull`)"
+        )
+    return "local" if available is not None else "none"
+
+
+def endpoint_from(settings: ModelSettings) -> ModelEndpoint:
+    """Return the default endpoint described by the settings."""
+    if not settings.base_url:
+        raise ConfigError("set FACTBOT_MODEL__BASE_URL to an OpenAI-compatible endpoint")
+    return ModelEndpoint(
+        base_url=settings.base_url,
+        api_key=settings.api_key.get_secret_value() if settings.api_key else "",
+        model=settings.model,
+        supports_json_schema=settings.supports_json_schema,
+        input_price_per_mtok=settings.input_price_per_mtok,
+        output_price_per_mtok=settings.output_price_per_mtok,
+        timeout=settings.timeout,
+        max_concurrency=settings.max_concurrency,
+    )
+
+
+def stage_endpoints(settings: ModelSettings, default: ModelEndpoint) -> dict[str, ModelEndpoint]:
+    """Return per-stage endpoints: each override inherits what it does not set."""
+    stages = {}
+    for stage, o in settings.stages.items():
+        stages[stage] = ModelEndpoint(
+            base_url=o.base_url or default.base_url,
+            api_key=o.api_key.get_secret_value() if o.api_key else default.secret(),
+            model=o.model or default.model,
+            supports_json_schema=(
+                default.supports_json_schema
+                if o.supports_json_schema is None
+                else o.supports_json_schema
+            ),
+            input_price_per_mtok=(
+                default.input_price_per_mtok
+                if o.input_price_per_mtok is None
+                else o.input_price_per_mtok
+            ),
+            output_price_per_mtok=(
+                default.output_price_per_mtok
+                if o.output_price_per_mtok is None
+                else o.output_price_per_mtok
+            ),
+            timeout=default.timeout,
+            max_concurrency=default.max_concurrency,
+        )
+    return stages
+
+
+class LocalModel:
+    """The local model server, started on first use and stopped with the app."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._server: LocalModelServer | None = None
+
+    def endpoint(self) -> ModelEndpoint:
+        """Return the running local server's endpoint (starting it if needed)."""
+        if self._server is None:
+            path = local_model_available(self.settings.models_dir)
+            if path is None:
+                raise ConfigError("the local model is not pulled: run `factbot models pull`")
+            self._server = LocalModelServer(path)
+            log.info("starting the local model server", extra={"model": str(path)})
+        return self._server.start()
+
+    def stop(self) -> None:
+        """Stop the server if it runs."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None

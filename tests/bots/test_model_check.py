@@ -1,0 +1,150 @@
+"""A whole check on the model path against a local OpenAI-compatible stand-in."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bots.app import App
+from bots.settings import ModelSettings, Settings
+from pipeline.ingest import Ingester
+from pipeline.posts import post_from_text
+from pipeline.records import Label
+from tests.conftest import FIXTURES
+from tests.llm.fake_openai import Seen, error, serve_openai
+
+WHO_QUOTE = (
+    "Spraying or introducing bleach or another disinfectant into your body will not protect "
+    "you against COVID-19 and can be dangerous."
+)
+
+
+def _user(seen: Seen) -> str:
+    return "\n".join(m["content"] for m in seen.messages if m["role"] == "user")
+
+
+def router(seen: Seen) -> Any:
+    """Answer each stage as a capable model would, reading the data blocks it was sent."""
+    user = _user(seen)
+    if seen.stage == "claims":
+        return {
+            "checkable": True,
+            "reason": "a health claim",
+            "claims": [
+                {
+                    "text": "Drinking bleach protects you against COVID-19.",
+                    "queries": ["bleach protect COVID-19", "drinking disinfectant coronavirus"],
+                }
+            ],
+        }
+    if seen.stage == "extraction":
+        blocks = re.findall(r'<document n="(\d+)"[^>]*>(.*?)</document>', user, re.S)
+        quotes = [
+            {"doc": int(n), "stance": "refutes", "quote": WHO_QUOTE}
+            for n, text in blocks
+            if "Spraying or introducing bleach" in text
+        ]
+        return {"quotes": quotes}
+    if seen.stage == "judge":
+        labels = sorted(set(re.findall(r'narrative="(C\d+\.N\d+)"', user)))
+        facet = {"status": "consistent", "note": ""}
+        narratives = [
+            {
+                "narrative": label,
+                "relation": "conflicts",
+                "facets": {
+                    "who": facet,
+                    "what": {"status": "conflicting", "note": "does not protect"},
+                    "when": facet,
+                    "where": facet,
+                    "why": facet,
+                    "how": facet,
+                },
+                "rationale": "Health authorities say bleach does not protect and is dangerous.",
+            }
+            for label in labels
+        ]
+        return {
+            "claims": [
+                {
+                    "claim": "C1",
+                    "narratives": narratives,
+                    "explanation": "Bleach does not protect against COVID-19; drinking it is dangerous.",
+                }
+            ]
+        }
+    return error(400)
+
+
+def _app(tmp_path: Path, base_url: str, embedder: Any) -> App:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        model=ModelSettings(
+            base_url=base_url,
+            api_key="test-key",
+            model="fake-model",
+            input_price_per_mtok=0.15,
+            output_price_per_mtok=0.6,
+            refine_rounds=0,
+        ),
+    )
+    app = App(settings)
+    app.__dict__["embedder"] = embedder
+    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+    return app
+
+
+def test_model_path_quotes_judges_and_accounts(tmp_path: Path, embedder: Any) -> None:
+    with serve_openai(router=router) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
+        check = asyncio.run(app.check(post))
+        stages = [s.stage for s in fake.completions]
+    assert stages == ["claims", "extraction", "judge"]  # 3 calls, all on the critical path
+    assert check.verdict.label is Label.FALSE
+    assert check.judge == "model:fake-model"
+    assert WHO_QUOTE[:60] in check.correction.text
+    assert any("who.int" in r.url for r in check.correction.references)
+    assert {u.stage for u in check.usage} == {"claims", "extraction", "judge"}
+    assert sum(u.calls for u in check.usage) == 3
+    assert sum(u.cost_usd for u in check.usage) > 0
+    stored = app.store.checks.get(check.id)
+    assert stored.usage == check.usage
+    app.close()
+
+
+def test_a_failing_model_falls_back_without_failing_the_check(
+    tmp_path: Path, embedder: Any
+) -> None:
+    with serve_openai(router=lambda seen: error(500)) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        post = post_from_text("Drinking bleach protects you against COVID-19.", max_chars=10_000)
+        check = asyncio.run(app.check(post))
+    assert check.verdict.label is Label.FALSE  # the no-model judge's fact-check match
+    assert check.correction.text.startswith("This post is false.")
+    assert sum(u.failures for u in check.usage) >= 1
+    app.close()
+
+
+@pytest.mark.parametrize(
+    "bad_quote", ["Bleach cures nothing, say experts.", "https://evil.example"]
+)
+def test_quotes_not_in_the_page_never_reach_the_reply(
+    tmp_path: Path, embedder: Any, bad_quote: str
+) -> None:
+    def lying(seen: Seen) -> Any:
+        if seen.stage == "extraction":
+            return {"quotes": [{"doc": 1, "stance": "refutes", "quote": bad_quote}]}
+        return router(seen)
+
+    with serve_openai(router=lying) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        post = post_from_text("Drinking bleach protects you against COVID-19.", max_chars=10_000)
+        check = asyncio.run(app.check(post))
+    assert bad_quote not in check.correction.text
+    assert "evil.example" not in check.correction.text
+    app.close()
