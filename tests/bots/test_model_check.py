@@ -73,7 +73,7 @@ def router(seen: Seen) -> Any:
                 {
                     "claim": "C1",
                     "narratives": narratives,
-                    "explanation": "Bleach does not protect against COVID-19; drinking it is dangerous.",
+                    "explanation": "Bleach does not protect against COVID-19; it is dangerous.",
                 }
             ]
         }
