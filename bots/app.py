@@ -19,7 +19,7 @@ from bots.web import build_search
 from pipeline.credibility import SourcePolicy, load_seed
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.fetch import Fetcher, FetchPolicy
-from pipeline.judgement import ReviewMatchJudge
+from pipeline.judgement import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
 from pipeline.llm.judge import ModelJudge
 from pipeline.pagecache import StorePageCache
@@ -150,15 +150,17 @@ class App:
                         ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
                     )
             deps = self.deps(web=web, references=references)
-            model = await self._model(stack, deps)
+            model = await self.model_deps(stack, fallback=deps.judge)
             result = await run_check(
                 post, deps=deps, config=self.check_config(), before=before, model=model
             )
         self.store.checks.save(result)
         return result
 
-    async def _model(self, stack: contextlib.AsyncExitStack, deps: CheckDeps) -> ModelDeps | None:
-        """Return the model path's dependencies for one check, or None without a model."""
+    async def model_deps(
+        self, stack: contextlib.AsyncExitStack, *, fallback: Judge
+    ) -> ModelDeps | None:
+        """Return the model path's dependencies (closed with stack), or None without a model."""
         choice = self.model_choice
         if choice == "none":
             return None
@@ -171,7 +173,7 @@ class App:
         llm = await stack.enter_async_context(LLMClient(default, stages=stages))
         return ModelDeps(
             llm=llm,
-            judge=ModelJudge(llm, fallback=deps.judge, embedder=self.embedder),
+            judge=ModelJudge(llm, fallback=fallback, embedder=self.embedder),
             name=f"model:{default.model}",
             docs_per_call=self.settings.model.docs_per_call,
             refine_rounds=self.settings.model.refine_rounds,

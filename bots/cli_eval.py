@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import tempfile
@@ -39,6 +40,12 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
 @click.option("--mode", type=click.Choice(["gold", "retrieval"]), default="gold", show_default=True)
 @click.option("--limit", type=int, help="Only the first N claims.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+@click.option(
+    "--model/--no-model",
+    "use_model",
+    default=False,
+    help="Judge with the language model (configured endpoint, else the local model).",
+)
 @click.option("--progress/--no-progress", default=True)
 @click.pass_context
 def averitec(
@@ -47,6 +54,7 @@ def averitec(
     mode: str,
     limit: int | None,
     report_path: Path | None,
+    use_model: bool,
     progress: bool,
 ) -> None:
     """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval)."""
@@ -85,21 +93,33 @@ def averitec(
         rater = SourcePolicy(store.sources, unrated="allow")
         return CheckDeps(index=store.documents, embedder=embedder, rater=rater, judge=judge)
 
-    async def gold(claim: EvalClaim) -> Check:
-        with Store.open(":memory:") as store:
-            deps = await index(store, [claim])
-            return await run_check(claim_post(claim), deps=deps, config=config)
+    judge_name = judge.name
 
     async def go() -> list[Any]:
-        if mode == "gold":
-            return await evaluate(claims, run=gold, on_claim=lambda: bar.update())
-        with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
-            deps = await index(store, claims)
+        nonlocal judge_name
+        async with contextlib.AsyncExitStack() as stack:
+            model = await app.model_deps(stack, fallback=judge) if use_model else None
+            if use_model and model is None:
+                raise click.ClickException(
+                    "--model needs a language model: set FACTBOT_MODEL__BASE_URL or run "
+                    "`make model` for the local one"
+                )
+            judge_name = model.name if model else judge.name
 
-            async def pooled(claim: EvalClaim) -> Check:
-                return await run_check(claim_post(claim), deps=deps, config=config)
+            async def gold(claim: EvalClaim) -> Check:
+                with Store.open(":memory:") as store:
+                    deps = await index(store, [claim])
+                    return await run_check(claim_post(claim), deps=deps, config=config, model=model)
 
-            return await evaluate(claims, run=pooled, on_claim=lambda: bar.update())
+            if mode == "gold":
+                return await evaluate(claims, run=gold, on_claim=lambda: bar.update())
+            with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
+                deps = await index(store, claims)
+
+                async def pooled(claim: EvalClaim) -> Check:
+                    return await run_check(claim_post(claim), deps=deps, config=config, model=model)
+
+                return await evaluate(claims, run=pooled, on_claim=lambda: bar.update())
 
     outcomes = asyncio.run(go())
     bar.close()
@@ -107,7 +127,7 @@ def averitec(
     report.update(
         {
             "mode": mode,
-            "judge": judge.name,
+            "judge": judge_name,
             "data": str(data),
             "wall_seconds": round(time.perf_counter() - started, 1),
         }

@@ -106,6 +106,10 @@ class Outcome:
     found_own_evidence: bool
     evidence_documents: int = 0
     own_evidence_documents: int = 0
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
     error: str | None = None
 
 
@@ -134,6 +138,7 @@ def score(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "support": tp + fn,
         }
     latencies = np.array([o.seconds for o in outcomes]) if outcomes else np.zeros(1)
+    n_claims = max(len(outcomes), 1)
     refs = sum(o.references for o in outcomes)
     good_refs = sum(o.retrieved_references for o in outcomes)
     return {
@@ -158,6 +163,10 @@ def score(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             4,
         ),
         "errors": sum(1 for o in outcomes if o.error),
+        "model_calls_per_claim": round(sum(o.model_calls for o in outcomes) / n_claims, 2),
+        "input_tokens_per_claim": round(sum(o.input_tokens for o in outcomes) / n_claims, 1),
+        "output_tokens_per_claim": round(sum(o.output_tokens for o in outcomes) / n_claims, 1),
+        "cost_usd_per_claim": round(sum(o.cost_usd for o in outcomes) / n_claims, 6),
         "latency_p50_s": round(float(np.percentile(latencies, 50)), 4),
         "latency_p95_s": round(float(np.percentile(latencies, 95)), 4),
     }
@@ -205,6 +214,10 @@ async def evaluate(
                 found_own_evidence=bool(own & set(retrieved.values())),
                 evidence_documents=len(retrieved),
                 own_evidence_documents=len(own & set(retrieved.values())),
+                model_calls=sum(u.calls for u in check.usage),
+                input_tokens=sum(u.input_tokens for u in check.usage),
+                output_tokens=sum(u.output_tokens for u in check.usage),
+                cost_usd=sum(u.cost_usd for u in check.usage),
             )
         )
         if on_claim:

@@ -81,3 +81,49 @@ def test_eval_runs_in_both_modes(
     assert report["references_retrieved_share"] == 1.0
     assert report["references"] > 0
     assert set(report["confusion"]) == {"accurate", "false", "misleading", "unverifiable"}
+
+
+def test_eval_with_a_model_counts_calls_and_tokens(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.llm.fake_openai import Seen, serve_openai
+
+    def router(seen: Seen) -> object:
+        if seen.stage == "claims":
+            return {
+                "checkable": True,
+                "reason": "",
+                "claims": [{"text": "A claim.", "queries": ["q"]}],
+            }
+        if seen.stage == "extraction":
+            return {"quotes": []}
+        return {"claims": []}
+
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+    with serve_openai(router=router) as fake:
+        monkeypatch.setenv("FACTBOT_MODEL__BASE_URL", fake.base_url)
+        report_path = tmp_path / "report.json"
+        result = CliRunner().invoke(
+            main,
+            [
+                "eval",
+                "averitec",
+                "--no-progress",
+                "--limit",
+                "3",
+                "--mode",
+                "gold",
+                "--model",
+                "--data",
+                str(shared_data / "eval" / "averitec" / "dev.json"),
+                "--report",
+                str(report_path),
+            ],
+            catch_exceptions=False,
+        )
+    assert result.exit_code == 0, result.output
+    report = json.loads(report_path.read_text())
+    assert report["judge"].startswith("model:")
+    assert report["model_calls_per_claim"] >= 1
+    assert report["input_tokens_per_claim"] > 0
+    assert report["references_retrieved_share"] == 1.0
