@@ -14,13 +14,16 @@ $(STAMP): pyproject.toml constraints.txt deploy/apt-packages.txt deploy/setup-sy
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-run: setup
-	$(BIN)/factbot serve
+# The local model lives in .models/ of the checkout unless FACTBOT_MODEL__MODELS_DIR says otherwise.
+FACTBOT_MODEL__MODELS_DIR ?= $(CURDIR)/.models
+
+run: model
+	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/factbot serve
 
 # The local language model: llama-cpp-python (built once) and the verified Qwen2.5 GGUF.
 model: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,local]'
-	$(BIN)/factbot models pull --models-dir .models
+	$(BIN)/factbot models pull --no-progress --models-dir $(FACTBOT_MODEL__MODELS_DIR)
 
 lint: setup
 	$(BIN)/ruff format --check bots pipeline storage tests
@@ -29,10 +32,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-pytest: setup
-	$(BIN)/pytest
+pytest: setup model
+	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/pytest
 
-test: lint typecheck pytest
+test: lint typecheck model pytest
 
 bench: setup
 	$(BIN)/factbot bench index --data ../shared/data/corpus/recovery/articles.jsonl

@@ -40,6 +40,10 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    # No test reaches a real model unless it asks for one explicitly.
+    monkeypatch.setenv("FACTBOT_MODEL__MODE", "none")
+    monkeypatch.delenv("FACTBOT_MODEL__BASE_URL", raising=False)
+    monkeypatch.delenv("FACTBOT_MODEL__API_KEY", raising=False)
 
 
 @pytest.fixture(scope="session")

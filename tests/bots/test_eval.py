@@ -102,6 +102,7 @@ def test_eval_with_a_model_counts_calls_and_tokens(
     monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
     with serve_openai(router=router) as fake:
         monkeypatch.setenv("FACTBOT_MODEL__BASE_URL", fake.base_url)
+        monkeypatch.setenv("FACTBOT_MODEL__MODE", "endpoint")
         report_path = tmp_path / "report.json"
         result = CliRunner().invoke(
             main,
