@@ -5,7 +5,6 @@ Everything heavy is created lazily on first use so `factbot --help` and `factbot
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from datetime import datetime, timedelta
@@ -168,7 +167,9 @@ class App:
             default = endpoint_from(self.settings.model)
             stages = stage_endpoints(self.settings.model, default)
         else:
-            default = await asyncio.to_thread(self.local_model.endpoint)
+            # Started from the event loop's own thread on purpose: the server is tied to the
+            # thread that starts it (it dies with it), and a pool thread may go away.
+            default = self.local_model.endpoint()
             stages = {}
         llm = await stack.enter_async_context(LLMClient(default, stages=stages))
         return ModelDeps(

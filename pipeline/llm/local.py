@@ -32,11 +32,13 @@ Exceptions (to join the tree in `pipeline.errors`):
 from __future__ import annotations
 
 import atexit
+import ctypes
 import importlib.util
 import json
 import logging
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -134,8 +136,10 @@ class LocalModelServer:
 
     def start(self) -> ModelEndpoint:
         """Start the server and wait until it answers; return its endpoint."""
-        if self._proc is not None:
+        if self._proc is not None and self._proc.poll() is None:
             return self.endpoint
+        if self._proc is not None:  # it died: clean up and start again
+            self.stop()
         if not llama_cpp_installed():
             raise LocalModelError(
                 "llama-cpp-python is not installed (pip install llama-cpp-python)"
@@ -152,7 +156,12 @@ class LocalModelServer:
         assert self.log_path is not None
         with self.log_path.open("wb") as output:
             self._proc = subprocess.Popen(
-                command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         atexit.register(self.stop)
         log.info("local model server starting", extra={"port": self.port, "pid": self._proc.pid})
@@ -252,3 +261,15 @@ def _free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to stop the server when factbot dies, even by SIGKILL (no orphaned servers)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
