@@ -8,6 +8,7 @@ page that cannot be read becomes an `IngestError` naming its line or URL; the re
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -109,7 +110,9 @@ class Ingester:
         if not passages:
             self._error(IngestError(document.url, "the document has no text"))
             return
-        pending = _Pending(document, passages, digest, extra or {})
+        # The stored text is exactly what the passages were cut from, so every quote of a
+        # passage can be found again in the stored document (the citation check relies on it).
+        pending = _Pending(dataclasses.replace(document, text=text), passages, digest, extra or {})
         self._pending.append(pending)
         if sum(len(p.passages) for p in self._pending) >= self.batch_passages:
             await self._flush()

@@ -172,3 +172,13 @@ async def test_the_posts_own_links_are_not_evidence(
     check = await _check(indexed, embedder, f"5G networks spread the coronavirus. {own}")
     assert own not in {e.document.url for e in check.evidence}
     assert check.verdict.label is Label.UNVERIFIABLE
+
+
+async def test_every_passage_occurs_in_its_stored_document(indexed: Store) -> None:
+    from pipeline.citations import quote_is_verbatim
+
+    rows = indexed.db.execute(
+        "SELECT passages.text, documents.text FROM passages "
+        "JOIN documents ON documents.id = passages.document_id"
+    ).fetchall()
+    assert rows and all(quote_is_verbatim(passage, text) for passage, text in rows)
