@@ -211,6 +211,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
 
 def _register() -> None:
     from bots.cli_bench import bench_group
+    from bots.cli_bench_latency import latency
     from bots.cli_bench_search import search_cache
     from bots.cli_eval import eval_group
     from bots.cli_models import models_group
@@ -221,6 +222,7 @@ def _register() -> None:
     main.add_command(bench_group)
     main.add_command(models_group)
     bench_group.add_command(search_cache)
+    bench_group.add_command(latency)
 
 
 _register()

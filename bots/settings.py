@@ -109,9 +109,9 @@ class SearchSettings(BaseModel):
     results_per_provider: int = Field(default=8, ge=1, le=50)
     pages_per_claim: int = Field(default=6, ge=0, le=30, description="result pages fetched a claim")
     budget_per_check: int = Field(
-        default=10, ge=1, le=200, description="requests a provider a check"
+        default=24, ge=1, le=200, description="requests a provider a check"
     )
-    concurrency_per_provider: int = Field(default=4, ge=1, le=64)
+    concurrency_per_provider: int = Field(default=8, ge=1, le=64)
     cache_ttl_hours: float = Field(default=24.0, gt=0)
     fact_check_sites: list[str] = Field(
         default_factory=lambda: [

@@ -249,7 +249,7 @@ async def _model_path(
     # The claim itself is always searched too, so relevance is measured against its wording.
     queries = [*decomposition.queries, *await build_queries(claims)]
     evidence = await gather(claims, queries, "")
-    quotes: list[Quote] = await timed("extraction", _extract(claims, evidence, model))
+    quotes: list[Quote] = await timed("extraction", _extract(claims, evidence, model, config))
     verdict, evidence, assessments = await timed(
         "judgement", _judge(claims, evidence, quotes, model, deps)
     )
@@ -276,22 +276,29 @@ async def _model_path(
         if not fresh:
             break
         evidence = [*evidence, *fresh]
-        quotes += await timed(f"extraction#{round_no}", _extract(todo, fresh, model))
+        quotes += await timed(f"extraction#{round_no}", _extract(todo, fresh, model, config))
         verdict, evidence, assessments = await timed(
             f"judgement#{round_no}", _judge(claims, evidence, quotes, model, deps)
         )
     return claims, evidence, verdict, quotes
 
 
-async def _extract(claims: list[Claim], evidence: list[Evidence], model: ModelDeps) -> list[Quote]:
-    """Quote refuting and context paragraphs for every claim, claims in parallel."""
+async def _extract(
+    claims: list[Claim], evidence: list[Evidence], model: ModelDeps, config: CheckConfig
+) -> list[Quote]:
+    """Quote refuting and context paragraphs for every claim, claims in parallel.
+
+    A claim keeps at most `max_evidence` passages, so one batch holds them all: one call per
+    claim keeps extraction to a single step on the critical path.
+    """
+    docs_per_call = max(model.docs_per_call, config.max_evidence)
     per_claim = await asyncio.gather(
         *(
             extract_quotes(
                 claim,
                 [e for e in evidence if e.claim_id == claim.id],
                 llm=model.llm,
-                docs_per_call=model.docs_per_call,
+                docs_per_call=docs_per_call,
             )
             for claim in claims
             if any(e.claim_id == claim.id for e in evidence)

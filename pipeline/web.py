@@ -79,13 +79,21 @@ async def gather_web_evidence(
     """Search, filter, fetch and ingest pages for every query; return what happened."""
     report = WebReport()
     picked: dict[str, SearchResult] = {}
+    plans: list[list[SearchQuery]] = []
     for query in queries:
         text = _query_text(query)
         asks = [SearchQuery(text=text, before=before, limit=limit)]
         if fact_check_sites:
             asks.append(SearchQuery(text=text, before=before, sites=fact_check_sites, limit=limit))
-        answers = await asyncio.gather(*(search.search(ask) for ask in asks))
-        report.searches += len(asks)
+        plans.append(asks)
+    # Every search of every query at once (providers bound their own concurrency); results are
+    # then picked query by query in the original order, so the outcome does not depend on timing.
+    flat = await asyncio.gather(*(search.search(ask) for asks in plans for ask in asks))
+    report.searches += len(flat)
+    cursor = 0
+    for asks in plans:
+        answers = flat[cursor : cursor + len(asks)]
+        cursor += len(asks)
         chosen = 0
         for result in _interleave([a.hits for a in answers]):
             report.results += 1

@@ -1,0 +1,64 @@
+"""`factbot bench latency` at a tiny size: one post, stand-ins answering in 50 ms."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from bots.cli_bench_latency import POSTS, latency
+from bots.standins import Call, ScriptedModel, busy_seconds, waves
+
+TINY = ["--posts", "1", "--model-delay", "0.05", "--search-delay", "0.05"]
+TINY += ["--page-delay", "0.05", "--robots-delay", "0.01", "--results", "3", "--sites", "3"]
+
+
+def test_one_post_end_to_end_against_the_standins() -> None:
+    result = CliRunner().invoke(latency, TINY)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    (post,) = figures["parallel"]["per_post"]
+    assert post["label"] == "false"
+    assert post["claims"] == 2
+    # claims -> extraction (one call per claim, in parallel) -> judge
+    assert post["model_calls_by_stage"] == {"claims": 1, "extraction": 2, "judge": 1}
+    assert post["model_calls_critical_path"] == 3
+    assert post["searches"] > 0 and post["page_fetches"] > 0 and post["robots_fetches"] > 0
+    assert {"claims", "web", "extraction", "judgement", "reachability"} <= set(
+        post["stage_seconds"]
+    )
+    (serial,) = figures["serial"]["per_post"]
+    # the same work, one request at a time: every model call is on the critical path
+    assert serial["model_calls"] == post["model_calls"]
+    assert serial["model_calls_critical_path"] == serial["model_calls"]
+    assert serial["page_fetches"] == post["page_fetches"]
+    assert figures["speedup_measured"] > 0 and figures["speedup_analytic"] > 0
+    assert figures["goals"]["critical_path_model_calls_ok"] is True
+    assert figures["goals"]["model_calls_ok"] is True
+
+
+def test_waves_count_the_longest_chain_of_calls() -> None:
+    parallel = [Call("model:extraction", 1.0, 2.0), Call("model:extraction", 1.1, 2.1)]
+    calls = [Call("model:claims", 0.0, 1.0), *parallel, Call("model:judge", 2.2, 3.0)]
+    assert waves(calls) == 3
+    assert waves([Call("page", 0.0, 1.0), Call("page", 1.0, 2.0)]) == 2  # back to back
+    assert waves([]) == 0
+
+
+def test_busy_seconds_merge_overlapping_calls_within_the_window() -> None:
+    calls = [Call("page", 0.0, 2.0), Call("page", 1.0, 3.0), Call("search", 5.0, 9.0)]
+    assert busy_seconds(calls, 0.0, 6.0) == 4.0
+
+
+def test_the_scripted_model_quotes_only_what_a_document_says() -> None:
+    claim = POSTS[0].claims[0]
+    model = ScriptedModel(POSTS[:1])
+    user = (
+        f"<claim>\n{claim.text}\n</claim>\n\n"
+        f'<document n="1" url="http://a">\nIntro. {claim.fact}\n</document>\n\n'
+        '<document n="2" url="http://b">\nSomething else entirely.\n</document>'
+    )
+    assert model.answer("extraction", user) == {
+        "quotes": [{"doc": 1, "stance": "refutes", "quote": claim.fact}]
+    }
+    assert model.answer("unknown", user) is None
