@@ -70,6 +70,12 @@ def unwrap_archive(url: str) -> str:
     return match.group(1) if match else url
 
 
+def is_public_host(host: str) -> bool:
+    """Return whether host is a name under a known public suffix (e.g. evil.example.com)."""
+    result = _extractor().extract_str(host.lower().rstrip("."))
+    return bool(result.suffix and result.domain)
+
+
 def registrable_domain(host_or_url: str) -> str:
     """Return the registrable domain (private suffixes included) of a host or URL."""
     return _parse(host_or_url, strict=False)[2]

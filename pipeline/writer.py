@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pipeline.links import has_link, scrub_links
 from pipeline.records import Claim, Correction, Evidence, Label, Quote, Reference, Stance, Verdict
 
 _OPENING = {
@@ -59,7 +60,7 @@ async def write_correction(
                     number=numbers[ev.document.id],
                     document_id=ev.document.id,
                     url=ev.document.url,
-                    title=ev.document.title or ev.document.domain,
+                    title=scrub_links(ev.document.title) or ev.document.domain,
                 )
             )
         return f"[{numbers[ev.document.id]}]"
@@ -75,7 +76,8 @@ async def write_correction(
         if not cv.shown:
             hidden += 1
             continue
-        quote = _shorten(claim.text, MAX_QUOTE)
+        # Claims, rationales and quotes come from posts, pages or a model: no link survives them.
+        quote = scrub_links(_shorten(claim.text, MAX_QUOTE))
         cited = [by_id[i] for i in cv.evidence_ids if i in by_id]
         if cv.label is Label.UNVERIFIABLE:
             if cited:
@@ -90,10 +92,10 @@ async def write_correction(
                 )
         else:
             marks = " ".join(dict.fromkeys(cite(e) for e in cited))
-            rationale = _URL_RE.sub("", cv.rationale).strip()
+            rationale = scrub_links(cv.rationale).strip()
             line = f'Claim {n}, "{quote}": {cv.label.value}. {rationale} {marks}'.rstrip()
             chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
-            if chosen is not None and chosen.evidence_id in by_id:
+            if chosen is not None and chosen.evidence_id in by_id and not has_link(chosen.text):
                 excerpt = _excerpt(chosen.text)
                 line += f' Source: "{excerpt}" {cite(by_id[chosen.evidence_id])}'
         lines.append(line)
