@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
@@ -34,6 +34,25 @@ def require_key(provider: str, key: SecretStr | None, setting: str) -> SecretStr
     if key is None or not key.get_secret_value().strip():
         raise ConfigError(f"the {provider} search provider needs an API key: set {setting}")
     return key
+
+
+class KeyedProvider:
+    """Base of the providers that need an API key: checks it and wraps the client once."""
+
+    name: ClassVar[str]
+    default_url: ClassVar[str]
+
+    def __init__(
+        self,
+        client: ProviderClient | httpx.AsyncClient,
+        *,
+        api_key: SecretStr | None,
+        base_url: str | None = None,
+    ) -> None:
+        setting = f"FACTBOT_SEARCH__{self.name.upper()}_API_KEY"
+        self.api_key = require_key(self.name, api_key, setting)
+        self.client = provider_client(self.name, client, self.api_key)
+        self.base_url = (base_url or self.default_url).rstrip("/")
 
 
 def validate(model: type[M], data: Any, provider: str) -> M:

@@ -11,13 +11,9 @@ An answer without a `web` section has no web results.
 
 from __future__ import annotations
 
-import httpx
-from pydantic import SecretStr
-
 from pipeline.search.base import SearchQuery, SearchResult
-from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import last_day, parse_date, plain_text, site_domain, with_sites
-from pipeline.search.providers._common import Answer, provider_client, require_key, validate
+from pipeline.search.providers._common import Answer, KeyedProvider, validate
 
 DEFAULT_URL = "https://api.search.brave.com"
 MAX_COUNT = 20
@@ -49,22 +45,12 @@ class _Answer(Answer):
     web: _Web | None = None
 
 
-class BraveSearch:
+class BraveSearch(KeyedProvider):
     """The Brave Search API."""
 
     name = "brave"
     supports_sites = True
-
-    def __init__(
-        self,
-        client: ProviderClient | httpx.AsyncClient,
-        *,
-        api_key: SecretStr | None,
-        base_url: str = DEFAULT_URL,
-    ) -> None:
-        self.api_key = require_key(self.name, api_key, "FACTBOT_SEARCH__BRAVE_API_KEY")
-        self.client = provider_client(self.name, client, self.api_key)
-        self.base_url = base_url.rstrip("/")
+    default_url = DEFAULT_URL
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
         """Return Brave's web results for query, best first."""

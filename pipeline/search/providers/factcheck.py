@@ -20,7 +20,7 @@ from pipeline.records import ClaimReview
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import on_sites, parse_date, site_domain
-from pipeline.search.providers._common import Answer, provider_client, require_key, validate
+from pipeline.search.providers._common import Answer, KeyedProvider, validate
 
 DEFAULT_URL = "https://factchecktools.googleapis.com"
 MAX_PAGE = 100
@@ -51,11 +51,12 @@ class _Answer(Answer):
     claims: tuple[_Claim, ...] = ()
 
 
-class FactCheckSearch:
+class FactCheckSearch(KeyedProvider):
     """The Google Fact Check Tools claim search."""
 
     name = "factcheck"
     supports_sites = True
+    default_url = DEFAULT_URL
 
     def __init__(
         self,
@@ -65,9 +66,7 @@ class FactCheckSearch:
         base_url: str = DEFAULT_URL,
         max_age_days: int | None = None,
     ) -> None:
-        self.api_key = require_key(self.name, api_key, "FACTBOT_SEARCH__FACTCHECK_API_KEY")
-        self.client = provider_client(self.name, client, self.api_key)
-        self.base_url = base_url.rstrip("/")
+        super().__init__(client, api_key=api_key, base_url=base_url)
         self.max_age_days = max_age_days
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:

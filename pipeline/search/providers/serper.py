@@ -9,13 +9,9 @@ range `tbs=cdr:1,cd_max:MM/DD/YYYY` (inclusive, so the last day before it). The 
 
 from __future__ import annotations
 
-import httpx
-from pydantic import SecretStr
-
 from pipeline.search.base import SearchQuery, SearchResult
-from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import last_day, parse_date, plain_text, with_sites
-from pipeline.search.providers._common import Answer, provider_client, require_key, validate
+from pipeline.search.providers._common import Answer, KeyedProvider, validate
 
 DEFAULT_URL = "https://google.serper.dev"
 MAX_NUM = 100
@@ -32,22 +28,12 @@ class _Answer(Answer):
     organic: tuple[_Hit, ...] = ()
 
 
-class SerperSearch:
+class SerperSearch(KeyedProvider):
     """The Serper Google search API."""
 
     name = "serper"
     supports_sites = True
-
-    def __init__(
-        self,
-        client: ProviderClient | httpx.AsyncClient,
-        *,
-        api_key: SecretStr | None,
-        base_url: str = DEFAULT_URL,
-    ) -> None:
-        self.api_key = require_key(self.name, api_key, "FACTBOT_SEARCH__SERPER_API_KEY")
-        self.client = provider_client(self.name, client, self.api_key)
-        self.base_url = base_url.rstrip("/")
+    default_url = DEFAULT_URL
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
         """Return Google's organic results for query through Serper, best first."""

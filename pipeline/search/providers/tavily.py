@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import last_day, parse_date, plain_text
-from pipeline.search.providers._common import Answer, provider_client, require_key, validate
+from pipeline.search.providers._common import Answer, KeyedProvider, validate
 
 DEFAULT_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
@@ -34,11 +34,12 @@ class _Answer(Answer):
     results: tuple[_Hit, ...] = ()
 
 
-class TavilySearch:
+class TavilySearch(KeyedProvider):
     """The Tavily search API."""
 
     name = "tavily"
     supports_sites = True
+    default_url = DEFAULT_URL
 
     def __init__(
         self,
@@ -49,9 +50,7 @@ class TavilySearch:
         topic: Literal["general", "news"] = "general",
         depth: Literal["basic", "advanced"] = "basic",
     ) -> None:
-        self.api_key = require_key(self.name, api_key, "FACTBOT_SEARCH__TAVILY_API_KEY")
-        self.client = provider_client(self.name, client, self.api_key)
-        self.base_url = base_url.rstrip("/")
+        super().__init__(client, api_key=api_key, base_url=base_url)
         self.topic = topic
         self.depth = depth
 
