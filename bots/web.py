@@ -18,10 +18,8 @@ from pipeline.search.providers import (
     SerperSearch,
     TavilySearch,
     WikipediaSearch,
-    brave,
     factcheck,
     google_news,
-    serper,
     tavily,
 )
 from storage.webcache import WebCache
@@ -36,17 +34,9 @@ def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[S
         if name == "searxng":
             providers.append(SearxngSearch(client, base_url=base or settings.searxng_url or ""))
         elif name == "brave":
-            providers.append(
-                BraveSearch(
-                    client, api_key=settings.brave_api_key, base_url=base or brave.DEFAULT_URL
-                )
-            )
+            providers.append(BraveSearch(client, api_key=settings.brave_api_key, base_url=base))
         elif name == "serper":
-            providers.append(
-                SerperSearch(
-                    client, api_key=settings.serper_api_key, base_url=base or serper.DEFAULT_URL
-                )
-            )
+            providers.append(SerperSearch(client, api_key=settings.serper_api_key, base_url=base))
         elif name == "tavily":
             providers.append(
                 TavilySearch(

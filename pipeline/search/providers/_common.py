@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
@@ -39,8 +39,8 @@ def require_key(provider: str, key: SecretStr | None, setting: str) -> SecretStr
 class KeyedProvider:
     """Base of the providers that need an API key: checks it and wraps the client once."""
 
-    name: ClassVar[str]
-    default_url: ClassVar[str]
+    name: str  # set by each provider class
+    default_url: str
 
     def __init__(
         self,
