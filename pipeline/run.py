@@ -10,6 +10,7 @@ The bracketed stages run when their dependencies are given (live web search, ref
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pipeline.claims import extract_claims
 from pipeline.embedder import Embedder
 from pipeline.fetch import Fetcher
 from pipeline.ingest import Ingester
-from pipeline.judgement import Judge
+from pipeline.judgement import Judge, combine
 from pipeline.llm.client import LLMClient
 from pipeline.llm.decompose import Decomposition, decompose_post
 from pipeline.llm.extraction import extract_quotes
@@ -42,6 +43,7 @@ from pipeline.records import (
     Post,
     Quote,
     StageTiming,
+    Tier,
     Verdict,
     new_id,
     utcnow,
@@ -54,6 +56,7 @@ from pipeline.writer import write_correction
 from storage.index import DocumentIndex
 from storage.webcache import WebCache
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -323,4 +326,38 @@ async def _judge(
     verdict, judged, assessments = await model.judge.judge_with(
         claims, evidence, narratives=narratives, quotes=quotes
     )
+    verdict = await _defer_to_fact_checks(claims, evidence, verdict, deps)
     return verdict, list(judged), assessments
+
+
+async def _defer_to_fact_checks(
+    claims: list[Claim], evidence: list[Evidence], verdict: Verdict, deps: CheckDeps
+) -> Verdict:
+    """Never let the model contradict a rated fact-checker's review of the same claim.
+
+    The model reads pages that may carry injected instructions; a ClaimReview from a rated
+    publisher that matches the claim (the no-model judge's strict test) outranks its reading.
+    """
+    reviewed, _ = await deps.judge.judge(claims, evidence)
+    by_id = {e.id: e for e in evidence}
+    decided = {
+        cv.claim_id: cv
+        for cv in reviewed.claims
+        if cv.label is not Label.UNVERIFIABLE
+        and any(
+            by_id[i].tier in (Tier.HIGH, Tier.MEDIUM, Tier.LOW)
+            for i in cv.evidence_ids
+            if i in by_id
+        )
+    }
+    claims_out = []
+    for cv in verdict.claims:
+        review = decided.get(cv.claim_id)
+        if review is not None and review.label is not cv.label:
+            log.warning(
+                "model verdict overruled by a fact-check",
+                extra={"claim": cv.claim_id, "model": cv.label.value, "review": review.label.value},
+            )
+            cv = review
+        claims_out.append(cv)
+    return Verdict(label=combine([cv.label for cv in claims_out]), claims=tuple(claims_out))
