@@ -272,4 +272,4 @@ def _die_with_parent() -> None:
     except OSError:
         return
     pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)  # uvicorn would finish a long generation first
