@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from pipeline.errors import ConfigError, SearchError
+from pipeline.search.base import SearchResult
 from pipeline.search.http import ProviderClient
+from pipeline.search.parsing import parse_date, plain_text
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,3 +67,29 @@ def validate(model: type[M], data: Any, provider: str) -> M:
         where = ".".join(str(part) for part in first["loc"]) or "the top level"
         reason = f"unexpected answer shape at {where}: {first['msg']}"
         raise SearchError(provider, reason) from None
+
+
+class ContentHit(Answer):
+    """A hit with url, title, `content` snippet and a publication date (SearXNG, Tavily)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    url: str
+    title: str = ""
+    content: str | None = ""
+    published_date: str | None = Field(default=None, alias="publishedDate")
+
+
+def content_results(provider: str, hits: Sequence[ContentHit], limit: int) -> list[SearchResult]:
+    """Return the first `limit` content hits as ranked search results."""
+    return [
+        SearchResult(
+            url=hit.url,
+            title=plain_text(hit.title),
+            snippet=plain_text(hit.content),
+            provider=provider,
+            rank=rank,
+            published_at=parse_date(hit.published_date),
+        )
+        for rank, hit in enumerate(hits[:limit], start=1)
+    ]

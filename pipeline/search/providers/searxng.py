@@ -10,25 +10,23 @@ filter and the answer is cut to `limit`.
 from __future__ import annotations
 
 import httpx
-from pydantic import Field
 
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
-from pipeline.search.parsing import parse_date, plain_text, with_sites
-from pipeline.search.providers._common import Answer, provider_client, validate
+from pipeline.search.parsing import with_sites
+from pipeline.search.providers._common import (
+    Answer,
+    ContentHit,
+    content_results,
+    provider_client,
+    validate,
+)
 
 DEFAULT_URL = "http://localhost:8080"
 
 
-class _Hit(Answer):
-    url: str
-    title: str = ""
-    content: str | None = ""
-    published_date: str | None = Field(default=None, alias="publishedDate")
-
-
 class _Answer(Answer):
-    results: tuple[_Hit, ...] = ()
+    results: tuple[ContentHit, ...] = ()
 
 
 class SearxngSearch:
@@ -54,14 +52,4 @@ class SearxngSearch:
             params["language"] = query.language
         data = await self.client.get_json(f"{self.base_url}/search", params=params)
         answer = validate(_Answer, data, self.name)
-        return [
-            SearchResult(
-                url=hit.url,
-                title=plain_text(hit.title),
-                snippet=plain_text(hit.content),
-                provider=self.name,
-                rank=rank,
-                published_at=parse_date(hit.published_date),
-            )
-            for rank, hit in enumerate(answer.results[: query.limit], start=1)
-        ]
+        return content_results(self.name, answer.results, query.limit)

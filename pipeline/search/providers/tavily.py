@@ -16,22 +16,21 @@ from pydantic import SecretStr
 
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
-from pipeline.search.parsing import last_day, parse_date, plain_text
-from pipeline.search.providers._common import Answer, KeyedProvider, validate
+from pipeline.search.parsing import last_day
+from pipeline.search.providers._common import (
+    Answer,
+    ContentHit,
+    KeyedProvider,
+    content_results,
+    validate,
+)
 
 DEFAULT_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
 
 
-class _Hit(Answer):
-    url: str
-    title: str = ""
-    content: str | None = ""
-    published_date: str | None = None
-
-
 class _Answer(Answer):
-    results: tuple[_Hit, ...] = ()
+    results: tuple[ContentHit, ...] = ()
 
 
 class TavilySearch(KeyedProvider):
@@ -70,14 +69,4 @@ class TavilySearch(KeyedProvider):
         headers = {"Authorization": f"Bearer {self.api_key.get_secret_value()}"}
         data = await self.client.post_json(f"{self.base_url}/search", body=body, headers=headers)
         answer = validate(_Answer, data, self.name)
-        return [
-            SearchResult(
-                url=hit.url,
-                title=plain_text(hit.title),
-                snippet=plain_text(hit.content),
-                provider=self.name,
-                rank=rank,
-                published_at=parse_date(hit.published_date),
-            )
-            for rank, hit in enumerate(answer.results[: query.limit], start=1)
-        ]
+        return content_results(self.name, answer.results, query.limit)
