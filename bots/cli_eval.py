@@ -23,6 +23,8 @@ def eval_group() -> None:
       factbot eval averitec --data ../shared/data/eval/averitec/dev.json --mode gold
       factbot eval averitec --data ../shared/data/eval/averitec/dev.json --mode retrieval \
           --limit 100
+      factbot eval averitec --data ../shared/data/eval/averitec/dev.json --model \
+          --sample 40 --seed 0
       factbot eval relevance --data ../shared/data/eval/averitec/dev.json
     """
 
@@ -39,6 +41,12 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
 @click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
 @click.option("--mode", type=click.Choice(["gold", "retrieval"]), default="gold", show_default=True)
 @click.option("--limit", type=int, help="Only the first N claims.")
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    help="N claims drawn evenly across gold labels (after --limit); same --seed, same claims.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
 @click.option(
     "--model/--no-model",
@@ -53,6 +61,8 @@ def averitec(
     data: Path,
     mode: str,
     limit: int | None,
+    sample: int | None,
+    seed: int,
     report_path: Path | None,
     use_model: bool,
     progress: bool,
@@ -62,7 +72,14 @@ def averitec(
 
     from bots.cli import _app
     from pipeline.credibility import SourcePolicy
-    from pipeline.evaluation import EvalClaim, claim_post, evaluate, load_averitec, score
+    from pipeline.evaluation import (
+        EvalClaim,
+        claim_post,
+        evaluate,
+        load_averitec,
+        score,
+        stratified_sample,
+    )
     from pipeline.ingest import Ingester
     from pipeline.judgement import ReviewMatchJudge
     from pipeline.records import Check
@@ -70,7 +87,8 @@ def averitec(
     from storage import Store
 
     app = _app(ctx)
-    claims = load_averitec(data, limit=limit)
+    pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
+    claims = stratified_sample(pool, sample, seed=seed) if sample is not None else pool
     embedder = app.embedder
     config = app.check_config()
     judge = ReviewMatchJudge(
@@ -114,7 +132,7 @@ def averitec(
             if mode == "gold":
                 return await evaluate(claims, run=gold, on_claim=lambda: bar.update())
             with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
-                deps = await index(store, claims)
+                deps = await index(store, pool)
 
                 async def pooled(claim: EvalClaim) -> Check:
                     return await run_check(claim_post(claim), deps=deps, config=config, model=model)
@@ -128,6 +146,7 @@ def averitec(
         {
             "mode": mode,
             "judge": judge_name,
+            "sample": {"size": sample, "seed": seed} if sample is not None else None,
             "data": str(data),
             "wall_seconds": round(time.perf_counter() - started, 1),
         }

@@ -33,9 +33,9 @@ _STOP = frozenset(
     "over only than then them they what when where which while who how did does can could "
     "site".split()
 )
-_CLAIM_BLOCK = re.compile(r'<claim(?: id="(C\d+)")?>\n(.*?)\n</claim>', re.S)
+_CLAIM_BLOCK = re.compile(r'<claim(?: id="(C\w+)")?>\n(.*?)\n</claim>', re.S)
 _DOCUMENT_BLOCK = re.compile(r'<document n="(\d+)"[^>]*>\n(.*?)\n</document>', re.S)
-_NARRATIVE = re.compile(r'narrative="((C\d+)\.N\d+)"')
+_NARRATIVE = re.compile(r'narrative="((C\w+)\.N\w+)"')
 _LEADS = (
     "A claim shared widely on social media says that",
     "Readers asked us to look into the claim that",

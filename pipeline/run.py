@@ -26,7 +26,8 @@ from pipeline.judgement import Judge, combine
 from pipeline.llm.client import LLMClient
 from pipeline.llm.decompose import Decomposition, decompose_post
 from pipeline.llm.extraction import extract_quotes
-from pipeline.llm.judge import ModelJudge, missing_facets
+from pipeline.llm.judge import ModelJudge
+from pipeline.llm.tiered import missing_facets
 from pipeline.llm.usage import metering
 from pipeline.narratives import cluster_narratives
 from pipeline.queries import Query, build_queries

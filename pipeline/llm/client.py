@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
@@ -165,19 +165,27 @@ class LLMClient:
         max_tokens: int = 800,
         temperature: float = 0.0,
         meter: UsageMeter | None = None,
+        json_schema: dict[str, Any] | None = None,
     ) -> T:
-        """Ask stage's model for an answer matching schema; return it validated."""
+        """Ask stage's model for an answer matching schema; return it validated.
+
+        `json_schema` is what the model is asked for when it is narrower than the pydantic
+        schema (enums of this call's labels, length bounds); the answer is validated against
+        `schema` either way.
+        """
         endpoint = self.endpoint_for(stage)
         # dict.fromkeys: a meter both open and passed in is counted once
         extra = [meter] if meter is not None else []
         meters = list(dict.fromkeys([self._meter, *open_meters(), *extra]))
         if not endpoint.supports_json_schema:
+            # the model's own schema, not this call's narrowed one: the system prompt stays the
+            # same from call to call, so a local server reuses its cached prefix
             system = f"{system}\n\n{output.schema_instructions(schema)}"
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": system},
             {"role": "user", "content": user},
         ]
-        request = _Request(stage, endpoint, messages, schema, max_tokens, temperature)
+        request = _Request(stage, endpoint, messages, schema, max_tokens, temperature, json_schema)
         started = time.monotonic()
         failed = False
         try:
@@ -196,6 +204,8 @@ class LLMClient:
             request.schema,
             json_schema=endpoint.supports_json_schema,
             strict=endpoint.strict_schema,
+            schema_in_json_object=endpoint.schema_in_json_object,
+            body=request.json_schema,
         )
         messages, max_tokens = list(request.messages), request.max_tokens
         reason, raw = "", ""
@@ -272,6 +282,8 @@ class LLMClient:
                     raise ModelUnavailableError(stage, reason, status=status) from None
             except (openai.APITimeoutError, TimeoutError):
                 reason = f"timed out after {endpoint.timeout:g}s"
+                if not endpoint.retry_timeouts:
+                    raise ModelUnavailableError(stage, reason) from None
             except openai.APIConnectionError:
                 reason = "connection failed"
             except (openai.APIError, ValueError) as exc:
@@ -345,3 +357,4 @@ class _Request(Generic[T]):
     schema: type[T]
     max_tokens: int
     temperature: float
+    json_schema: dict[str, Any] | None = None

@@ -8,30 +8,47 @@ non-empty, at most `MAX_CLAIM_CHARS` long, at most `max_claims`, near-duplicates
 claim has at least one query (its own text when the model gave none); queries are capped at
 `MAX_QUERY_WORDS` words and at the post's query budget.
 
-Failure policy: raises `EmptyPostError` when the model says the post is not checkable (with the
-model's reason) or when there is neither text nor an image description to read. When the model
-fails (`ModelOutputError`, `ModelUnavailableError`) or gives no usable claim, the no-model
-extraction (`pipeline.claims`, `pipeline.queries`) is used instead and `reason` says so; that
-fallback raises `EmptyPostError` on its own terms. Nothing else raises.
+The model's word is checked against the post, which may carry instructions to it:
+- a claim must be grounded in what the post states (its sentences other than those addressed to
+  the checker, `pipeline.claims.addresses_the_checker`; its image descriptions, author and the
+  dates around its time): at least `GROUNDED_SHARE` of the claim's content words, inflections
+  and paraphrase allowed, are in the post, and every number the claim gives is (digits or
+  words). Other claims - injected or made up - are dropped with a warning and `reason` counts
+  them, so that they are neither checked nor shown as something the post said.
+- "not checkable" is cross-checked with the no-model extraction: when it finds check-worthy
+  claims, the model's answer is set aside with a warning and those claims are checked, with
+  `reason` saying so; an instruction in the post ("answer checkable=false") cannot suppress a
+  check.
+
+Failure policy: raises `EmptyPostError` when the model says the post is not checkable and the
+no-model extraction finds nothing check-worthy either (with the model's reason), or when there
+is neither text nor an image description to read. When the model fails (`ModelOutputError`,
+`ModelUnavailableError`) or gives no usable claim grounded in the post, the no-model extraction
+(`pipeline.claims`, `pipeline.queries`) is used instead and `reason` says so; that fallback
+raises `EmptyPostError` on its own terms. Nothing else raises.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from pipeline.claims import MAX_CLAIM_CHARS, extract_claims
+from pipeline.claims import MAX_CLAIM_CHARS, addresses_the_checker, extract_claims
 from pipeline.errors import EmptyPostError
 from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableError
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.usage import UsageMeter
 from pipeline.queries import Query, build_queries
 from pipeline.records import Claim, Post, new_id
-from pipeline.text import clean_post_text, keywords
+from pipeline.text import STOPWORDS, clean_post_text, keywords, split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +60,32 @@ DUPLICATE_RATIO = 0.9  # difflib ratio at or above which two claims say the same
 MAX_POST_CHARS = 4000
 MAX_IMAGE_CHARS = 1500
 MAX_REASON_CHARS = 300
+# Share of a model claim's content words that the post must hold: "Hydroxychloroquine is a cure
+# for COVID-19" keeps all three of "hydroxychloroquine cures covid"; "Bleach is an effective
+# treatment against COVID-19" keeps half of "drink bleach, it protects you against COVID-19";
+# "The FDA approved bleach as a COVID-19 treatment" keeps two of five and is dropped.
+GROUNDED_SHARE = 0.5
+RECENT_DAYS = 7  # "on Monday", "yesterday": days before the post's time a claim may name
+
+# Words a claim adds to report or resolve what the post says without adding to it.
+_FILLER = frozenset(
+    "claim claims claimed post posts posted author according reportedly allegedly people "
+    "person someone something statement".split()
+)
+_TOKEN = re.compile(r"[^\W_]+")
+# A number of its own: "3.5", "1,000", "50%", "$20"; not the 19 of "COVID-19" nor the 5 of "5G".
+_NUMBER = re.compile(r"(?<![\w.,-])\d+(?:[.,]\d+)*(?![\w-])")
+_SPELLED = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+} | {
+    word: 10 * n
+    for n, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)
+}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9}
 
 
 @dataclass(frozen=True)
@@ -55,15 +98,26 @@ class Decomposition:
     reason: str
 
 
+# Length and count bounds ride in the JSON schema only (a grammar stops the model there; answers
+# are trimmed in code either way): a small model otherwise can run on to max_tokens.
 class _ClaimAnswer(BaseModel):
-    text: str
-    queries: list[str]
+    text: str = Field(json_schema_extra={"maxLength": 300})
+    queries: list[str] = Field(
+        json_schema_extra={"maxItems": IMAGE_QUERIES, "items": {"type": "string", "maxLength": 120}}
+    )
 
 
 class _ClaimsAnswer(BaseModel):
     checkable: bool
-    reason: str
+    reason: str = Field(json_schema_extra={"maxLength": 200})
     claims: list[_ClaimAnswer]
+
+
+def _answer_schema(max_claims: int) -> dict[str, Any]:
+    """Return the answer's JSON schema with at most max_claims claims."""
+    body = _ClaimsAnswer.model_json_schema()
+    body["properties"]["claims"]["maxItems"] = max(1, max_claims)
+    return body
 
 
 def _task(max_claims: int, budget: int, images: bool) -> str:
@@ -111,13 +165,112 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _claims_of(answer: _ClaimsAnswer, max_claims: int) -> list[tuple[str, list[str]]]:
-    """Return the usable claims of answer with their queries, near-duplicates merged."""
+@dataclass(frozen=True)
+class _Grounds:
+    """What a post states, as the content words and numbers a claim of it may use."""
+
+    words: frozenset[str]
+    numbers: frozenset[Decimal]
+
+    @classmethod
+    def of(cls, post: Post, text: str, images: Sequence[str]) -> _Grounds:
+        """Return the grounds of a post: its statements, image descriptions, author and time,
+        as far as the model reads them."""
+        sentences = split_sentences(text[:MAX_POST_CHARS])
+        # Instructions to the checker ground nothing, unless the post is only that: "check the
+        # claim that 5G spreads the virus" alone asks for the check of its claim.
+        stated = [s for s in sentences if not addresses_the_checker(s)] or sentences
+        described = [d[:MAX_IMAGE_CHARS] for d in images]
+        source = " ".join([*stated, *described, post.author or ""])
+        words = set(_content_words(source))
+        numbers = _numbers_in(source)
+        if post.created_at is not None:
+            for back in range(RECENT_DAYS + 1):
+                day = post.created_at - timedelta(days=back)
+                words.update((day.strftime("%B").casefold(), day.strftime("%A").casefold()))
+                numbers.update(Decimal(n) for n in (day.year, day.month, day.day))
+            numbers.add(Decimal(post.created_at.year - 1))
+        return cls(frozenset(words), frozenset(numbers))
+
+    def hold(self, claim: str) -> tuple[float, list[str]]:
+        """Return the share of claim's content words found here and the numbers that are not."""
+        words = list(dict.fromkeys(_content_words(claim)))
+        found = sum(
+            1 for word in words if word in self.words or any(_akin(word, w) for w in self.words)
+        )
+        missing = [raw for raw in _NUMBER.findall(claim) if _decimal(raw) not in self.numbers]
+        return (found / len(words) if words else 0.0), missing
+
+
+def _content_words(text: str) -> Iterable[str]:
+    for token in _TOKEN.findall(text.casefold()):
+        if len(token) > 1 and not token.isdigit() and token not in STOPWORDS | _FILLER:
+            yield token
+
+
+def _akin(one: str, other: str) -> bool:
+    """Return whether two words look like inflections of one stem: cure/cures, drink/drinking."""
+    shorter = min(len(one), len(other))
+    if shorter < 4:
+        return False
+    stem = next((n for n, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), shorter)
+    return stem >= max(min(shorter, 5), shorter - 3)
+
+
+def _decimal(raw: str) -> Decimal | None:
+    try:
+        return Decimal(raw.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def _numbers_in(text: str) -> set[Decimal]:
+    """Return the numbers of text in digits or words: "2.5 million", "two hundred", "1,000"."""
+    found: set[Decimal] = set()
+    last: Decimal | None = None
+    spelled = False  # whether last was written in words, so that "twenty five" adds up
+    for token in re.findall(r"\d+(?:[.,]\d+)*|[^\W\d_]+", text.casefold()):
+        if token[0].isdigit():
+            last, spelled = _decimal(token), False
+        elif token in _SCALES:
+            last, spelled = (last or Decimal(1)) * _SCALES[token], True
+        elif token in _SPELLED:
+            value = Decimal(_SPELLED[token])
+            tail = last % 100 if spelled and last is not None else None
+            adds = tail is not None and (tail == 0 or (tail % 10 == 0 and value < 10))
+            last, spelled = (last + value if adds and last is not None else value), True
+        else:
+            last, spelled = None, False
+        if last is not None:
+            found.add(last)
+    return found
+
+
+def _claims_of(
+    answer: _ClaimsAnswer, max_claims: int, grounds: _Grounds, post_id: str
+) -> tuple[list[tuple[str, list[str]]], int]:
+    """Return the usable claims of answer grounded in the post, with their queries,
+    near-duplicates merged, and how many claims were dropped as not grounded."""
     kept: list[tuple[str, list[str]]] = []
+    ungrounded = 0
     for item in answer.claims:
         text = _squash(item.text)
         if not any(c.isalnum() for c in text) or len(text) > MAX_CLAIM_CHARS:
             log.info("model claim dropped", extra={"stage": STAGE, "chars": len(text)})
+            continue
+        share, missing = grounds.hold(text)
+        if share < GROUNDED_SHARE or missing:
+            ungrounded += 1
+            log.warning(
+                "model claim not grounded in the post, dropped",
+                extra={
+                    "stage": STAGE,
+                    "post_id": post_id,
+                    "share": round(share, 2),
+                    "missing_numbers": missing,
+                    "chars": len(text),
+                },
+            )
             continue
         same = next(
             (
@@ -132,7 +285,7 @@ def _claims_of(answer: _ClaimsAnswer, max_claims: int) -> list[tuple[str, list[s
             same.extend(item.queries)  # a duplicate's queries still serve the claim it repeats
         elif len(kept) < max_claims:
             kept.append((text, list(item.queries)))
-    return kept
+    return kept, ungrounded
 
 
 def _spread(wanted: list[list[str]], budget: int) -> list[list[str]]:
@@ -170,6 +323,26 @@ async def _without_model(post: Post, max_claims: int, why: str) -> Decomposition
     return Decomposition(tuple(claims), tuple(queries), checkable=True, reason=reason)
 
 
+async def _cross_check(post: Post, max_claims: int, reason: str) -> Decomposition:
+    """Check the no-model extraction's claims when it finds some in a post the model refused."""
+    try:
+        claims = await extract_claims(post, max_claims=max_claims)
+    except EmptyPostError:
+        log.info("post not checkable", extra={"stage": STAGE, "post_id": post.id})
+        raise EmptyPostError(reason or "the post holds no check-worthy claim") from None
+    log.warning(
+        "claims model found the post not checkable, the no-model extraction found claims",
+        extra={"stage": STAGE, "post_id": post.id, "claims": len(claims), "reason": reason},
+    )
+    queries = await build_queries(claims)
+    why = (
+        f"the claims model found the post not checkable ({reason or 'no reason given'}), but "
+        f"the no-model extraction found {len(claims)} check-worthy "
+        f"{'claim' if len(claims) == 1 else 'claims'}, which are checked"
+    )
+    return Decomposition(tuple(claims), tuple(queries), checkable=True, reason=why)
+
+
 async def decompose_post(
     post: Post,
     *,
@@ -192,6 +365,7 @@ async def decompose_post(
             system=system_prompt(_task(max_claims, budget, bool(images))),
             user=_user(post, text, images),
             schema=_ClaimsAnswer,
+            json_schema=_answer_schema(max_claims),
             max_tokens=200 + 150 * max_claims,
             meter=meter,
         )
@@ -203,12 +377,17 @@ async def decompose_post(
         return await _without_model(post, max_claims, f"the claims model failed ({exc.reason})")
     reason = _squash(answer.reason)[:MAX_REASON_CHARS]
     if not answer.checkable:
-        log.info("post not checkable", extra={"stage": STAGE, "post_id": post.id})
-        raise EmptyPostError(reason or "the post holds no check-worthy claim")
-    found = _claims_of(answer, max_claims)
+        return await _cross_check(post, max_claims, reason)
+    found, ungrounded = _claims_of(answer, max_claims, _Grounds.of(post, text, images), post.id)
     if not found:
+        why = "the claims model gave no usable claim" + (
+            f" ({ungrounded} not grounded in the post)" if ungrounded else ""
+        )
         log.warning("claims model gave no usable claim", extra={"stage": STAGE, "post_id": post.id})
-        return await _without_model(post, max_claims, "the claims model gave no usable claim")
+        return await _without_model(post, max_claims, why)
+    if ungrounded:
+        dropped = f"{ungrounded} model claim{' was' if ungrounded == 1 else 's were'}"
+        reason = f"{reason}; {dropped} dropped as not grounded in the post".lstrip("; ")
     seen: set[str] = set()
     wanted = [_query_texts(claim, raw, seen) for claim, raw in found]
     claims: list[Claim] = []

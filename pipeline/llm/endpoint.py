@@ -23,6 +23,12 @@ class ModelEndpoint:
     model: str
     supports_json_schema: bool = True
     strict_schema: bool = True
+    # llama-cpp-python: no json_schema, but `{"type": "json_object", "schema": ...}` becomes a
+    # grammar, so the answer cannot leave the schema (enums, lengths, item counts included)
+    schema_in_json_object: bool = False
+    # a server that keeps generating after the client gives up (llama-cpp-python, one slot)
+    # would only queue the retry behind the abandoned answer: a timeout is final there
+    retry_timeouts: bool = True
     input_price_per_mtok: float = 0.0
     output_price_per_mtok: float = 0.0
     timeout: float = 60.0

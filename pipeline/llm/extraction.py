@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableError
+from pipeline.llm.output import restrict
 from pipeline.llm.prompts import data_block, find_verbatim, system_prompt
 from pipeline.llm.usage import UsageMeter
 from pipeline.records import Claim, Evidence, Quote, Stance
@@ -38,6 +39,7 @@ CAPS = {Stance.REFUTES: 2, Stance.CONTEXT: 2, Stance.SUPPORTS: 1}  # quotes per 
 MIN_QUOTE_WORDS = 4
 MAX_DOCUMENT_CHARS = 6000
 MAX_CLAIM_CHARS = 1000
+MAX_QUOTE_CHARS = 700
 
 TASK = """\
 Task: quote what the numbered documents say about the claim in the <claim> block.
@@ -59,7 +61,8 @@ quotes list when no document is relevant."""
 class _QuoteAnswer(BaseModel):
     doc: int
     stance: Literal["refutes", "context", "supports"]
-    quote: str
+    # a grammar stops a runaway quote here; a cut quote is still verbatim
+    quote: str = Field(json_schema_extra={"maxLength": MAX_QUOTE_CHARS})
 
 
 class _QuotesAnswer(BaseModel):
@@ -190,6 +193,13 @@ async def extract_quotes(
                 system=system_prompt(TASK),
                 user=user,
                 schema=_QuotesAnswer,
+                # only this batch's document numbers can be named
+                json_schema=restrict(
+                    _QuotesAnswer.model_json_schema(),
+                    "_QuoteAnswer",
+                    "doc",
+                    list(range(1, len(batch) + 1)),
+                ),
                 max_tokens=300 + 350 * len(batch),
                 meter=meter,
             )

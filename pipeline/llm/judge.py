@@ -3,12 +3,17 @@
 `assess` makes ONE model call for all claims of a post (the judge is on the critical path). For
 each claim and each of its narratives the model sees the representative evidence (its quotes when
 there are any, else its passage, with publisher domain and date) in delimited data blocks, and
-returns per narrative a relation (supports / conflicts / irrelevant), a 5W1H facet check and a
-one-sentence rationale, and per claim a plain-language explanation for the reply. Narrative
-labels the prompt did not give are dropped; narratives the model skipped count as irrelevant.
+returns per narrative a 5W1H facet check, then a relation (supports / conflicts / irrelevant) and
+a one-sentence rationale, and per claim a plain-language explanation for the reply.
 
-`decide` applies CRAVE's tiered rule in code (see its docstring); `ModelJudge` puts the two
-together with `combine` and, when the model fails, falls back to the no-model judge.
+Claims and narratives are labelled afresh for every call with random labels (`C4K.N7Q`), so a
+page written in advance cannot name another narrative's label and speak for it. The schema sent
+with the call allows only this call's labels (an enum), and bounds each string, so a grammar or
+structured output cannot invent a label or ramble; labels the prompt did not give are dropped
+anyway, and narratives the model skipped count as irrelevant.
+
+`pipeline.llm.tiered` applies CRAVE's tiered rule in code; `ModelJudge` puts the two together
+with `combine` and, when the model fails, falls back to the no-model judge.
 
 Failure policy: `assess` raises the client's ModelOutputError or ModelUnavailableError;
 `ModelJudge` never does: it logs the failure and returns the fallback judge's verdict.
@@ -16,64 +21,69 @@ Failure policy: `assess` raises the client's ModelOutputError or ModelUnavailabl
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+import secrets
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pipeline.embedder import Embedder
 from pipeline.judgement import Judge, combine
 from pipeline.llm.client import LLMClient, ModelError
+from pipeline.llm.output import restrict
 from pipeline.llm.prompts import data_block, system_prompt
+from pipeline.llm.tiered import (
+    ImageProvenance,
+    consistent,
+    decide,
+    is_image_provenance,
+    with_stances,
+)
 from pipeline.llm.usage import UsageMeter
 from pipeline.narratives import cluster_narratives
 from pipeline.records import (
     FACETS,
     Assessment,
     Claim,
-    ClaimVerdict,
     Evidence,
     FacetCheck,
-    Label,
     Narrative,
     Quote,
     Relation,
-    Stance,
     Verdict,
 )
 
 log = logging.getLogger(__name__)
 
 STAGE = "judge"
-FACTUAL_FACETS = ("who", "what", "when", "where")  # a conflict here is a factual contradiction
 MAX_CLAIM_CHARS = 600
 MAX_PASSAGE_CHARS = 1500
 MAX_QUOTE_CHARS = 700
 MAX_QUOTES = 2
 MAX_OTHER_PUBLISHERS = 5
 MAX_EXPLANATION_CHARS = 600
-_TOKENS_BASE, _TOKENS_PER_CLAIM, _TOKENS_PER_NARRATIVE, _TOKENS_CAP = 150, 120, 220, 6000
-
-ImageProvenance = Callable[[Evidence], bool]
+# what the schema lets the model write (a grammar stops it there; others are told)
+NOTE_CHARS, RATIONALE_CHARS, EXPLANATION_CHARS = 80, 240, 480
+_TOKENS_BASE, _TOKENS_PER_CLAIM, _TOKENS_PER_NARRATIVE, _TOKENS_CAP = 150, 140, 220, 6000
+_LABEL_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I look-alikes
 
 TASK = """\
 Task: judge claims taken from a post against narratives. A narrative is a cluster of evidence \
 from publishers, shown by one representative <document> (quoted paragraphs, or a passage). \
-Claims have ids like C1; each <document> names its narrative, like C1.N2, and belongs to that \
-claim only.
+Claims have ids such as C7K; each <document> names its narrative, such as C7K.N3Q, and belongs \
+to that claim only. Use the ids exactly as given.
 
 For every claim and every one of its narratives give:
-- relation: "supports" when the evidence confirms the claim; "conflicts" when it contradicts \
-the claim or shows it leaves out context that changes its meaning; "irrelevant" when it is \
-about something else.
 - facets: compare the claim with the evidence on who (people, organisations), what (events, \
 objects, topics, numbers), when (dates), where (places), why (causes, motives) and how \
 (means, manner): "consistent", "conflicting", or "missing" when the evidence does not say; \
 note: a few words.
+- relation: "supports" when the evidence confirms the claim; "conflicts" when it contradicts \
+the claim or shows it leaves out context that changes its meaning; "irrelevant" when it is \
+about something else.
 - rationale: one sentence.
 Then for every claim an explanation: two or three plain sentences for a reader saying what in \
 the claim is accurate, what is not, and why, based only on the evidence shown; no URLs. If the \
@@ -81,11 +91,16 @@ evidence does not settle the claim, say so. Never call a recent event fabricated
 you do not know of it."""
 
 
+def _bounded(chars: int) -> Any:
+    """Return a string field whose JSON schema caps its length (not enforced on reading)."""
+    return Field(json_schema_extra={"maxLength": chars})
+
+
 class FacetOut(BaseModel):
     """The model's check of one facet."""
 
     status: Literal["consistent", "conflicting", "missing"]
-    note: str
+    note: str = _bounded(NOTE_CHARS)
 
 
 class FacetsOut(BaseModel):
@@ -103,9 +118,9 @@ class NarrativeOut(BaseModel):
     """The model's reading of one narrative."""
 
     narrative: str
+    facets: FacetsOut  # compared first: the relation follows from the facts
     relation: Literal["supports", "conflicts", "irrelevant"]
-    facets: FacetsOut
-    rationale: str
+    rationale: str = _bounded(RATIONALE_CHARS)
 
 
 class ClaimOut(BaseModel):
@@ -113,7 +128,7 @@ class ClaimOut(BaseModel):
 
     claim: str
     narratives: list[NarrativeOut]
-    explanation: str
+    explanation: str = _bounded(EXPLANATION_CHARS)
 
 
 class JudgeOutput(BaseModel):
@@ -127,6 +142,21 @@ class _Layout:
     user: str
     claims: dict[str, Claim]
     narratives: dict[str, Narrative]
+
+    def schema(self) -> dict[str, Any]:
+        """Return the answer's JSON schema, allowing only this layout's labels."""
+        body = JudgeOutput.model_json_schema()
+        body = restrict(body, "ClaimOut", "claim", list(self.claims))
+        return restrict(body, "NarrativeOut", "narrative", list(self.narratives))
+
+
+def _fresh_label(prefix: str, taken: set[str]) -> str:
+    """Return prefix and two random characters, unused so far in this call."""
+    while True:
+        label = prefix + "".join(secrets.choice(_LABEL_ALPHABET) for _ in range(2))
+        if label not in taken:
+            taken.add(label)
+            return label
 
 
 def _document(
@@ -166,15 +196,16 @@ def _layout(
     parts: list[str] = []
     claim_labels: dict[str, Claim] = {}
     narrative_labels: dict[str, Narrative] = {}
+    taken: set[str] = set()
     for claim in claims:
         mine = [n for n in narratives if n.claim_id == claim.id and n.representative_id in by_id]
         if not mine:
             continue
-        c_label = f"C{len(claim_labels) + 1}"
+        c_label = _fresh_label("C", taken)
         claim_labels[c_label] = claim
         parts.append(data_block("claim", claim.text, max_chars=MAX_CLAIM_CHARS, id=c_label))
-        for j, narrative in enumerate(mine, start=1):
-            label = f"{c_label}.N{j}"
+        for narrative in mine:
+            label = _fresh_label(f"{c_label}.N", taken)
             narrative_labels[label] = narrative
             rep_quotes = quotes_of[narrative.representative_id]
             parts.append(_document(narrative, label, by_id, rep_quotes))
@@ -255,6 +286,7 @@ async def assess_with_explanations(
         system=system_prompt(TASK),
         user=layout.user,
         schema=JudgeOutput,
+        json_schema=layout.schema(),
         max_tokens=max_tokens,
         meter=meter,
     )
@@ -275,187 +307,6 @@ async def assess(
         claims, narratives, evidence, quotes, llm=llm, meter=meter
     )
     return assessments
-
-
-def is_image_provenance(evidence: Evidence) -> bool:
-    """Return whether evidence shows where an image comes from (no such evidence exists yet)."""
-    return False
-
-
-def contradicted_facets(assessment: Assessment) -> list[str]:
-    """Return the factual facets (who/what/when/where) the assessment marks conflicting."""
-    return [
-        f.facet
-        for f in assessment.facets
-        if f.facet in FACTUAL_FACETS and f.status == "conflicting"
-    ]
-
-
-@dataclass(frozen=True)
-class _Usable:
-    """A narrative assessed as relevant, with its citable evidence (representative first)."""
-
-    narrative: Narrative
-    assessment: Assessment
-    members: tuple[Evidence, ...]
-
-    @property
-    def best_rank(self) -> int:
-        return min(e.tier.rank for e in self.members)
-
-
-def _usable(
-    claim: Claim,
-    assessments: Sequence[Assessment],
-    narratives: Sequence[Narrative],
-    by_id: dict[str, Evidence],
-) -> list[_Usable]:
-    mine = {n.id: n for n in narratives if n.claim_id == claim.id}
-    order = list(mine)
-    usable: dict[str, _Usable] = {}
-    for a in assessments:
-        narrative = mine.get(a.narrative_id)
-        if a.claim_id != claim.id or narrative is None or a.relation is Relation.IRRELEVANT:
-            continue
-        ids = dict.fromkeys((narrative.representative_id, *narrative.evidence_ids))
-        members = tuple(by_id[i] for i in ids if i in by_id and by_id[i].tier.citable)
-        if members and narrative.id not in usable:
-            usable[narrative.id] = _Usable(narrative, a, members)
-    return sorted(usable.values(), key=lambda u: order.index(u.narrative.id))
-
-
-def _refutes(u: _Usable, refuting: set[str]) -> bool:
-    return bool(contradicted_facets(u.assessment)) or any(e.id in refuting for e in u.members)
-
-
-def _template(label: Label, rule: str, deciding: Sequence[_Usable]) -> str:
-    reason = deciding[0].assessment.rationale.rstrip(".") if deciding else ""
-    intro = {
-        "image": "Evidence on where the image comes from supports the claim",
-        "support": "Credible sources support the claim and none contradicts it",
-        "support-by-tier": "More credible sources support the claim than contradict it",
-        "tie": "Equally credible sources support and contradict the claim",
-        "contradiction": "Credible sources contradict the claim",
-        "context": "Credible sources add context that changes the claim's meaning",
-    }[rule]
-    return f"{intro}: {reason}." if reason else f"{intro}."
-
-
-def decide(
-    claim: Claim,
-    assessments: Sequence[Assessment],
-    narratives: Sequence[Narrative],
-    evidence: Sequence[Evidence],
-    *,
-    explanation: str = "",
-    quotes: Sequence[Quote] = (),
-    image_provenance: ImageProvenance = is_image_provenance,
-) -> ClaimVerdict:
-    """Decide a claim's label from its narratives' assessments by CRAVE's tiered rule.
-
-    Usable narratives are those assessed supports/conflicts with at least one citable item.
-    1. a supporting narrative with image-provenance evidence -> accurate;
-    2. support and no conflict -> accurate; support and conflict -> the side whose best
-       evidence has the better credibility tier wins (conflict: see 3); a tie -> misleading;
-    3. conflict only -> false when a conflicting narrative contradicts a fact (who/what/when/
-       where "conflicting", or a REFUTES quote or stance), else misleading;
-    4. no usable narrative -> unverifiable (no evidence cited).
-    Partly accurate is never given here: it is the post-level label `combine` makes.
-    """
-    by_id = {e.id: e for e in evidence}
-    usable = _usable(claim, assessments, narratives, by_id)
-    support = [u for u in usable if u.assessment.relation is Relation.SUPPORTS]
-    conflict = [u for u in usable if u.assessment.relation is Relation.CONFLICTS]
-    refuting = {q.evidence_id for q in quotes if q.stance is Stance.REFUTES}
-    refuting |= {e.id for e in evidence if e.stance is Stance.REFUTES}
-    imaged = [u for u in support if any(image_provenance(e) for e in u.members)]
-    label, rule, deciding = Label.UNVERIFIABLE, "none", list[_Usable]()
-    if imaged:
-        label, rule, deciding = Label.ACCURATE, "image", imaged
-    elif support and not conflict:
-        label, rule, deciding = Label.ACCURATE, "support", support
-    elif support and conflict:
-        best_support = min(u.best_rank for u in support)
-        best_conflict = min(u.best_rank for u in conflict)
-        if best_support < best_conflict:
-            label, rule, deciding = Label.ACCURATE, "support-by-tier", support
-        elif best_support == best_conflict:
-            label, rule, deciding = Label.MISLEADING, "tie", usable
-    if conflict and rule == "none":
-        factual = [u for u in conflict if _refutes(u, refuting)]
-        if factual:
-            rest = [u for u in conflict if u not in factual]
-            label, rule, deciding = Label.FALSE, "contradiction", factual + rest
-        else:
-            label, rule, deciding = Label.MISLEADING, "context", conflict
-    log.info(
-        "claim decided",
-        extra={"claim_id": claim.id, "label": label.value, "rule": rule, "usable": len(usable)},
-    )
-    if label is Label.UNVERIFIABLE:
-        reason = (
-            "None of the retrieved evidence bears on this claim."
-            if any(a.claim_id == claim.id for a in assessments)
-            else "No credible evidence about this claim was found."
-        )
-        return ClaimVerdict(claim_id=claim.id, label=label, rationale=reason)
-    # members[0] is the representative (unless it is not citable): representatives first
-    cited = dict.fromkeys(
-        [*(u.members[0].id for u in deciding), *(e.id for u in deciding for e in u.members)]
-    )
-    rationale = explanation.strip() or _template(label, rule, deciding)
-    return ClaimVerdict(
-        claim_id=claim.id, label=label, rationale=rationale, evidence_ids=tuple(cited)
-    )
-
-
-def missing_facets(assessments: Sequence[Assessment]) -> dict[str, list[str]]:
-    """Return, per claim id, the facets every relevant narrative reports missing.
-
-    A claim with no relevant narrative gets every facet: all of it has to be searched again.
-    """
-    relevant: dict[str, list[Assessment]] = {}
-    for a in assessments:
-        bucket = relevant.setdefault(a.claim_id, [])
-        if a.relation is not Relation.IRRELEVANT:
-            bucket.append(a)
-    result: dict[str, list[str]] = {}
-    for claim_id, mine in relevant.items():
-        result[claim_id] = [
-            facet
-            for facet in FACETS
-            if all(any(f.facet == facet and f.status == "missing" for f in a.facets) for a in mine)
-        ]
-    return result
-
-
-def _stances(
-    evidence: Sequence[Evidence],
-    narratives: Sequence[Narrative],
-    assessments: Sequence[Assessment],
-    quotes: Sequence[Quote],
-) -> tuple[Evidence, ...]:
-    """Return evidence with stances from quotes first, else from their narrative's relation."""
-    strength = {Stance.REFUTES: 3, Stance.SUPPORTS: 2, Stance.CONTEXT: 1}
-    stance: dict[str, Stance] = {}
-    for q in quotes:
-        old = stance.get(q.evidence_id)
-        if q.stance in strength and (old is None or strength[q.stance] > strength[old]):
-            stance[q.evidence_id] = q.stance
-    by_key = {(n.claim_id, n.id): n for n in narratives}
-    for a in assessments:
-        narrative = by_key.get((a.claim_id, a.narrative_id))
-        if narrative is None or a.relation is Relation.IRRELEVANT:
-            continue
-        if a.relation is Relation.SUPPORTS:
-            from_relation = Stance.SUPPORTS
-        else:
-            from_relation = Stance.REFUTES if contradicted_facets(a) else Stance.CONTEXT
-        for evidence_id in narrative.evidence_ids:
-            stance.setdefault(evidence_id, from_relation)
-    return tuple(
-        dataclasses.replace(e, stance=stance[e.id]) if e.id in stance else e for e in evidence
-    )
 
 
 class ModelJudge:
@@ -517,6 +368,7 @@ class ModelJudge:
             )
             verdict, updated = await self.fallback.judge(claims, evidence)
             return verdict, updated, []
+        assessments = consistent(assessments, narratives, quotes)
         verdicts = tuple(
             decide(
                 claim,
@@ -530,4 +382,4 @@ class ModelJudge:
             for claim in claims
         )
         verdict = Verdict(label=combine([v.label for v in verdicts]), claims=verdicts)
-        return verdict, _stances(evidence, narratives, assessments, quotes), assessments
+        return verdict, with_stances(evidence, narratives, assessments, quotes), assessments

@@ -5,14 +5,17 @@ process on 127.0.0.1 and a free port, with a random API key, and waits until it 
 `endpoint` is a `ModelEndpoint` for `LLMClient`, so a local model is one more endpoint.
 
 What the server can do shapes that endpoint (llama-cpp-python 0.3.36):
-- `response_format` only accepts `{"type": "json_object"}` (optionally with a llama.cpp-specific
-  `"schema"` that it turns into a grammar); `{"type": "json_schema"}` fails validation and comes
-  back as HTTP 500. So `supports_json_schema=False`: `LLMClient` asks for any JSON object (a JSON
-  grammar) and puts the schema in the system prompt, then validates as usual.
+- `response_format` only accepts `{"type": "json_object"}`, optionally with a llama.cpp-specific
+  `"schema"` that it turns into a grammar (enums, maxLength and maxItems included);
+  `{"type": "json_schema"}` fails validation and comes back as HTTP 500. So
+  `supports_json_schema=False, schema_in_json_object=True`: `LLMClient` sends the schema inside
+  JSON mode, so the answer cannot leave it, and also describes it in the system prompt.
 - It reuses the KV cache of the longest common prompt prefix: calls that share a system prompt
   only pay for the rest of the prompt.
 - One model instance serves one request at a time (a lock inside the server), so
   `max_concurrency=1`: requests queue in the client, where the per-call timeout does not run yet.
+  The server finishes an answer the client stopped waiting for, so a retry after a timeout would
+  only queue behind it: `retry_timeouts=False`.
 - The chat template is read from the GGUF metadata (Qwen2.5's is ChatML); `chat_format` can
   override it.
 
@@ -130,6 +133,8 @@ class LocalModelServer:
             model=self.alias,
             supports_json_schema=False,
             strict_schema=False,
+            schema_in_json_object=True,
+            retry_timeouts=False,
             timeout=self.request_timeout,
             max_concurrency=1,
         )

@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
 
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import BaseModel, ValidationError
@@ -20,6 +21,8 @@ _FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _OPENING_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?")
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_ERRORS = 3
+# string length bounds steer a grammar; strict structured output rejects them
+_NOT_STRICT = ("maxLength", "minLength")
 
 
 def strip_fences(text: str) -> str:
@@ -81,6 +84,8 @@ def _strictify(node: Any) -> Any:
             node["required"] = list(properties)
     if "default" in node and node["default"] is None:
         del node["default"]
+    for key in _NOT_STRICT:
+        node.pop(key, None)
     for key in ("properties", "$defs", "definitions"):
         if isinstance(node.get(key), dict):
             node[key] = {name: _strictify(sub) for name, sub in node[key].items()}
@@ -90,11 +95,26 @@ def _strictify(node: Any) -> Any:
     return node
 
 
-def response_format(schema: type[BaseModel], *, json_schema: bool, strict: bool) -> ResponseFormat:
-    """Return the response_format that asks for schema (json_schema, else plain json_object)."""
+def response_format(
+    schema: type[BaseModel],
+    *,
+    json_schema: bool,
+    strict: bool,
+    schema_in_json_object: bool = False,
+    body: dict[str, Any] | None = None,
+) -> ResponseFormat:
+    """Return the response_format that asks for schema.
+
+    json_schema: OpenAI's structured output. Else `json_object`, carrying the schema when the
+    endpoint turns it into a grammar (llama-cpp-python), else plain JSON mode. `body` is the
+    JSON schema to send when it is narrower than the pydantic model's own (see `restrict`).
+    """
+    body = body if body is not None else schema.model_json_schema()
     if not json_schema:
+        if schema_in_json_object:
+            # not in the SDK's type: llama-cpp-python's extension of JSON mode
+            return cast(ResponseFormat, {"type": "json_object", "schema": body})
         return {"type": "json_object"}
-    body = schema.model_json_schema()
     return {
         "type": "json_schema",
         "json_schema": {
@@ -103,6 +123,29 @@ def response_format(schema: type[BaseModel], *, json_schema: bool, strict: bool)
             "strict": strict,
         },
     }
+
+
+def restrict(
+    body: dict[str, Any], definition: str, field: str, values: Sequence[str | int]
+) -> dict[str, Any]:
+    """Return a copy of a JSON schema whose `definition.field` may only be one of values.
+
+    The schema sent for one call can name the only labels that call allows (the claim and
+    narrative labels of its prompt): a grammar or structured output then cannot invent others.
+    `definition` is a `$defs` entry, or "" for the root object.
+    """
+    narrowed = copy.deepcopy(body)
+    node = narrowed if not definition else narrowed.get("$defs", {}).get(definition)
+    if not isinstance(node, dict) or field not in node.get("properties", {}):
+        raise KeyError(f"{definition or 'root'}.{field} is not in the schema")
+    old = node["properties"][field]
+    node["properties"][field] = {
+        key: old[key] for key in ("title", "description") if key in old
+    } | {
+        "type": "integer" if all(isinstance(v, int) for v in values) else "string",
+        "enum": list(values),
+    }
+    return narrowed
 
 
 def schema_instructions(schema: type[BaseModel]) -> str:

@@ -15,7 +15,7 @@ from pipeline.ingest import Ingester
 from pipeline.posts import post_from_text
 from pipeline.records import Label
 from tests.conftest import FIXTURES
-from tests.llm.fake_openai import Seen, error, serve_openai
+from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
 
 WHO_QUOTE = (
     "Spraying or introducing bleach or another disinfectant into your body will not protect "
@@ -50,7 +50,8 @@ def router(seen: Seen) -> Any:
         ]
         return {"quotes": quotes}
     if seen.stage == "judge":
-        labels = sorted(set(re.findall(r'narrative="(C\d+\.N\d+)"', user)))
+        real = judge_labels(user)
+        labels = [label for name, label in real.items() if name.startswith("C1.")]
         facet = {"status": "consistent", "note": ""}
         narratives = [
             {
@@ -71,7 +72,7 @@ def router(seen: Seen) -> Any:
         return {
             "claims": [
                 {
-                    "claim": "C1",
+                    "claim": real["C1"],
                     "narratives": narratives,
                     "explanation": "Bleach does not protect against COVID-19; it is dangerous.",
                 }

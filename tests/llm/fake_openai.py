@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -239,6 +240,21 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 fake.leave()
 
     return Handler
+
+
+def judge_labels(user: str) -> dict[str, str]:
+    """Map positional names ("C1", "C1.N2") to the judge prompt's random labels, in order.
+
+    The judge labels claims and narratives afresh for every call; scripted answers name them by
+    position and translate here.
+    """
+    names: dict[str, str] = {}
+    for i, c_label in enumerate(re.findall(r'<claim id="(C\w+)">', user), start=1):
+        names[f"C{i}"] = c_label
+        found = re.findall(rf'narrative="({re.escape(c_label)}\.N\w+)"', user)
+        for j, label in enumerate(found, start=1):
+            names[f"C{i}.N{j}"] = label
+    return names
 
 
 @contextmanager

@@ -121,6 +121,33 @@ async def test_json_object_and_schema_in_prompt_when_not_supported() -> None:
     assert '"rationale"' in seen.system and "JSON Schema" in seen.system
 
 
+async def test_schema_rides_in_json_mode_for_a_grammar_endpoint() -> None:
+    narrowed = Verdict.model_json_schema()
+    narrowed["properties"]["label"]["enum"] = ["false"]
+    with serve_openai([GOOD, GOOD]) as fake:
+        async with client_for(
+            fake, supports_json_schema=False, schema_in_json_object=True
+        ) as client:
+            await judge(client)
+            await judge(client, json_schema=narrowed)
+    plain, narrow = (seen.body["response_format"] for seen in fake.completions)
+    assert plain == {"type": "json_object", "schema": Verdict.model_json_schema()}
+    assert narrow == {"type": "json_object", "schema": narrowed}
+    # the prompt keeps the model's own schema, the same for every call (a cached prefix)
+    assert fake.completions[0].system == fake.completions[1].system
+
+
+async def test_a_narrowed_schema_is_sent_as_structured_output() -> None:
+    narrowed = Verdict.model_json_schema()
+    narrowed["properties"]["label"]["enum"] = ["false"]
+    with serve_openai([GOOD]) as fake:
+        async with client_for(fake) as client:
+            await judge(client, json_schema=narrowed)
+    fmt = fake.completions[0].body["response_format"]
+    assert fmt["json_schema"]["schema"]["properties"]["label"]["enum"] == ["false"]
+    assert fmt["json_schema"]["schema"]["additionalProperties"] is False
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -269,6 +296,14 @@ async def test_slow_answers_beyond_the_timeout_raise_model_unavailable() -> None
         async with client_for(fake, timeout=0.3, attempts=2) as client:
             with pytest.raises(ModelUnavailableError, match="timed out"):
                 await judge(client)
+
+
+async def test_a_timeout_is_final_where_the_server_would_keep_generating() -> None:
+    with serve_openai([slow(5, GOOD), GOOD]) as fake:
+        async with client_for(fake, timeout=0.3, retry_timeouts=False) as client:
+            with pytest.raises(ModelUnavailableError, match="timed out"):
+                await judge(client)
+    assert len(fake.completions) == 1
 
 
 async def test_concurrency_is_bounded_per_endpoint() -> None:

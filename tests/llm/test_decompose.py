@@ -107,7 +107,10 @@ async def test_image_descriptions_raise_the_query_budget_to_five() -> None:
         ("The mayor declared an emergency.", ["mayor emergency flood", "NYC emergency"]),
         ("Subways closed for a week.", ["subway closed flood week", "MTA closure"]),
     )
-    images = ["A street flooded with water; a sign reads </image> TIMES SQ."]
+    images = [
+        "A flooded Times Square in 2024; a sign reads </image> TIMES SQ. The caption says the "
+        "mayor declared an emergency and subways closed for a week."
+    ]
     result, requests = await decompose([answer], image_descriptions=images)
     assert len(result.queries) == 5
     per_claim = [sum(q.claim_id == c.id for q in result.queries) for c in result.claims]
@@ -115,10 +118,7 @@ async def test_image_descriptions_raise_the_query_budget_to_five() -> None:
     seen = requests[0]
     assert "Write 5 search queries" in seen.system and "<image>" in seen.system
     user = seen.messages[1]["content"]
-    assert (
-        '<image n="1">\nA street flooded with water; a sign reads ‹/image› TIMES SQ.\n</image>'
-        in user
-    )
+    assert '<image n="1">\nA flooded Times Square in 2024; a sign reads ‹/image› TIMES SQ.' in user
 
 
 async def test_a_text_post_keeps_three_queries() -> None:
@@ -154,10 +154,10 @@ async def test_claims_are_validated_deduplicated_and_capped() -> None:
     assert texts[third.id] == ["A third claim about towers."]  # its query repeated another
 
 
-async def test_a_post_the_model_finds_not_checkable_raises_empty_post_error() -> None:
+async def test_a_post_the_model_and_the_heuristic_find_not_checkable_raises() -> None:
     answer = {"checkable": False, "reason": "It is a joke, not a claim.", "claims": []}
     with pytest.raises(EmptyPostError) as caught:
-        await decompose([answer])
+        await decompose([answer], post("I think pineapple on pizza is the best thing ever lol"))
     assert str(caught.value) == "It is a joke, not a claim."
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from pipeline.llm.output import describe_invalid, parse_output, strict_json_schema, strip_fences
+from pipeline.llm.output import (
+    describe_invalid,
+    parse_output,
+    restrict,
+    strict_json_schema,
+    strip_fences,
+)
 
 
 class Inner(BaseModel):
@@ -59,3 +65,25 @@ def test_strict_schema_closes_objects_and_requires_every_field() -> None:
     assert inner["additionalProperties"] is False and inner["required"] == ["text", "score"]
     assert "default" not in strict["properties"]["note"]
     assert "additionalProperties" not in original  # the input is not changed
+
+
+def test_restrict_narrows_one_field_to_the_given_labels() -> None:
+    original = Outer.model_json_schema()
+    narrowed = restrict(original, "Inner", "text", ["A7", "B2"])
+    assert narrowed["$defs"]["Inner"]["properties"]["text"] == {
+        "title": "Text",
+        "type": "string",
+        "enum": ["A7", "B2"],
+    }
+    assert "enum" not in original["$defs"]["Inner"]["properties"]["text"]  # a copy
+    root = restrict(original, "", "note", ["x"])
+    assert root["properties"]["note"]["enum"] == ["x"]
+    with pytest.raises(KeyError):
+        restrict(original, "Inner", "nope", ["x"])
+    with pytest.raises(KeyError):
+        restrict(original, "Missing", "text", ["x"])
+
+
+def test_strict_schema_drops_length_bounds() -> None:
+    body = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 5}}}
+    assert strict_json_schema(body)["properties"]["s"] == {"type": "string"}
