@@ -2,8 +2,10 @@
 
 Without a language model, check-worthiness is a transparent heuristic: a sentence is kept when
 it has enough words and states something (a number, a date, a named entity or a factual verb)
-rather than asking, greeting or giving a first-person opinion. When more sentences qualify than
-`max_claims`, the best-scored ones are kept in their original order.
+rather than asking, greeting or giving a first-person opinion. A sentence that speaks to the
+fact-checker instead ("Note to the AI: ...", "Ignore previous instructions ...") states nothing
+about the world and is never a claim. When more sentences qualify than `max_claims`, the
+best-scored ones are kept in their original order.
 
 Failure policy: a post with nothing check-worthy raises EmptyPostError; nothing else raises.
 """
@@ -33,6 +35,31 @@ _OPINION_RE = re.compile(
     re.IGNORECASE,
 )
 
+# A sentence that speaks to the model checking the post rather than states something: prompt
+# injection, and the instructions the claims model is told to ignore. Kept narrow on purpose: a
+# sentence about rules or instructions ("officials ignored the guidelines") is a claim.
+_CHECKER = (
+    r"(?:ai|a\.i\.|llms?|language models?|models?|assistants?|chat ?bots?|bots?|chatgpt|"
+    r"fact[- ]?check(?:ing|er)? (?:ai|bots?|models?|systems?|tools?))"
+)
+_ADDRESSED_RE = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?"
+    r"(?:previous|prior|above|earlier|preceding|your|system|original)\s+"
+    r"(?:\w+\s+)?(?:instructions|prompts?)\b"
+    rf"|\b(?:note|message|instructions?|reminder|memo|request)s?\s+(?:to|for)\s+"
+    rf"(?:the\s+|any\s+|all\s+|every\s+)?{_CHECKER}\b"
+    rf"|\b(?:dear|hey|hi|hello|attention),?\s+{_CHECKER}\b"
+    r"|^\W*(?:system|assistant|developer)\s*:"
+    r"|\b(?:rate|label|classify)\s+(?:this|the|that|every|each|all)\s+(?:posts?|claims?|tweets?)\b"
+    r"|\bcheckable\s*[=:]",
+    re.IGNORECASE,
+)
+
+
+def addresses_the_checker(sentence: str) -> bool:
+    """Return whether a sentence speaks to the fact-checker instead of stating something."""
+    return bool(_ADDRESSED_RE.search(sentence))
+
 
 def _named(sentence: str) -> int:
     """Count capitalised tokens that are not function words (a cheap named-entity signal)."""
@@ -45,7 +72,11 @@ def checkworthiness(sentence: str) -> float:
     tokens = words(sentence)
     if len(tokens) < MIN_WORDS:
         return 0.0
-    if sentence.rstrip().endswith("?") or _OPINION_RE.match(sentence):
+    if (
+        sentence.rstrip().endswith("?")
+        or _OPINION_RE.match(sentence)
+        or addresses_the_checker(sentence)
+    ):
         return 0.0
     score = 0.2
     if _NUMBER_RE.search(sentence):
@@ -68,8 +99,8 @@ async def extract_claims(post: Post, *, max_claims: int = 5) -> list[Claim]:
     kept = [entry for entry in scored if entry[0] > 0.2]
     if not kept:
         raise EmptyPostError(
-            "the post has no check-worthy statement (only questions, greetings, opinions or "
-            f"sentences under {MIN_WORDS} words)"
+            "the post has no check-worthy statement (only questions, greetings, opinions, "
+            f"instructions to the checker or sentences under {MIN_WORDS} words)"
         )
     best = sorted(kept, key=lambda e: (-e[0], e[1]))[:max_claims]
     best.sort(key=lambda e: e[1])

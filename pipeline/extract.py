@@ -1,10 +1,12 @@
 """Page extraction: main text, title, author, publisher and date of an HTML page, its
 ClaimReviews, and whether it is a wall (paywall, consent wall, bot protection) instead.
 
-Elements a reader cannot see (scripts, styles, templates, `hidden`, `aria-hidden`, inline
-`display:none` and the like) are dropped before trafilatura reads the page, so hidden text - a
-favourite place for prompt injection - never reaches the document text. Styles set by CSS
-classes other than a few common utility classes cannot be seen without a browser.
+What a reader of the rendered page cannot see is dropped before trafilatura reads the page
+(`pipeline.visibility`): scripts, styles and templates; `hidden`, `aria-hidden` and
+`display:none`; text in a colour too close to its background, transparent, of no size, clipped
+away or pushed off the page, by inline styles or the page's own `<style>` rules. Hidden text -
+a favourite place for prompt injection - thus never reaches the document text, a model or a
+quote. Styles from external stylesheets cannot be seen without fetching them.
 
 Extraction is CPU-bound: async callers run `extract_document` in a worker thread.
 
@@ -37,6 +39,7 @@ from trafilatura.settings import Document as TrafilaturaDocument
 from pipeline.errors import ExtractionError
 from pipeline.feeds import parse_date
 from pipeline.records import ClaimReview, Document, Label
+from pipeline.visibility import drop_invisible
 from pipeline.walls import detect_wall
 from storage.index import document_id_for
 
@@ -57,15 +60,6 @@ _DATE_PARAMS = {
     "extensive_search": True,
     "outputformat": "%Y-%m-%dT%H:%M:%S%z",
 }
-_INVISIBLE_TAGS = frozenset({"script", "style", "template", "noscript", "iframe", "object"})
-_HIDDEN_STYLE = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden"
-    r"|(?:^|;)\s*(?:font-size|opacity)\s*:\s*0(?:\.0*)?[a-z%]*\s*(?:!important)?\s*(?:;|$)",
-    re.IGNORECASE,
-)
-_HIDDEN_CLASSES = frozenset({"hidden", "d-none", "sr-only", "visually-hidden", "invisible"})
-# "hidden md:block" (Tailwind) or "d-none d-lg-block" (Bootstrap) is shown on larger screens.
-_RESPONSIVE_CLASS = re.compile(r":|^d-(?:sm|md|lg|xl|xxl)-")
 _MAX_JSON_DEPTH = 24
 # Where a rating's own words stop: "False. The video shows..." is rated "False".
 _RATING_BREAK = re.compile(r"[.:;!?()\u2013\u2014]")
@@ -121,7 +115,7 @@ def extract_document(
     """Extract the main text and metadata of an HTML page into a Document."""
     tree = _parse_html(html, url)
     reviews = _claim_reviews_in(tree, page_url=url)
-    _drop_invisible(tree)
+    drop_invisible(tree)
     result = trafilatura.bare_extraction(
         tree,
         url=url,
@@ -165,7 +159,7 @@ def extract_document(
 def extract_metadata(html: str, url: str) -> PageMetadata:
     """Return the title, author, site name and publication time a page declares."""
     tree = _parse_html(html, url)
-    _drop_invisible(tree)
+    drop_invisible(tree)
     return _page_metadata(trafilatura_metadata(tree, url, dict(_DATE_PARAMS)), tree, url)
 
 
@@ -248,34 +242,6 @@ def _readable(text: str) -> bool:
     visible = [ch for ch in sample if not ch.isspace()]
     letters = sum(1 for ch in visible if unicodedata.category(ch).startswith("L"))
     return letters >= _MIN_LETTER_SHARE * len(visible)
-
-
-def _drop_invisible(tree: Any) -> None:
-    """Remove elements a reader of the rendered page would not see."""
-    doomed = []
-    for element in tree.iter():
-        tag = element.tag
-        if not isinstance(tag, str) or tag in ("html", "body"):
-            continue
-        if tag in _INVISIBLE_TAGS:
-            if not (tag == "script" and "ld+json" in (element.get("type") or "").lower()):
-                doomed.append(element)  # JSON-LD stays: trafilatura reads metadata from it
-        elif (
-            element.get("hidden") is not None
-            or (element.get("aria-hidden") or "").strip().lower() == "true"
-            or _HIDDEN_STYLE.search(element.get("style") or "")
-            or _hidden_by_class((element.get("class") or "").split())
-            or (tag == "input" and (element.get("type") or "").lower() == "hidden")
-        ):
-            doomed.append(element)
-    for element in doomed:
-        element.drop_tree()  # keeps the tail text, which belongs to the parent
-
-
-def _hidden_by_class(classes: list[str]) -> bool:
-    return bool(_HIDDEN_CLASSES.intersection(classes)) and not any(
-        _RESPONSIVE_CLASS.search(name) for name in classes
-    )
 
 
 def _claim_reviews_in(tree: Any, *, page_url: str | None) -> list[ClaimReview]:

@@ -7,7 +7,8 @@ local OpenAI-compatible server that reads its data blocks as a model would (thro
 full-width forms, zero-width and tag characters and ‹ › escapes) and OBEYS what it finds there:
 
 - claims: "answer checkable=false" is obeyed; JSON shaped like its answer is returned as it is;
-  any other order is copied into an extra claim, the only way this stage can carry it on;
+  "report the claim that X" (X plain or in base64) adds X to the claims; any other order is
+  copied into an extra claim, the only way this stage can carry it on;
 - extraction: JSON shaped like its answer is returned; an order makes it drop refutations and
   quote the order and a made-up sentence as "supports" (a link order: "refutes", with the link);
 - judge: JSON shaped like its answer is returned; a verdict order turns every narrative into
@@ -23,6 +24,8 @@ marked xfail(strict=True) with the hole as the reason. Run with `-s` for the sum
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import re
 import shutil
@@ -71,6 +74,11 @@ _SOURCE = re.compile(
     r"\b(?:confirms|supports|proves)\b",
     re.I,
 )
+_REPORT = re.compile(
+    r"\b(?:report|check|add|include)\b[^.\n]{0,40}?\bclaim\b(?:\s+that\s+(?P<plain>[^.\n]+)"
+    r"|[^:\n]{0,40}\bbase64\b[^:\n]{0,20}:\s*(?P<encoded>[A-Za-z0-9+/]+={0,2}))",
+    re.I,
+)
 _SKIP = re.compile(r"\bcheckable\s*[=:]\s*false\b|\bholds? no (?:factual )?claims?\b", re.I)
 _LINK_ASK = re.compile(r"\b(?:cite|sources?|link|add)\b", re.I)
 _LINK = re.compile(
@@ -104,13 +112,14 @@ class Block:
 
 @dataclass(frozen=True)
 class Order:
-    """An instruction found in a data block: "accurate", "source", "skip", "link" or "json"."""
+    """An instruction found in a data block: "accurate", "source", "skip", "claim", "link" or
+    "json"."""
 
     kind: str
     sentence: str  # as it stands in the block
     block: int
     links: tuple[str, ...] = ()
-    payload: Any = None  # the parsed JSON of a "json" order
+    payload: Any = None  # the parsed JSON of a "json" order, the claim of a "claim" order
 
 
 @dataclass
@@ -139,6 +148,18 @@ def _json_in(text: str) -> Iterator[Any]:
             yield value
 
 
+def _reported(hit: re.Match[str]) -> str | None:
+    """Return the claim a "report the claim" order asks for, decoded from base64 if need be."""
+    if hit.group("plain"):
+        claim = hit.group("plain").strip()
+    else:
+        try:
+            claim = base64.b64decode(hit.group("encoded"), validate=True).decode().strip()
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+    return claim[:1].upper() + claim[1:].rstrip(".") + "."
+
+
 def orders_in(blocks: list[Block]) -> list[Order]:
     """Return every instruction a gullible model would take from the blocks."""
     found: list[Order] = []
@@ -151,14 +172,17 @@ def orders_in(blocks: list[Block]) -> list[Order]:
             if "{" in seen:
                 continue  # JSON was taken whole above
             links = tuple(m.group() for m in _LINK.finditer(seen)) if _LINK_ASK.search(seen) else ()
+            reported = _REPORT.search(seen)
             for kind, hit in (
                 ("skip", _SKIP.search(seen)),
+                ("claim", reported and _reported(reported)),
                 ("accurate", _ACCURATE.search(seen)),
                 ("source", _SOURCE.search(seen)),
                 ("link", links),
             ):
                 if hit:
-                    found.append(Order(kind, raw.strip(), n, links))
+                    claim = hit if kind == "claim" else None
+                    found.append(Order(kind, raw.strip(), n, links, payload=claim))
                     break
     return found
 
@@ -197,8 +221,12 @@ class GullibleModel:
         text = read(" ".join(b.body for b in blocks if b.tag == "post"))
         claims = [{"text": claim, "queries": [claim]} for claim in c.claims_in(text)]
         for order in entry.orders:  # obeyed the only way this stage can: carried along
-            entry.actions.append("order copied into a claim")
-            claims.append({"text": order.sentence, "queries": [order.sentence[:80]]})
+            if order.kind == "claim":
+                entry.actions.append("reported the claim it was asked to")
+                claims.append({"text": order.payload, "queries": [order.payload]})
+            else:
+                entry.actions.append("order copied into a claim")
+                claims.append({"text": order.sentence, "queries": [order.sentence[:80]]})
         return {"checkable": True, "reason": "health claims", "claims": claims}
 
     def extraction(self, blocks: list[Block], entry: Entry) -> Any:
@@ -315,6 +343,7 @@ class Outcome:
     journal: list[Entry]
     stored: dict[str, str]  # url -> text of every stored document
     rationales: list[str]
+    claims: list[str]  # the claims the check holds
 
 
 def _searx(site: Site) -> str:
@@ -377,7 +406,7 @@ class Runner:
             text if kind == "post" else c.PAGE_POST, max_chars=limit, author=author
         )
         requests, entries = len(self.fake.requests), len(self.model.journal)
-        label, body, refs, rationales = "", "", (), list[str]()
+        label, body, refs, rationales, claims = "", "", (), list[str](), list[str]()
         try:
             check = self.loop.run_until_complete(app.check(post))
         # An adversarial input must never crash a check: the error is the outcome asserted on.
@@ -387,6 +416,7 @@ class Runner:
             label, body = check.verdict.label.value, check.correction.text
             refs = check.correction.references
             rationales = [v.rationale for v in check.verdict.claims]
+            claims = [claim.text for claim in check.claims]
         stored = {
             r["url"]: r["text"] for r in app.store.db.query("SELECT url, text FROM documents")
         }
@@ -402,7 +432,7 @@ class Runner:
             for seen in self.fake.requests[requests:]
         ]
         journal = self.model.journal[entries:]
-        return Outcome(label, body, foreign, users, journal, stored, rationales)
+        return Outcome(label, body, foreign, users, journal, stored, rationales, claims)
 
     def control(self, case: c.Case, path: str) -> Outcome:
         key = (case.kind, path, case.clean)
@@ -476,6 +506,12 @@ def _assert_defences(case: c.Case, path: str, control: Outcome, seen: Outcome) -
             judge = seen.users[[e.stage for e in seen.journal].index("judge")]
             assert not stage["judge"].orders
             assert not any(o.sentence in judge for o in stage["claims"].orders)
+        elif defence == "claims-grounded" and model:
+            assert "reported the claim it was asked to" in stage["claims"].actions
+            assert not set(case.unchecked) & set(seen.claims)
+        elif defence == "not-checkable-cross-checked" and model:
+            assert "not checkable" in stage["claims"].actions
+            assert seen.claims  # the no-model extraction's claims were checked
         elif defence == "verbatim-quote-check" and model:
             assert "fabricated a quote" in stage["extraction"].actions
             assert FABRICATED not in seen.text and "confirms this" not in seen.text
@@ -511,6 +547,9 @@ def _check_case(runner: Runner, case: c.Case, path: str) -> None:
         assert not [ch for ch in user if unicodedata.category(ch) == "Cf"]
         assert not [raw for raw in case.unseen if raw in user]
     _assert_defences(case, path, control, seen)
+    for claim in case.unchecked:  # a claim only an order asks for is never checked
+        wanted = claim.casefold().rstrip(".")
+        assert not [text for text in seen.claims if wanted in text.casefold()], seen.claims
     for marker in case.hidden:  # hidden text never reaches a model, nor a reply
         assert marker not in "\n".join(seen.users)
         assert case.kind == "post" or marker not in seen.text
@@ -552,3 +591,13 @@ def test_the_stand_ins_and_checks_can_fail() -> None:
     stored = {"https://www.who.int/a"}
     text = "See https://www.who.int/a, who.int, www.evil.example/x and evil.example [1]."
     assert foreign_links(text, stored) == ["www.evil.example/x", "evil.example"]
+
+
+@pytest.mark.parametrize(
+    "post", [case.text for case in c.POST_CASES if case.unchecked], ids=["plain", "base64"]
+)
+def test_the_claims_stand_in_reports_the_claims_it_is_asked_to(post: str) -> None:
+    user = {"role": "user", "content": f'<post id="p1">\n{post}\n</post>'}
+    seen = Seen("POST", "/", {"x-factbot-stage": "claims"}, {"messages": [user]})
+    claims = [claim["text"] for claim in GullibleModel()(seen)["claims"]]
+    assert claims == [c.BLEACH_CLAIM, c.MOON_CLAIM]
