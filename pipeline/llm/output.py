@@ -40,8 +40,22 @@ def strip_fences(text: str) -> str:
 
 
 def parse_output(text: str, schema: type[T]) -> T:
-    """Validate a model's text answer against schema; raise pydantic's ValidationError."""
-    return schema.model_validate_json(strip_fences(text))
+    """Validate a model's text answer against schema; raise pydantic's ValidationError.
+
+    A raw newline or tab inside a JSON string is invalid JSON, but small models (and llama.cpp's
+    JSON grammar) write them; such an answer is read leniently rather than asked for again.
+    """
+    body = strip_fences(text)
+    try:
+        return schema.model_validate_json(body)
+    except ValidationError as exc:
+        if not any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise
+        try:
+            lenient = json.loads(body, strict=False)
+        except ValueError:
+            raise exc from None
+        return schema.model_validate(lenient)
 
 
 def describe_invalid(exc: ValidationError) -> str:

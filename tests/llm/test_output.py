@@ -87,3 +87,12 @@ def test_restrict_narrows_one_field_to_the_given_labels() -> None:
 def test_strict_schema_drops_length_bounds() -> None:
     body = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 5}}}
     assert strict_json_schema(body)["properties"]["s"] == {"type": "string"}
+
+
+def test_raw_control_characters_in_strings_are_read_leniently() -> None:
+    parsed = parse_output('{"items": [{"text": "line one\nline\ttwo"}]}', Outer)
+    assert parsed.items[0].text == "line one\nline\ttwo"
+    with pytest.raises(ValidationError):
+        parse_output('{"items": [{"text": "cut', Outer)
+    with pytest.raises(ValidationError):
+        parse_output('{"items": [{"nope": "a\nb"}]}', Outer)  # lenient JSON, still validated
