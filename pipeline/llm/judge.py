@@ -21,6 +21,7 @@ Failure policy: `assess` raises the client's ModelOutputError or ModelUnavailabl
 
 from __future__ import annotations
 
+import copy
 import logging
 import secrets
 from collections import defaultdict
@@ -33,7 +34,6 @@ from pydantic import BaseModel, Field
 from pipeline.embedder import Embedder
 from pipeline.judgement import Judge, combine
 from pipeline.llm.client import LLMClient, ModelError
-from pipeline.llm.output import restrict
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.tiered import (
     ImageProvenance,
@@ -144,10 +144,40 @@ class _Layout:
     narratives: dict[str, Narrative]
 
     def schema(self) -> dict[str, Any]:
-        """Return the answer's JSON schema, allowing only this layout's labels."""
+        """Return the answer's JSON schema, pinned to this layout.
+
+        One object per claim (in any order), each claim's narratives only its own labels and
+        exactly as many as it has: a grammar (or structured output) then cannot skip a claim,
+        file a narrative under the wrong claim, or invent a label.
+        """
         body = JudgeOutput.model_json_schema()
-        body = restrict(body, "ClaimOut", "claim", list(self.claims))
-        return restrict(body, "NarrativeOut", "narrative", list(self.narratives))
+        defs = body["$defs"]
+        claim_out, narrative_out = defs.pop("ClaimOut"), defs.pop("NarrativeOut")
+        variants = []
+        for n, (c_label, claim) in enumerate(self.claims.items()):
+            mine = [label for label, nar in self.narratives.items() if nar.claim_id == claim.id]
+            narrative = copy.deepcopy(narrative_out)
+            narrative["properties"]["narrative"] = {"type": "string", "enum": mine}
+            defs[f"NarrativeOut{n}"] = narrative
+            one = copy.deepcopy(claim_out)
+            one["properties"]["claim"] = {"type": "string", "enum": [c_label]}
+            one["properties"]["narratives"] = _exactly(f"NarrativeOut{n}", len(mine))
+            defs[f"ClaimOut{n}"] = one
+            variants.append({"$ref": f"#/$defs/ClaimOut{n}"})
+        claims = _exactly("", len(variants))
+        claims["items"] = variants[0] if len(variants) == 1 else {"anyOf": variants}
+        body["properties"]["claims"] = claims
+        return body
+
+
+def _exactly(definition: str, count: int) -> dict[str, Any]:
+    """Return the schema of an array of exactly count items of a `$defs` entry."""
+    return {
+        "type": "array",
+        "items": {"$ref": f"#/$defs/{definition}"},
+        "minItems": count,
+        "maxItems": count,
+    }
 
 
 def _fresh_label(prefix: str, taken: set[str]) -> str:

@@ -21,8 +21,8 @@ _FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _OPENING_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?")
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_ERRORS = 3
-# string length bounds steer a grammar; strict structured output rejects them
-_NOT_STRICT = ("maxLength", "minLength")
+# length and count bounds steer a grammar; strict structured output may reject them
+_NOT_STRICT = ("maxLength", "minLength", "maxItems", "minItems")
 
 
 def strip_fences(text: str) -> str:

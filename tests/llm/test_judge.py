@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -241,12 +242,19 @@ async def test_labels_are_fresh_per_call_and_the_schema_allows_only_them() -> No
     assert all(re.fullmatch(r"C[A-Z2-9]{2}(\.N[A-Z2-9]{2})?", label) for label in first.values())
     sent = fake.completions[0].body["response_format"]["json_schema"]["schema"]
     defs = sent["$defs"]
-    claims = {first["C1"], first["C2"]}
-    assert set(defs["ClaimOut"]["properties"]["claim"]["enum"]) == claims
-    assert set(defs["NarrativeOut"]["properties"]["narrative"]["enum"]) == {
-        first["C1.N1"],
-        first["C1.N2"],
-        first["C2.N1"],
+    variants = [
+        ref["$ref"].rsplit("/", 1)[1] for ref in sent["properties"]["claims"]["items"]["anyOf"]
+    ]
+    assert variants == ["ClaimOut0", "ClaimOut1"]  # one object a claim, each pinned to its label
+    pinned = {
+        defs[v]["properties"]["claim"]["enum"][0]: defs[
+            defs[v]["properties"]["narratives"]["items"]["$ref"].rsplit("/", 1)[1]
+        ]["properties"]["narrative"]["enum"]
+        for v in variants
+    }
+    assert pinned == {
+        first["C1"]: [first["C1.N1"], first["C1.N2"]],
+        first["C2"]: [first["C2.N1"]],
     }
     # strict structured output takes no length bounds; the pydantic schema has them
     assert "maxLength" not in defs["FacetOut"]["properties"]["note"]
@@ -255,6 +263,24 @@ async def test_labels_are_fresh_per_call_and_the_schema_allows_only_them() -> No
         "title": "Note",
         "type": "string",
     }
+
+
+async def test_the_grammar_schema_asks_for_every_narrative_of_every_claim() -> None:
+    evidence, narratives, quotes = post_fixture()
+    endpoint = ModelEndpoint(
+        base_url="", api_key="k", model="m", supports_json_schema=False, strict_schema=False
+    )
+    route = verdicts_by({"C1.N1": "supports"})
+    with serve_openai(router=route) as fake:
+        endpoint = dataclasses.replace(endpoint, base_url=fake.base_url, schema_in_json_object=True)
+        async with LLMClient(endpoint, retry=RetryPolicy(attempts=1)) as llm:
+            await assess([CLAIM, CLAIM2], narratives, evidence, quotes, llm=llm)
+    sent = fake.completions[0].body["response_format"]["schema"]
+    assert sent["properties"]["claims"]["minItems"] == sent["properties"]["claims"]["maxItems"] == 2
+    counts = sorted(
+        sent["$defs"][f"ClaimOut{n}"]["properties"]["narratives"]["maxItems"] for n in (0, 1)
+    )
+    assert counts == [1, 2]
 
 
 async def test_malformed_output_once_is_retried_by_the_client() -> None:
