@@ -7,6 +7,8 @@ GET  /healthz
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -55,7 +57,16 @@ def _status(exc: FactbotError) -> int:
 
 def create_api(app: App) -> FastAPI:
     """Return the FastAPI application bound to the composition root."""
-    api = FastAPI(title="factbot", version="0.1.0")
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            # The shared fetcher lives in the server's event loop: close it before the loop ends.
+            await app.close_fetcher()
+
+    api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
 
     @api.exception_handler(FactbotError)
     async def _factbot_error(request: Request, exc: FactbotError) -> JSONResponse:
@@ -77,11 +88,8 @@ def create_api(app: App) -> FastAPI:
     async def create_check(body: CheckRequest) -> dict[str, Any]:
         max_chars = app.settings.max_post_chars
         if body.url is not None:
-            fetcher = app.fetcher()
-            try:
-                post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars)
-            finally:
-                await fetcher.aclose()
+            fetcher = await app.fetcher()
+            post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars)
         else:
             post = post_from_text(body.text or "", max_chars=max_chars, platform="api")
         check = await app.check(post, before=body.before)

@@ -1,17 +1,23 @@
 """The composition root: builds the store, embedder, fetcher, rater and judge once.
 
 Everything heavy is created lazily on first use so `factbot --help` and `factbot show` stay fast.
+
+The fetcher (its robots.txt cache, per-host and global limits and connection pool) is shared by
+every check, page and reference fetch of the App. It belongs to the event loop that opened it:
+`close_fetcher()` closes it there (the CLI before `asyncio.run` returns, the API at shutdown),
+and a fetcher whose loop has ended is replaced, never reused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import logging
 from datetime import datetime, timedelta
 from functools import cached_property
 
 import httpx
 
+from bots.logs import configure as configure_logging
 from bots.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.settings import Settings
 from bots.web import build_search
@@ -34,7 +40,10 @@ class App:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.local_model = LocalModel(settings)
-        logging.basicConfig(level=settings.log_level)
+        self._fetcher: Fetcher | None = None
+        self._fetcher_loop: asyncio.AbstractEventLoop | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+        configure_logging(settings.log_level)
 
     @cached_property
     def model_choice(self) -> Choice:
@@ -51,12 +60,38 @@ class App:
     @cached_property
     def embedder(self) -> SentenceTransformerEmbedder:
         """Return the sentence embedder (the model loads on first use)."""
+        embedding = self.settings.embedding
+        threads = embedding.threads
+        if threads is None and self.model_choice == "local":
+            threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
         return SentenceTransformerEmbedder(
-            self.settings.embedding.model, batch_size=self.settings.embedding.batch_size
+            embedding.model, batch_size=embedding.batch_size, threads=threads
         )
 
-    def fetcher(self) -> Fetcher:
-        """Return a new SSRF-safe fetcher (close it after use)."""
+    async def fetcher(self) -> Fetcher:
+        """Return the shared SSRF-safe fetcher, opening it in the running event loop if needed."""
+        loop = asyncio.get_running_loop()
+        stale = None
+        if self._fetcher is not None and (self._fetcher_loop is not loop or self._fetcher.closed):
+            # Closed, or opened in another event loop (an earlier asyncio.run's, now ended): its
+            # slots and robots.txt loads belong to that loop, so it is replaced, never reused.
+            stale, self._fetcher = self._fetcher, None
+        fetcher = self._fetcher
+        if fetcher is None:
+            # No await between the test above and here: concurrent checks get one fetcher.
+            fetcher = self._fetcher = self._new_fetcher()
+            self._fetcher_loop = loop
+        if stale is not None:
+            await stale.aclose()
+        return fetcher
+
+    async def close_fetcher(self) -> None:
+        """Close the shared fetcher (call it before its event loop ends); next use reopens it."""
+        fetcher, self._fetcher = self._fetcher, None
+        if fetcher is not None:
+            await fetcher.aclose()
+
+    def _new_fetcher(self) -> Fetcher:
         fs = self.settings.fetch
         return Fetcher(
             FetchPolicy(
@@ -130,8 +165,7 @@ class App:
             web: WebDeps | None = None
             references: ReferenceDeps | None = None
             if self.web_enabled or self.checks_references:
-                fetcher = self.fetcher()
-                stack.push_async_callback(fetcher.aclose)
+                fetcher = await self.fetcher()
                 if self.web_enabled:
                     http = await stack.enter_async_context(httpx.AsyncClient(timeout=20.0))
                     s = self.settings.search
@@ -181,7 +215,32 @@ class App:
         )
 
     def close(self) -> None:
-        """Stop the local model server and close the store if they were started."""
+        """Close the fetcher, stop the local model server and close the store if started.
+
+        From async code, `await close_fetcher()` first: here the fetcher can only be closed in
+        a loop of its own, or (inside its running loop) at that loop's next turn.
+        """
+        self._close_fetcher_outside()
         self.local_model.stop()
         if "store" in self.__dict__:
             self.store.close()
+
+    def _close_fetcher_outside(self) -> None:
+        fetcher, loop = self._fetcher, self._fetcher_loop
+        self._fetcher = None
+        if fetcher is None:
+            return
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            # Called from async code that did not await close_fetcher(): at the next turn.
+            task = running.create_task(fetcher.aclose())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        elif loop is not None and not loop.is_closed():
+            loop.run_until_complete(fetcher.aclose())  # an idle loop the caller drives by hand
+        else:
+            # Its loop has ended, and asyncio.run cancelled all it ran: nothing is in flight.
+            asyncio.run(fetcher.aclose())

@@ -104,15 +104,15 @@ def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: boo
         raise InputError(f"only http(s) pages can be checked, not {single!r}")
 
     async def go() -> Any:
-        if is_http:
-            fetcher = app.fetcher()
-            try:
+        try:
+            if is_http:
+                fetcher = await app.fetcher()
                 post = await post_from_url(single, fetcher=fetcher, max_chars=max_chars)
-            finally:
-                await fetcher.aclose()
-        else:
-            post = post_from_text(text_or_url, max_chars=max_chars)
-        return await app.check(post, before=bound)
+            else:
+                post = post_from_text(text_or_url, max_chars=max_chars)
+            return await app.check(post, before=bound)
+        finally:
+            await app.close_fetcher()  # before asyncio.run closes the loop it belongs to
 
     result = asyncio.run(go())
     if as_json:
@@ -162,14 +162,16 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None
     bar = tqdm(unit="doc", disable=not progress, file=sys.stderr)
 
     async def go() -> Any:
-        fetcher = app.fetcher()
         try:
             ingester = Ingester(
-                app.store.documents, app.embedder, fetcher=fetcher, on_document=lambda: bar.update()
+                app.store.documents,
+                app.embedder,
+                fetcher=await app.fetcher(),
+                on_document=lambda: bar.update(),
             )
             return await ingester.ingest(list(sources))
         finally:
-            await fetcher.aclose()
+            await app.close_fetcher()
 
     started = datetime.now(UTC)
     report = asyncio.run(go())

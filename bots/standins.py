@@ -115,6 +115,21 @@ class CallLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._calls: list[Call] = []
+        self._serial = False
+        self._turn = threading.Lock()  # held by the one request in flight, when serial
+
+    @contextlib.contextmanager
+    def one_at_a_time(self) -> Iterator[None]:
+        """Within the block, every stand-in serves one request at a time, all together."""
+        self._serial = True
+        try:
+            yield
+        finally:
+            self._serial = False
+
+    def turn(self) -> contextlib.AbstractContextManager[object]:
+        """Return what a request holds while it is served (the shared turn, when serial)."""
+        return self._turn if self._serial else contextlib.nullcontext()
 
     def add(self, call: Call) -> None:
         """Record one answered request."""
@@ -194,20 +209,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("POST")
 
     def _handle(self, method: str) -> None:
-        start = time.monotonic()
         body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
-        answer = self.server.answer(method, self.path, headers, body)
-        if answer.delay > 0 and not self.server.instant.is_set():
-            self.server.closing.wait(answer.delay)
-        self.send_response(answer.status)
-        self.send_header("Content-Type", answer.content_type)
-        self.send_header("Content-Length", str(len(answer.body)))
-        self.end_headers()
-        # the client may have given up: then there is no one to answer
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(answer.body)
-        self.server.log.add(Call(answer.kind, start, time.monotonic()))
+        with self.server.log.turn():
+            start = time.monotonic()
+            answer = self.server.answer(method, self.path, headers, body)
+            if answer.delay > 0 and not self.server.instant.is_set():
+                self.server.closing.wait(answer.delay)
+            self.send_response(answer.status)
+            self.send_header("Content-Type", answer.content_type)
+            self.send_header("Content-Length", str(len(answer.body)))
+            self.end_headers()
+            # the client may have given up: then there is no one to answer
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(answer.body)
+            self.server.log.add(Call(answer.kind, start, time.monotonic()))
 
 
 def _json(value: Any, delay: float, kind: str, status: int = 200) -> _Answer:

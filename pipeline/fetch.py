@@ -7,9 +7,11 @@ answer cannot redirect it elsewhere. Redirects are followed by hand and vetted t
 Bodies are streamed and decompressed here, under a byte cap, so a gzip bomb stops at the cap.
 
 Politeness: each hop first obeys its origin's robots.txt (`pipeline.robots`, fetched through
-this same vetted path, smaller and quicker), then waits for a slot under the per-host and global
-limits (`pipeline.gates`). `total_timeout` counts the time spent resolving, sending and reading,
-not the time spent waiting for a slot or for robots.txt (which has its own timeout).
+this same vetted path, smaller and quicker, while the hop's own host is resolved and vetted),
+then waits for a slot under the per-host and global limits (`pipeline.gates`). `total_timeout`
+counts the time spent resolving, sending and reading, not the time spent waiting for a slot or
+for robots.txt (which has its own timeout). One fetcher is meant to be shared by every check of
+a process: its robots.txt cache and limits only work across the fetches that go through it.
 
 A `PageCache` answers before any of that: a hit makes no request at all, robots.txt included.
 Only 2xx text responses are put in it.
@@ -243,6 +245,11 @@ class Fetcher:
     ) -> None:
         await self.aclose()
 
+    @property
+    def closed(self) -> bool:
+        """Return whether aclose() was called (a closed fetcher sends nothing more)."""
+        return self._client.is_closed
+
     async def aclose(self) -> None:
         """Close the underlying HTTP client and stop robots.txt loads in flight."""
         self.robots.close()
@@ -276,15 +283,23 @@ class Fetcher:
         budget = kind.timeout  # seconds left for resolving, sending and reading
         clock = asyncio.get_running_loop().time
         while True:
-            started = clock()
+            # robots.txt is read while the host is resolved and vetted: neither needs the other,
+            # and nothing is sent to the page before both have said yes. The vetting's verdict
+            # comes first, so an unsafe URL is refused as unsafe whatever robots.txt says.
+            robots = asyncio.ensure_future(self.robots.check(current)) if kind.robots else None
             try:
-                async with asyncio.timeout(budget):
-                    addresses = await self._vet(current)
-            except TimeoutError as exc:
-                raise FetchError(requested, f"took longer than {kind.timeout}s") from exc
-            budget -= clock() - started
-            if kind.robots:
-                await self.robots.check(current)
+                started = clock()
+                try:
+                    async with asyncio.timeout(budget):
+                        addresses = await self._vet(current)
+                except TimeoutError as exc:
+                    raise FetchError(requested, f"took longer than {kind.timeout}s") from exc
+                budget -= clock() - started
+                if robots is not None:
+                    await robots
+            finally:
+                if robots is not None:
+                    _forget(robots)
             async with self.gates.slot(current.host):
                 started = clock()
                 try:
@@ -442,6 +457,14 @@ class Fetcher:
         if len(body) > limit and not truncate:
             raise FetchError(str(url), f"body is larger than {limit} bytes")
         return body[:limit]
+
+
+def _forget(task: asyncio.Future[None]) -> None:
+    """Cancel task if it is still running, and never leave its error unretrieved."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
 
 
 def _redirect_target(url: httpx.URL, response: httpx.Response) -> str | None:

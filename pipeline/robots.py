@@ -156,7 +156,8 @@ class RobotsCache:
     def close(self) -> None:
         """Cancel loads still in flight."""
         for task in self._loading.values():
-            task.cancel()
+            if not task.get_loop().is_closed():  # a closed loop has nothing left to run
+                task.cancel()
         self._loading.clear()
 
     async def _refresh(self, origin: str) -> RobotsRules:

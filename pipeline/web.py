@@ -3,9 +3,11 @@
 For every claim two searches run (the claim itself, and the claim restricted to fact-checkers
 with `site:` where a provider supports it). Results from publishers that may not be cited are
 dropped before anything is fetched; so are results the provider dates after the time bound.
-The best remaining pages are fetched through the SSRF-safe fetcher, extracted, and ingested
-into the local index, where the ordinary hybrid retrieval, relevance filter, credibility ranking
-and time bound treat them like any other document. A fact-check result's ClaimReview (from a
+The best remaining pages are fetched through the SSRF-safe fetcher (a query's pages as soon as
+its searches and those of the queries before it have answered, while later searches still run;
+which pages are picked does not depend on timing), extracted, and ingested into the local
+index, where the ordinary hybrid retrieval, relevance filter, credibility ranking and time
+bound treat them like any other document. A fact-check result's ClaimReview (from a
 fact-check search API) is attached to its page when the page itself carries none.
 
 Failure policy: never raises for one provider, result or page; every skip is counted with its
@@ -18,9 +20,10 @@ import asyncio
 import dataclasses
 import logging
 from collections import Counter
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.domains import registrable_domain
 from pipeline.errors import ExtractionError, FactbotError
@@ -34,6 +37,7 @@ from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_QUERY_WORDS = 32
 
@@ -78,45 +82,55 @@ async def gather_web_evidence(
 ) -> WebReport:
     """Search, filter, fetch and ingest pages for every query; return what happened."""
     report = WebReport()
-    picked: dict[str, SearchResult] = {}
-    plans: list[list[SearchQuery]] = []
-    for query in queries:
-        text = _query_text(query)
-        asks = [SearchQuery(text=text, before=before, limit=limit)]
-        if fact_check_sites:
-            asks.append(SearchQuery(text=text, before=before, sites=fact_check_sites, limit=limit))
-        plans.append(asks)
-    # Every search of every query at once (providers bound their own concurrency); results are
-    # then picked query by query in the original order, so the outcome does not depend on timing.
-    flat = await asyncio.gather(*(search.search(ask) for asks in plans for ask in asks))
-    report.searches += len(flat)
-    cursor = 0
-    for asks in plans:
-        answers = flat[cursor : cursor + len(asks)]
-        cursor += len(asks)
-        chosen = 0
-        for result in _interleave([a.hits for a in answers]):
-            report.results += 1
-            reason = _skip_reason(result, rater=rater, before=before)
-            if reason:
-                report.skipped[reason] += 1
-                continue
-            if result.url in picked:
-                continue
-            if chosen >= pages_per_claim:
-                break
-            picked[result.url] = result
-            chosen += 1
-    outcomes = await asyncio.gather(
-        *(_fetch_one(result, fetcher=fetcher) for result in picked.values())
-    )
     stored_before = ingester.report.added + ingester.report.updated
-    for outcome in outcomes:
-        if isinstance(outcome, str):
-            report.skipped[outcome] += 1
-            continue
-        report.fetched += 1
-        await ingester.add_document(*outcome)
+    picked: set[str] = set()
+    started: list[asyncio.Future[Any]] = []
+
+    def start(work: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+        task = asyncio.ensure_future(work)
+        started.append(task)
+        return task
+
+    try:
+        # Every search of every query starts at once (providers bound their own concurrency).
+        # Results are picked query by query in the original order, so the outcome does not
+        # depend on timing; a query's pages are fetched as soon as it and every query before
+        # it have their answers, while later searches are still in flight.
+        plans = [
+            [start(search.search(ask)) for ask in _asks(query, before, fact_check_sites, limit)]
+            for query in queries
+        ]
+        fetches: list[asyncio.Future[tuple[Document, dict[str, Any]] | str]] = []
+        for searches in plans:
+            answers = [await s for s in searches]
+            report.searches += len(answers)
+            chosen = 0
+            for result in _interleave([a.hits for a in answers]):
+                report.results += 1
+                reason = _skip_reason(result, rater=rater, before=before)
+                if reason:
+                    report.skipped[reason] += 1
+                    continue
+                if result.url in picked:
+                    continue
+                if chosen >= pages_per_claim:
+                    break
+                picked.add(result.url)
+                chosen += 1
+                fetches.append(start(_fetch_one(result, fetcher=fetcher)))
+        for fetch in fetches:  # in the order picked, whatever order they finish in
+            outcome = await fetch
+            if isinstance(outcome, str):
+                report.skipped[outcome] += 1
+                continue
+            report.fetched += 1
+            await ingester.add_document(*outcome)
+    finally:
+        for task in started:  # only after a failure or a cancellation is any still running
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled():
+                task.exception()  # retrieved: one failure is reported once, not per task
     await ingester.finish()
     report.added = ingester.report.added + ingester.report.updated - stored_before
     log.info(
@@ -129,6 +143,17 @@ async def gather_web_evidence(
         },
     )
     return report
+
+
+def _asks(
+    query: Query, before: datetime | None, fact_check_sites: tuple[str, ...], limit: int
+) -> list[SearchQuery]:
+    """Return the searches of one query: as written, and restricted to fact-checkers."""
+    text = _query_text(query)
+    asks = [SearchQuery(text=text, before=before, limit=limit)]
+    if fact_check_sites:
+        asks.append(SearchQuery(text=text, before=before, sites=fact_check_sites, limit=limit))
+    return asks
 
 
 def _interleave(lists: list[list[SearchResult]]) -> list[SearchResult]:

@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -14,16 +15,16 @@ import uvicorn
 
 from bots.api import create_api
 from bots.app import App
-from bots.settings import Settings
+from bots.settings import FetchSettings, Settings
+from pipeline.fetch import Fetcher
 from pipeline.ingest import Ingester
 from tests.conftest import FIXTURES
+from tests.localserver import Site, serve
 
 
-@pytest.fixture
-def server(tmp_path: Path, embedder) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    app = App(Settings(data_dir=tmp_path / "data"))
-    app.__dict__["embedder"] = embedder  # share the session's loaded model
-    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+@contextmanager
+def serving(app: App) -> Iterator[str]:
+    """Serve the API over app on a free port until the block ends, then stop it."""
     config = uvicorn.Config(create_api(app), host="127.0.0.1", port=0, log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -33,9 +34,20 @@ def server(tmp_path: Path, embedder) -> Iterator[str]:  # type: ignore[no-untype
         assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.05)
     port = srv.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path: Path, embedder) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    app = App(Settings(data_dir=tmp_path / "data"))
+    app.__dict__["embedder"] = embedder  # share the session's loaded model
+    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+    with serving(app) as base:
+        yield base
     app.close()
 
 
@@ -78,3 +90,43 @@ def test_bad_requests_are_refused_clearly(
 
 def test_unknown_check_is_404(server: str) -> None:
     assert httpx.get(f"{server}/api/checks/nope").status_code == 404
+
+
+class _RecordingApp(App):
+    """An App noting every fetcher it hands out (the API asks for it per URL post)."""
+
+    handed_out: list[Fetcher]
+
+    async def fetcher(self) -> Fetcher:
+        fetcher = await super().fetcher()
+        self.handed_out.append(fetcher)
+        return fetcher
+
+
+def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    app = _RecordingApp(
+        Settings(
+            data_dir=tmp_path / "data", fetch=FetchSettings(allowed_networks=("127.0.0.1/32",))
+        )
+    )
+    app.handed_out = []
+    app.__dict__["embedder"] = embedder
+    page = (
+        "<html><head><title>A post</title></head><body><article><p>The Eiffel Tower grows about "
+        "15 centimetres taller in the summer heat, engineers in Paris said on Monday. The iron "
+        "of the tower expands when it is hot and shrinks again in the cold of winter.</p>"
+        "</article></body></html>"
+    )
+    with serve(Site()) as site:
+        urls = [site.add("/one", page), site.add("/two", page)]
+        site.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
+        with serving(app) as base:
+            for url in urls:
+                answer = httpx.post(f"{base}/api/checks", json={"url": url}, timeout=60)
+                assert answer.status_code == 201, answer.text
+            (fetcher,) = set(app.handed_out)
+            assert not fetcher.closed
+        assert fetcher.closed  # at shutdown, in the server's own event loop
+    assert site.seen.count("/robots.txt") == 1
+    assert {"/one", "/two"} <= set(site.seen)
+    app.close()

@@ -6,7 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from bots.cli_bench_latency import POSTS, latency
+from bots.bench_latency_posts import POSTS
+from bots.cli_bench_latency import latency
 from bots.standins import Call, ScriptedModel, busy_seconds, waves
 
 TINY = ["--posts", "1", "--model-delay", "0.05", "--search-delay", "0.05"]
@@ -32,6 +33,9 @@ def test_one_post_end_to_end_against_the_standins() -> None:
     assert serial["model_calls"] == post["model_calls"]
     assert serial["model_calls_critical_path"] == serial["model_calls"]
     assert serial["page_fetches"] == post["page_fetches"]
+    # truly one request at a time, across kinds too: every request waits for the one before
+    assert serial["search_waves"] == serial["searches"]
+    assert serial["fetch_waves"] == serial["page_fetches"] + serial["robots_fetches"]
     assert figures["speedup_measured"] > 0 and figures["speedup_analytic"] > 0
     assert figures["goals"]["critical_path_model_calls_ok"] is True
     assert figures["goals"]["model_calls_ok"] is True

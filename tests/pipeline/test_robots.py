@@ -304,3 +304,40 @@ async def test_robots_can_be_turned_off(server: Server) -> None:
 def test_blanket_rules() -> None:
     assert RobotsRules(blanket=True).refusal("/x") is None
     assert RobotsRules(blanket=False, source="s").refusal("/x") == "s: nothing may be fetched"
+
+
+async def test_robots_txt_is_read_while_the_pages_host_is_resolved(server: Server) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    lookups: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        lookups.append(host)
+        if len(lookups) == 1:
+            # The page's own lookup answers only once robots.txt has been read: one after the
+            # other, this would never happen.
+            deadline = time.monotonic() + 5
+            while "/robots.txt" not in server.seen:
+                assert time.monotonic() < deadline, "robots.txt waited for the page's lookup"
+                await asyncio.sleep(0.01)
+        return ["127.0.0.1"]
+
+    port = server.server_address[1]
+    async with Fetcher(POLICY, resolver=resolve) as fetcher:
+        page = await fetcher.fetch(f"http://site.test:{port}/page")
+    assert page.body == PAGE
+    assert lookups == ["site.test", "site.test"]  # the page's, then robots.txt's
+    assert server.seen == ["/robots.txt", "/page"]  # and nothing reached the page before it
+
+
+async def test_a_url_refused_as_unsafe_is_refused_for_that_whatever_robots_txt_says(
+    server: Server,
+) -> None:
+    server.robots("User-agent: *\nDisallow: /\n")
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["10.0.0.1"]  # not allowed by POLICY
+
+    async with Fetcher(POLICY, resolver=resolve) as fetcher:
+        with pytest.raises(UnsafeURLError, match=r"non-public address 10\.0\.0\.1"):
+            await fetcher.fetch("http://sneaky.test/page")
+    assert server.seen == []
