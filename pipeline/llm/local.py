@@ -97,7 +97,7 @@ class LocalModelServer:
         n_threads: int | None = None,
         chat_format: str | None = None,
         startup_timeout: float = 120.0,
-        request_timeout: float = 180.0,
+        request_timeout: float = 600.0,  # answers end at max_tokens; this catches a hung server
     ) -> None:
         self.model_path = model_path
         self.alias = alias

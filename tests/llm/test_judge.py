@@ -259,7 +259,7 @@ async def test_labels_are_fresh_per_call_and_the_schema_allows_only_them() -> No
     # strict structured output takes no length bounds; the pydantic schema has them
     assert "maxLength" not in defs["FacetOut"]["properties"]["note"]
     assert JudgeOutput.model_json_schema()["$defs"]["FacetOut"]["properties"]["note"] == {
-        "maxLength": 80,
+        "maxLength": 48,
         "title": "Note",
         "type": "string",
     }
