@@ -44,6 +44,7 @@ from pydantic import BaseModel, Field
 from pipeline.claims import MAX_CLAIM_CHARS, addresses_the_checker, extract_claims
 from pipeline.errors import EmptyPostError
 from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableError
+from pipeline.llm.output import bounded
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.usage import UsageMeter
 from pipeline.queries import Query, build_queries
@@ -101,7 +102,7 @@ class Decomposition:
 # Length and count bounds ride in the JSON schema only (a grammar stops the model there; answers
 # are trimmed in code either way): a small model otherwise can run on to max_tokens.
 class _ClaimAnswer(BaseModel):
-    text: str = Field(json_schema_extra={"maxLength": 300})
+    text: str = bounded(300)
     queries: list[str] = Field(
         json_schema_extra={"maxItems": IMAGE_QUERIES, "items": {"type": "string", "maxLength": 120}}
     )
@@ -112,7 +113,7 @@ class _ClaimsAnswer(BaseModel):
     # calls too many posts uncheckable
     claims: list[_ClaimAnswer]
     checkable: bool
-    reason: str = Field(json_schema_extra={"maxLength": 200})
+    reason: str = bounded(200)
 
 
 def _answer_schema(max_claims: int) -> dict[str, Any]:

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableError
-from pipeline.llm.output import restrict
+from pipeline.llm.output import bounded, restrict
 from pipeline.llm.prompts import data_block, find_verbatim, system_prompt
 from pipeline.llm.usage import UsageMeter
 from pipeline.records import Claim, Evidence, Quote, Stance
@@ -62,7 +62,7 @@ class _QuoteAnswer(BaseModel):
     doc: int
     stance: Literal["refutes", "context", "supports"]
     # a grammar stops a runaway quote here; a cut quote is still verbatim
-    quote: str = Field(json_schema_extra={"maxLength": MAX_QUOTE_CHARS})
+    quote: str = bounded(MAX_QUOTE_CHARS)
 
 
 class _QuotesAnswer(BaseModel):

@@ -29,11 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from pipeline.embedder import Embedder
 from pipeline.judgement import Judge, combine
 from pipeline.llm.client import LLMClient, ModelError
+from pipeline.llm.output import bounded, one_of
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.tiered import (
     ImageProvenance,
@@ -91,16 +92,11 @@ evidence does not settle the claim, say so. Never call a recent event fabricated
 you do not know of it."""
 
 
-def _bounded(chars: int) -> Any:
-    """Return a string field whose JSON schema caps its length (not enforced on reading)."""
-    return Field(json_schema_extra={"maxLength": chars})
-
-
 class FacetOut(BaseModel):
     """The model's check of one facet."""
 
     status: Literal["consistent", "conflicting", "missing"]
-    note: str = _bounded(NOTE_CHARS)
+    note: str = bounded(NOTE_CHARS)
 
 
 class FacetsOut(BaseModel):
@@ -120,7 +116,7 @@ class NarrativeOut(BaseModel):
     narrative: str
     facets: FacetsOut  # compared first: the relation follows from the facts
     relation: Literal["supports", "conflicts", "irrelevant"]
-    rationale: str = _bounded(RATIONALE_CHARS)
+    rationale: str = bounded(RATIONALE_CHARS)
 
 
 class ClaimOut(BaseModel):
@@ -128,7 +124,7 @@ class ClaimOut(BaseModel):
 
     claim: str
     narratives: list[NarrativeOut]
-    explanation: str = _bounded(EXPLANATION_CHARS)
+    explanation: str = bounded(EXPLANATION_CHARS)
 
 
 class JudgeOutput(BaseModel):
@@ -157,10 +153,10 @@ class _Layout:
         for n, (c_label, claim) in enumerate(self.claims.items()):
             mine = [label for label, nar in self.narratives.items() if nar.claim_id == claim.id]
             narrative = copy.deepcopy(narrative_out)
-            narrative["properties"]["narrative"] = {"type": "string", "enum": mine}
+            narrative["properties"]["narrative"] = one_of(mine)
             defs[f"NarrativeOut{n}"] = narrative
             one = copy.deepcopy(claim_out)
-            one["properties"]["claim"] = {"type": "string", "enum": [c_label]}
+            one["properties"]["claim"] = one_of([c_label])
             one["properties"]["narratives"] = _exactly(f"NarrativeOut{n}", len(mine))
             defs[f"ClaimOut{n}"] = one
             variants.append({"$ref": f"#/$defs/ClaimOut{n}"})

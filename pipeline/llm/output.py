@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar, cast
 
 from openai.types.chat.completion_create_params import ResponseFormat
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -155,11 +155,23 @@ def restrict(
     old = node["properties"][field]
     node["properties"][field] = {
         key: old[key] for key in ("title", "description") if key in old
-    } | {
-        "type": "integer" if all(isinstance(v, int) for v in values) else "string",
-        "enum": list(values),
-    }
+    } | one_of(values)
     return narrowed
+
+
+def one_of(values: Sequence[str | int]) -> dict[str, Any]:
+    """Return the JSON schema of a value that must be one of values (strings or integers)."""
+    kind = "integer" if all(isinstance(v, int) for v in values) else "string"
+    return {"type": kind, "enum": list(values)}
+
+
+def bounded(chars: int) -> Any:
+    """Return a pydantic string field whose JSON schema caps its length.
+
+    The cap steers the model (a llama.cpp grammar stops there); it is not enforced on reading,
+    so a longer answer from an endpoint without a grammar is still accepted and trimmed in code.
+    """
+    return Field(json_schema_extra={"maxLength": chars})
 
 
 def schema_instructions(schema: type[BaseModel]) -> str:
