@@ -26,8 +26,8 @@ model: setup
 	$(BIN)/factbot models pull --no-progress --models-dir $(FACTBOT_MODEL__MODELS_DIR)
 
 lint: setup
-	$(BIN)/ruff format --check bots pipeline storage tests
-	$(BIN)/ruff check bots pipeline storage tests
+	$(BIN)/ruff format --check bots pipeline storage bench tests
+	$(BIN)/ruff check bots pipeline storage bench tests
 
 typecheck: setup
 	$(BIN)/mypy

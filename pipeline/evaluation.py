@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from pipeline.domains import registrable_domain, unwrap_archive
+from pipeline.credibility.domains import registrable_domain, unwrap_archive
 from pipeline.errors import EmptyPostError
 from pipeline.records import Document, Label, Post, document_id_for, new_id
 

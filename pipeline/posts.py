@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.domains import registrable_domain
+from pipeline.credibility.domains import registrable_domain
 from pipeline.errors import EmptyPostError, InputError
-from pipeline.extract import extract_document
-from pipeline.fetch import Fetcher
 from pipeline.records import Post, new_id, utcnow
 from pipeline.text import URL_RE
+from pipeline.web.extract import extract_document
+from pipeline.web.fetcher import Fetcher
 
 
 def post_from_text(

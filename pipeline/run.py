@@ -17,22 +17,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from pipeline.citations import enforce_citations
-from pipeline.claims import extract_claims
+from pipeline.claims.heuristic import extract_claims
+from pipeline.claims.model import Decomposition, decompose_post
+from pipeline.claims.queries import Query, build_queries
 from pipeline.embedder import Embedder
-from pipeline.fetch import Fetcher
-from pipeline.ingest import Ingester
-from pipeline.judgement import Judge, combine
+from pipeline.evidence.ingest import Ingester
+from pipeline.evidence.ranking import Rater, rank_evidence
+from pipeline.evidence.reachability import keep_reachable
+from pipeline.evidence.relevance import filter_relevant
+from pipeline.evidence.retrieval import retrieve
+from pipeline.evidence.web import WebDeps, gather_web_evidence
+from pipeline.judge.model import ModelJudge
+from pipeline.judge.narratives import cluster_narratives
+from pipeline.judge.quotes import extract_quotes
+from pipeline.judge.review import Judge, combine
+from pipeline.judge.tiered import missing_facets
 from pipeline.llm.client import LLMClient
-from pipeline.llm.decompose import Decomposition, decompose_post
-from pipeline.llm.extraction import extract_quotes
-from pipeline.llm.judge import ModelJudge
-from pipeline.llm.tiered import missing_facets
 from pipeline.llm.usage import metering
-from pipeline.narratives import cluster_narratives
-from pipeline.queries import Query, build_queries
-from pipeline.ranking import Rater, rank_evidence
-from pipeline.reachability import keep_reachable
 from pipeline.records import (
     Assessment,
     Check,
@@ -49,11 +50,10 @@ from pipeline.records import (
     new_id,
     utcnow,
 )
-from pipeline.relevance import filter_relevant
-from pipeline.retrieval import retrieve
+from pipeline.reply.citations import enforce_citations
+from pipeline.reply.writer import write_correction
 from pipeline.text import keywords
-from pipeline.web import WebDeps, gather_web_evidence
-from pipeline.writer import write_correction
+from pipeline.web.fetcher import Fetcher
 from storage.index import DocumentIndex
 from storage.webcache import WebCache
 

@@ -1,23 +1,2 @@
-"""Language-model calls: one client owns them all (see `pipeline.llm.client`)."""
-
-from pipeline.llm.client import (
-    LLMClient,
-    ModelEndpoint,
-    ModelError,
-    ModelOutputError,
-    ModelUnavailableError,
-    RetryPolicy,
-)
-from pipeline.llm.usage import StageUsage, UsageMeter, metering
-
-__all__ = [
-    "LLMClient",
-    "ModelEndpoint",
-    "ModelError",
-    "ModelOutputError",
-    "ModelUnavailableError",
-    "RetryPolicy",
-    "StageUsage",
-    "UsageMeter",
-    "metering",
-]
+"""Language-model infrastructure: one client owns every call (`pipeline.llm.client`), endpoints,
+output parsing, prompts, usage accounting and the local model server. Stages live elsewhere."""

@@ -17,8 +17,8 @@ import lxml.html
 from dateutil import parser as dateparser
 from lxml import etree
 
-from pipeline.domains import candidate_keys
-from pipeline.feeds import parse_date as parse_feed_date
+from pipeline.credibility.domains import candidate_keys
+from pipeline.web.feeds import parse_date as parse_feed_date
 
 _RELATIVE = re.compile(
     r"^(?:(an?|\d+)\s+(second|minute|min|hour|day|week)s?\s+ago|(just now|today|yesterday))$",

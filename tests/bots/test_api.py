@@ -13,11 +13,11 @@ import httpx
 import pytest
 import uvicorn
 
-from bots.api import create_api
-from bots.app import App
+from bots.api.routes import create_api
+from bots.app.root import App
 from bots.settings import FetchSettings, Settings
-from pipeline.fetch import Fetcher
-from pipeline.ingest import Ingester
+from pipeline.evidence.ingest import Ingester
+from pipeline.web.fetcher import Fetcher
 from tests.conftest import FIXTURES
 from tests.localserver import Site, serve
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.app import App
+from bots.app.root import App
 from bots.settings import EmbeddingSettings, ModelSettings, Settings
 from pipeline.llm.models import DEFAULT_MODEL, verified
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bots.app import App
+from bots.app.root import App
 from bots.settings import FetchSettings, ReferenceSettings, SearchSettings, Settings
 from pipeline.posts import post_from_text
 from tests.localserver import Site, serve

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bots.cli import main
+from bots.cli.main import main
 from tests.conftest import FIXTURES
 
 

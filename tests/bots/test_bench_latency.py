@@ -6,9 +6,9 @@ import json
 
 from click.testing import CliRunner
 
-from bots.bench_latency_posts import POSTS
-from bots.cli_bench_latency import latency
-from bots.standins import Call, ScriptedModel, busy_seconds, waves
+from bench.cli_latency import latency
+from bench.latency_posts import POSTS
+from bench.standins import Call, ScriptedModel, busy_seconds, waves
 
 TINY = ["--posts", "1", "--model-delay", "0.05", "--search-delay", "0.05"]
 TINY += ["--page-delay", "0.05", "--robots-delay", "0.01", "--results", "3", "--sites", "3"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from bots.cli import main
+from bots.cli.main import main
 from tests.conftest import FIXTURES
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bots.app import App
+from bots.app.root import App
 from bots.settings import ModelSettings, Settings
-from pipeline.ingest import Ingester
+from pipeline.evidence.ingest import Ingester
 from pipeline.llm.local import local_model_available
 from pipeline.posts import post_from_text
 from tests.conftest import FIXTURES, REPO

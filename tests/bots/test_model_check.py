@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bots.app import App
+from bots.app.root import App
 from bots.settings import ModelSettings, Settings
-from pipeline.ingest import Ingester
+from pipeline.evidence.ingest import Ingester
 from pipeline.posts import post_from_text
 from pipeline.records import Label
 from tests.conftest import FIXTURES

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from bots.app import App
+from bots.app.root import App
 from bots.settings import FetchSettings, SearchSettings, Settings
 from pipeline.posts import post_from_text
 from pipeline.records import Label
@@ -101,7 +101,7 @@ def _app(tmp_path: Path, site: Site, embedder, tmp_block: Path) -> App:  # type:
     )
     app = App(settings)
     app.__dict__["embedder"] = embedder
-    from pipeline.credibility import import_sources
+    from pipeline.credibility.policy import import_sources
 
     import_sources(app.store.sources, tmp_block, fmt="blocklist")
     return app

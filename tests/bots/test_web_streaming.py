@@ -10,15 +10,15 @@ from typing import Any
 
 import httpx
 
-from bots.bench_latency_posts import POSTS
+from bench.latency_posts import POSTS
+from bench.standins import CallLog, SearchStandin, page_site, serving
+from bots.app.search import build_search
 from bots.settings import SearchSettings
-from bots.standins import CallLog, SearchStandin, page_site, serving
-from bots.web import build_search
-from pipeline.credibility import SourcePolicy
-from pipeline.fetch import Fetcher, FetchPolicy
-from pipeline.ingest import Ingester
-from pipeline.queries import Query
-from pipeline.web import gather_web_evidence
+from pipeline.claims.queries import Query
+from pipeline.credibility.policy import SourcePolicy
+from pipeline.evidence.ingest import Ingester
+from pipeline.evidence.web import gather_web_evidence
+from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.errors import EmptyPostError
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
-from pipeline.llm.decompose import Decomposition, decompose_post
 from pipeline.llm.prompts import PREAMBLE
 from pipeline.records import Post
 from pipeline.text import keywords

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from pipeline.claims.model import decompose_post
 from pipeline.errors import EmptyPostError
-from pipeline.llm.decompose import decompose_post
 from pipeline.records import Post
 from tests.llm.fake_openai import serve_openai
 from tests.llm.test_decompose import claims_answer, client_for
@@ -44,7 +44,7 @@ async def test_a_refused_post_with_claims_is_checked_without_the_model(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     text = "BREAKING: the WHO confirmed on Monday that 5G towers spread the virus in Wuhan!!"
-    with caplog.at_level(logging.WARNING, logger="pipeline.llm.decompose"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.claims.model"):
         result = await decompose(REFUSAL, post(text))
 
     (claim,) = result.claims
@@ -123,7 +123,7 @@ async def test_a_claim_must_be_grounded_in_the_post(
     text: str, claim: str, grounded: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     answer = claims_answer((claim, [claim]))
-    with caplog.at_level(logging.WARNING, logger="pipeline.llm.decompose"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.claims.model"):
         result = await decompose(answer, post(text))
 
     texts = [c.text for c in result.claims]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pipeline.claims.model import decompose_post
+from pipeline.judge.quotes import extract_quotes
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
-from pipeline.llm.decompose import decompose_post
-from pipeline.llm.extraction import extract_quotes
 from pipeline.llm.prompts import PREAMBLE
 from pipeline.records import Claim, Document, Evidence, Passage, Post, Quote, Stance, Tier, new_id
 from tests.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.judgement import ReviewMatchJudge
+from pipeline.judge.model import JudgeOutput, ModelJudge, assess
+from pipeline.judge.review import ReviewMatchJudge
+from pipeline.judge.tiered import decide, missing_facets
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
-from pipeline.llm.judge import JudgeOutput, ModelJudge, assess
-from pipeline.llm.tiered import decide, missing_facets
 from pipeline.llm.usage import UsageMeter
 from pipeline.records import (
     FACETS,

@@ -255,7 +255,7 @@ def test_hub_probe_gives_up_on_a_silent_server() -> None:
 def test_cli_status_says_what_is_missing(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from bots.cli_models import models_group
+    from bots.cli.models import models_group
 
     runner = CliRunner()
     missing = runner.invoke(models_group, ["status", "--models-dir", str(tmp_path)])
@@ -270,7 +270,7 @@ def test_cli_status_says_what_is_missing(tmp_path: Path) -> None:
 def test_cli_serve_without_a_model_says_how_to_get_one(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from bots.cli_models import models_group
+    from bots.cli.models import models_group
 
     result = CliRunner().invoke(models_group, ["serve", "--models-dir", str(tmp_path)])
     assert result.exit_code == 1
@@ -281,7 +281,7 @@ def test_cli_serve_without_a_model_says_how_to_get_one(tmp_path: Path) -> None:
 def test_cli_help_has_examples(command: list[str]) -> None:
     from click.testing import CliRunner
 
-    from bots.cli_models import models_group
+    from bots.cli.models import models_group
 
     result = CliRunner().invoke(models_group, [*command, "--help"])
     assert result.exit_code == 0

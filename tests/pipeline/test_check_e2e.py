@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.credibility import SourcePolicy, import_sources, load_seed
+from pipeline.credibility.policy import SourcePolicy, import_sources, load_seed
 from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.ingest import Ingester
-from pipeline.judgement import ReviewMatchJudge
+from pipeline.evidence.ingest import Ingester
+from pipeline.judge.review import ReviewMatchJudge
 from pipeline.posts import post_from_text
 from pipeline.records import Check, Label, Stance
 from pipeline.run import CheckConfig, CheckDeps, run_check
@@ -175,7 +175,7 @@ async def test_the_posts_own_links_are_not_evidence(
 
 
 async def test_every_passage_occurs_in_its_stored_document(indexed: Store) -> None:
-    from pipeline.citations import quote_is_verbatim
+    from pipeline.reply.citations import quote_is_verbatim
 
     rows = indexed.db.execute(
         "SELECT passages.text, documents.text FROM passages "

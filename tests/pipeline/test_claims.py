@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.claims import extract_claims
+from pipeline.claims.heuristic import extract_claims
 from pipeline.errors import EmptyPostError
 from pipeline.records import Post
 from pipeline.text import clean_post_text, keywords, split_sentences

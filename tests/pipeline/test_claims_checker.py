@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.claims import addresses_the_checker, extract_claims
+from pipeline.claims.heuristic import addresses_the_checker, extract_claims
 from pipeline.errors import EmptyPostError
 from pipeline.records import Post
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.colours import WHITE, contrast, parse_colour
-from pipeline.visibility import MIN_CONTRAST
+from pipeline.web.colours import WHITE, contrast, parse_colour
+from pipeline.web.visibility import MIN_CONTRAST
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.credibility import (
+from pipeline.credibility.policy import (
     SCORE_HIGH,
     SCORE_LOW,
     SCORE_MEDIUM,

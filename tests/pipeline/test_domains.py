@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.domains import MAX_PATH_DEPTH, candidate_keys, normalize_entry, registrable_domain
+from pipeline.credibility.domains import (
+    MAX_PATH_DEPTH,
+    candidate_keys,
+    normalize_entry,
+    registrable_domain,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CREDIBILITY = Path(__file__).resolve().parents[3] / "shared" / "data" / "credibility"
@@ -144,7 +149,7 @@ def test_public_suffix_list_never_touches_network_or_disk(tmp_path: Path) -> Non
         socket.socket.connect = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
-        from pipeline.domains import registrable_domain
+        from pipeline.credibility.domains import registrable_domain
         assert registrable_domain("news.bbc.co.uk") == "bbc.co.uk"
         assert registrable_domain("foo.blogspot.com") == "foo.blogspot.com"
         print("ok")
@@ -176,7 +181,7 @@ def test_shared_tier_lists_normalise_except_three_known_typos() -> None:
 
 
 def test_archive_captures_are_rated_as_their_publisher() -> None:
-    from pipeline.domains import unwrap_archive
+    from pipeline.credibility.domains import unwrap_archive
 
     capture = "https://web.archive.org/web/20210302193538/https://www.theguardian.com/world/x"
     assert unwrap_archive(capture) == "https://www.theguardian.com/world/x"

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from pipeline.errors import FetchError, UnsafeURLError
-from pipeline.fetch import (
+from pipeline.web.fetcher import (
     FetchedPage,
     Fetcher,
     FetchPolicy,

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipeline.fetch import Fetcher, FetchPolicy
-from pipeline.gates import HostGates
+from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.web.gates import HostGates
 from tests.localserver import running
 
 

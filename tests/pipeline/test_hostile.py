@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 from pipeline.errors import ExtractionError, FetchError, RobotsDisallowedError, UnsafeURLError
-from pipeline.extract import extract_document
-from pipeline.fetch import Fetcher, FetchPolicy, resolve_host
+from pipeline.web.extract import extract_document
+from pipeline.web.fetcher import Fetcher, FetchPolicy, resolve_host
 from tests.localserver import running
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"

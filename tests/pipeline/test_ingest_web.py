@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.fetch import Fetcher, FetchPolicy
-from pipeline.ingest import Ingester
+from pipeline.evidence.ingest import Ingester
 from pipeline.records import Label
+from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.localserver import Site, serve

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.links import REMOVED, has_link, scrub_links
+from pipeline.reply.links import REMOVED, has_link, scrub_links
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.narratives import cluster_narratives
+from pipeline.judge.narratives import cluster_narratives
 from pipeline.records import Document, Evidence, Passage, Tier
 
 FLOOD = [

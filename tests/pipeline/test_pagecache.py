@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from pipeline.fetch import FetchedPage, Fetcher, FetchPolicy
-from pipeline.pagecache import PageCache, StorePageCache
+from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy
+from pipeline.web.pagecache import PageCache, StorePageCache
 from storage import Store
 from tests.localserver import Site, serve
 

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from pipeline.errors import FetchError, RobotsDisallowedError, UnsafeURLError
-from pipeline.fetch import Fetcher, FetchPolicy
-from pipeline.robots import (
+from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.web.robots import (
     RobotsCache,
     RobotsRules,
     parse_robots,

@@ -39,10 +39,10 @@ from urllib.parse import urlsplit
 import pytest
 from threadpoolctl import threadpool_limits
 
-from bots.app import App
+from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
 from pipeline.errors import InputError
-from pipeline.ingest import Ingester
+from pipeline.evidence.ingest import Ingester
 from pipeline.posts import post_from_text
 from pipeline.records import FACETS, Tier
 from storage.sources import SourceRating

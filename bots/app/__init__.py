@@ -1,0 +1,1 @@
+"""The composition root: builds the long-lived services once per process."""

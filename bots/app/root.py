@@ -1,0 +1,246 @@
+"""The composition root: builds the store, embedder, fetcher, rater and judge once.
+
+Everything heavy is created lazily on first use so `factbot --help` and `factbot show` stay fast.
+
+The fetcher (its robots.txt cache, per-host and global limits and connection pool) is shared by
+every check, page and reference fetch of the App. It belongs to the event loop that opened it:
+`close_fetcher()` closes it there (the CLI before `asyncio.run` returns, the API at shutdown),
+and a fetcher whose loop has ended is replaced, never reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime, timedelta
+from functools import cached_property
+
+import httpx
+
+from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
+from bots.app.search import build_search
+from bots.logs import configure as configure_logging
+from bots.settings import Settings
+from pipeline.credibility.policy import SourcePolicy, load_seed
+from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.evidence.web import WebDeps
+from pipeline.judge.model import ModelJudge
+from pipeline.judge.review import Judge, ReviewMatchJudge
+from pipeline.llm.client import LLMClient
+from pipeline.records import Check, Post
+from pipeline.run import CheckConfig, CheckDeps, ModelDeps, ReferenceDeps, run_check
+from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.web.pagecache import StorePageCache
+from storage import Store
+
+
+class App:
+    """Long-lived services shared by the CLI, the HTTP API and (later) the workers."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.local_model = LocalModel(settings)
+        self._fetcher: Fetcher | None = None
+        self._fetcher_loop: asyncio.AbstractEventLoop | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+        configure_logging(settings.log_level)
+
+    @cached_property
+    def model_choice(self) -> Choice:
+        """Return which model path checks use: an endpoint, the local model, or none."""
+        return choose(self.settings)
+
+    @cached_property
+    def store(self) -> Store:
+        """Open the database and refresh the built-in seed sources (imports take precedence)."""
+        store = Store.open(self.settings.database_path)
+        load_seed(store.sources)
+        return store
+
+    @cached_property
+    def embedder(self) -> SentenceTransformerEmbedder:
+        """Return the sentence embedder (the model loads on first use)."""
+        embedding = self.settings.embedding
+        threads = embedding.threads
+        if threads is None and self.model_choice == "local":
+            threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
+        return SentenceTransformerEmbedder(
+            embedding.model, batch_size=embedding.batch_size, threads=threads
+        )
+
+    async def fetcher(self) -> Fetcher:
+        """Return the shared SSRF-safe fetcher, opening it in the running event loop if needed."""
+        loop = asyncio.get_running_loop()
+        stale = None
+        if self._fetcher is not None and (self._fetcher_loop is not loop or self._fetcher.closed):
+            # Closed, or opened in another event loop (an earlier asyncio.run's, now ended): its
+            # slots and robots.txt loads belong to that loop, so it is replaced, never reused.
+            stale, self._fetcher = self._fetcher, None
+        fetcher = self._fetcher
+        if fetcher is None:
+            # No await between the test above and here: concurrent checks get one fetcher.
+            fetcher = self._fetcher = self._new_fetcher()
+            self._fetcher_loop = loop
+        if stale is not None:
+            await stale.aclose()
+        return fetcher
+
+    async def close_fetcher(self) -> None:
+        """Close the shared fetcher (call it before its event loop ends); next use reopens it."""
+        fetcher, self._fetcher = self._fetcher, None
+        if fetcher is not None:
+            await fetcher.aclose()
+
+    def _new_fetcher(self) -> Fetcher:
+        fs = self.settings.fetch
+        return Fetcher(
+            FetchPolicy(
+                max_bytes=fs.max_bytes,
+                connect_timeout=fs.connect_timeout,
+                total_timeout=fs.total_timeout,
+                max_redirects=fs.max_redirects,
+                allow_private=fs.allow_private,
+                allowed_networks=fs.allowed_networks,
+                user_agent=fs.user_agent,
+                max_concurrency=fs.max_concurrency,
+                per_host=fs.per_host,
+                respect_robots=fs.respect_robots,
+                robots_timeout=fs.robots_timeout,
+                robots_max_bytes=fs.robots_max_bytes,
+                robots_ttl=fs.robots_ttl,
+                robots_error_ttl=fs.robots_error_ttl,
+            ),
+            cache=StorePageCache(
+                self.store.web,
+                ttl=timedelta(hours=self.settings.references.page_cache_ttl_hours),
+            ),
+        )
+
+    @property
+    def rater(self) -> SourcePolicy:
+        """Return the credibility policy over the sources table."""
+        return SourcePolicy(self.store.sources, unrated=self.settings.retrieval.unrated_sources)
+
+    def check_config(self, *, max_chars: int = 2000) -> CheckConfig:
+        """Return the per-check knobs from settings."""
+        rs = self.settings.retrieval
+        return CheckConfig(
+            max_claims=self.settings.max_claims,
+            candidates=rs.candidates,
+            relevance_threshold=rs.relevance_threshold,
+            max_evidence=rs.max_evidence,
+            undated=rs.undated_documents,
+            max_chars=max_chars,
+        )
+
+    @property
+    def web_enabled(self) -> bool:
+        """Return whether live web search is configured."""
+        return bool(self.settings.search.providers)
+
+    @property
+    def checks_references(self) -> bool:
+        """Return whether cited URLs are checked to be reachable before a reply."""
+        mode = self.settings.references.check_reachable
+        return mode == "always" or (mode == "auto" and self.web_enabled)
+
+    def deps(
+        self, *, web: WebDeps | None = None, references: ReferenceDeps | None = None
+    ) -> CheckDeps:
+        """Return the dependencies of a check."""
+        return CheckDeps(
+            index=self.store.documents,
+            embedder=self.embedder,
+            rater=self.rater,
+            judge=ReviewMatchJudge(
+                self.embedder, match_threshold=self.settings.retrieval.review_match_threshold
+            ),
+            web=web,
+            references=references,
+        )
+
+    async def check(self, post: Post, *, before: datetime | None = None) -> Check:
+        """Run a check (with web search and reference checks when configured) and store it."""
+        async with contextlib.AsyncExitStack() as stack:
+            web: WebDeps | None = None
+            references: ReferenceDeps | None = None
+            if self.web_enabled or self.checks_references:
+                fetcher = await self.fetcher()
+                if self.web_enabled:
+                    http = await stack.enter_async_context(httpx.AsyncClient(timeout=20.0))
+                    s = self.settings.search
+                    web = WebDeps(
+                        search=build_search(s, http, self.store.web),
+                        fetcher=fetcher,
+                        pages_per_claim=s.pages_per_claim,
+                        results_per_provider=s.results_per_provider,
+                        fact_check_sites=tuple(s.fact_check_sites),
+                    )
+                if self.checks_references:
+                    references = ReferenceDeps(
+                        fetcher=fetcher,
+                        cache=self.store.web,
+                        ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
+                    )
+            deps = self.deps(web=web, references=references)
+            model = await self.model_deps(stack, fallback=deps.judge)
+            result = await run_check(
+                post, deps=deps, config=self.check_config(), before=before, model=model
+            )
+        self.store.checks.save(result)
+        return result
+
+    async def model_deps(
+        self, stack: contextlib.AsyncExitStack, *, fallback: Judge
+    ) -> ModelDeps | None:
+        """Return the model path's dependencies (closed with stack), or None without a model."""
+        choice = self.model_choice
+        if choice == "none":
+            return None
+        if choice == "endpoint":
+            default = endpoint_from(self.settings.model)
+            stages = stage_endpoints(self.settings.model, default)
+        else:
+            # Started from the event loop's own thread on purpose: the server is tied to the
+            # thread that starts it (it dies with it), and a pool thread may go away.
+            default = self.local_model.endpoint()
+            stages = {}
+        llm = await stack.enter_async_context(LLMClient(default, stages=stages))
+        return ModelDeps(
+            llm=llm,
+            judge=ModelJudge(llm, fallback=fallback, embedder=self.embedder),
+            name=f"model:{default.model}",
+            docs_per_call=self.settings.model.docs_per_call,
+            refine_rounds=self.settings.model.refine_rounds,
+        )
+
+    def close(self) -> None:
+        """Close the fetcher, stop the local model server and close the store if started.
+
+        From async code, `await close_fetcher()` first: here the fetcher can only be closed in
+        a loop of its own, or (inside its running loop) at that loop's next turn.
+        """
+        self._close_fetcher_outside()
+        self.local_model.stop()
+        if "store" in self.__dict__:
+            self.store.close()
+
+    def _close_fetcher_outside(self) -> None:
+        fetcher, loop = self._fetcher, self._fetcher_loop
+        self._fetcher = None
+        if fetcher is None:
+            return
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            # Called from async code that did not await close_fetcher(): at the next turn.
+            task = running.create_task(fetcher.aclose())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        elif loop is not None and not loop.is_closed():
+            loop.run_until_complete(fetcher.aclose())  # an idle loop the caller drives by hand
+        else:
+            # Its loop has ended, and asyncio.run cancelled all it ran: nothing is in flight.
+            asyncio.run(fetcher.aclose())

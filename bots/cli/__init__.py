@@ -1,0 +1,1 @@
+"""The `factbot` command line."""

@@ -1,0 +1,184 @@
+"""`factbot eval` and `factbot bench`: measured figures, printed and written as JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Evaluate the pipeline on public benchmarks.
+
+    \b
+    Examples:
+      factbot eval averitec --data ../shared/data/eval/averitec/dev.json --mode gold
+      factbot eval averitec --data ../shared/data/eval/averitec/dev.json --mode retrieval \
+          --limit 100
+      factbot eval averitec --data ../shared/data/eval/averitec/dev.json --model \
+          --sample 40 --seed 0
+      factbot eval relevance --data ../shared/data/eval/averitec/dev.json
+    """
+
+
+def _write_report(report: dict[str, Any], path: Path | None) -> None:
+    click.echo(json.dumps(report, indent=2))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        click.echo(f"report written to {path}", err=True)
+
+
+@eval_group.command("averitec")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
+@click.option("--mode", type=click.Choice(["gold", "retrieval"]), default="gold", show_default=True)
+@click.option("--limit", type=int, help="Only the first N claims.")
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    help="N claims drawn evenly across gold labels (after --limit); same --seed, same claims.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+@click.option(
+    "--model/--no-model",
+    "use_model",
+    default=False,
+    help="Judge with the language model (configured endpoint, else the local model).",
+)
+@click.option("--progress/--no-progress", default=True)
+@click.pass_context
+def averitec(
+    ctx: click.Context,
+    data: Path,
+    mode: str,
+    limit: int | None,
+    sample: int | None,
+    seed: int,
+    report_path: Path | None,
+    use_model: bool,
+    progress: bool,
+) -> None:
+    """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval)."""
+    from tqdm import tqdm
+
+    from bots.cli.main import _app
+    from pipeline.credibility.policy import SourcePolicy
+    from pipeline.evaluation import (
+        EvalClaim,
+        claim_post,
+        evaluate,
+        load_averitec,
+        score,
+        stratified_sample,
+    )
+    from pipeline.evidence.ingest import Ingester
+    from pipeline.judge.review import ReviewMatchJudge
+    from pipeline.records import Check
+    from pipeline.run import CheckDeps, run_check
+    from storage import Store
+
+    app = _app(ctx)
+    pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
+    claims = stratified_sample(pool, sample, seed=seed) if sample is not None else pool
+    embedder = app.embedder
+    config = app.check_config()
+    judge = ReviewMatchJudge(
+        embedder, match_threshold=app.settings.retrieval.review_match_threshold
+    )
+    bar = tqdm(total=len(claims), unit="claim", disable=not progress, file=sys.stderr)
+    started = time.perf_counter()
+
+    async def index(store: Store, claims: list[EvalClaim]) -> CheckDeps:
+        """Ingest the claims' evidence documents and return the dependencies of a check."""
+        ingester = Ingester(store.documents, embedder)
+        seen: set[str] = set()
+        for claim in claims:
+            for document in claim.documents:
+                if document.url not in seen:
+                    seen.add(document.url)
+                    await ingester.add_document(document)
+        await ingester.finish()
+        # Evaluation data is unrated: every publisher is citable, ranked by relevance.
+        rater = SourcePolicy(store.sources, unrated="allow")
+        return CheckDeps(index=store.documents, embedder=embedder, rater=rater, judge=judge)
+
+    judge_name = judge.name
+
+    async def go() -> list[Any]:
+        nonlocal judge_name
+        async with contextlib.AsyncExitStack() as stack:
+            model = await app.model_deps(stack, fallback=judge) if use_model else None
+            if use_model and model is None:
+                raise click.ClickException(
+                    "--model needs a language model: set FACTBOT_MODEL__BASE_URL or run "
+                    "`make model` for the local one"
+                )
+            judge_name = model.name if model else judge.name
+
+            async def gold(claim: EvalClaim) -> Check:
+                with Store.open(":memory:") as store:
+                    deps = await index(store, [claim])
+                    return await run_check(claim_post(claim), deps=deps, config=config, model=model)
+
+            if mode == "gold":
+                return await evaluate(claims, run=gold, on_claim=lambda: bar.update())
+            with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
+                deps = await index(store, pool)
+
+                async def pooled(claim: EvalClaim) -> Check:
+                    return await run_check(claim_post(claim), deps=deps, config=config, model=model)
+
+                return await evaluate(claims, run=pooled, on_claim=lambda: bar.update())
+
+    outcomes = asyncio.run(go())
+    bar.close()
+    report = score(outcomes)
+    report.update(
+        {
+            "mode": mode,
+            "judge": judge_name,
+            "sample": {"size": sample, "seed": seed} if sample is not None else None,
+            "data": str(data),
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    _write_report(report, report_path)
+
+
+@eval_group.command("relevance")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
+@click.option("--limit", type=int, help="Only the first N claims.")
+@click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+@click.pass_context
+def relevance(ctx: click.Context, data: Path, limit: int | None, report_path: Path | None) -> None:
+    """Calibrate the relevance threshold: own evidence passages vs other claims' passages."""
+    import numpy as np
+
+    from bots.cli.main import _app
+    from pipeline.evaluation import load_averitec, relevance_calibration
+    from pipeline.evidence.chunking import chunk_text
+
+    app = _app(ctx)
+    claims = load_averitec(data, limit=limit)
+    texts: list[str] = []
+    owners: list[int] = []
+    for i, claim in enumerate(claims):
+        for document in claim.documents:
+            for passage in chunk_text(document.text):
+                texts.append(f"{document.title}\n{passage}")
+                owners.append(i)
+    claim_vectors = app.embedder.embed_sync([c.text for c in claims])
+    passage_vectors = app.embedder.embed_sync(texts)
+    report = relevance_calibration(claim_vectors, passage_vectors, np.array(owners))
+    report["claims"] = len(claims)
+    report["passages"] = len(texts)
+    _write_report(report, report_path)

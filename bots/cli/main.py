@@ -1,0 +1,275 @@
+"""The `factbot` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from bots.render import check_to_json, render_text
+from bots.settings import load_settings
+from pipeline.errors import ConfigError, FactbotError, InputError
+
+if TYPE_CHECKING:
+    from bots.app.root import App
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _app(ctx: click.Context) -> App:
+    from bots.app.root import App
+
+    app = ctx.obj
+    if app is None:
+        try:
+            app = App(load_settings())
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        ctx.obj = app
+        ctx.call_on_close(app.close)
+    assert isinstance(app, App)
+    return app
+
+
+def _parse_before(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} is not an ISO date such as 2020-05-01") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+# Subcommand groups, imported only when named: `factbot --help` stays light (no model, no
+# extraction library). `bench` lives in the checkout's bench/ folder, not in the package.
+_LAZY = {
+    "sources": "bots.cli.sources:sources_group",
+    "eval": "bots.cli.eval:eval_group",
+    "models": "bots.cli.models:models_group",
+    "bench": "bench.cli:bench_group",
+}
+_LAZY_HELP = {
+    "sources": "Import, list and look up publisher credibility ratings.",
+    "eval": "Evaluate factbot on public benchmarks (AVeriTeC).",
+    "models": "Pull, inspect and serve the local language model.",
+    "bench": "Benchmarks (from a source checkout: the bench/ folder).",
+}
+
+
+def _load(spec: str) -> click.Command:
+    module_name, _, attr = spec.partition(":")
+    if module_name.startswith("bench."):
+        checkout = Path(__file__).resolve().parents[2]
+        if not (checkout / "bench" / "__init__.py").is_file():
+            raise click.ClickException(
+                "factbot bench runs from a source checkout (its bench/ folder is not installed)"
+            )
+        if str(checkout) not in sys.path:
+            sys.path.append(str(checkout))
+    command = getattr(importlib.import_module(module_name), attr)
+    assert isinstance(command, click.Command)
+    return command
+
+
+class FactbotGroup(click.Group):
+    """A group that turns factbot's own errors into clean messages and exit codes.
+
+    Subcommand groups in `_LAZY` are imported on first use, not when the CLI starts.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _LAZY and cmd_name not in self.commands:
+            self.add_command(_load(_LAZY[cmd_name]), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands without importing the lazy groups."""
+        rows = [
+            (name, cmd.get_short_help_str(formatter.width - 20))
+            for name, cmd in self.commands.items()
+            if not cmd.hidden
+        ]
+        rows += [(name, text) for name, text in _LAZY_HELP.items() if name not in self.commands]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(sorted(rows))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(2)
+        except FactbotError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=FactbotGroup)
+@click.version_option("0.1.0", prog_name="factbot")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """factbot: checks posts against credible evidence and writes referenced corrections.
+
+    \b
+    Examples:
+      factbot ingest ../shared/data/corpus/recovery/articles.jsonl
+      factbot check "Hydroxychloroquine cures COVID-19."
+      factbot serve
+    Settings come from FACTBOT_* environment variables or .env (see README).
+    """
+
+
+@main.command()
+@click.argument("text_or_url")
+@click.option("--before", help="Only use evidence published before this date (ISO 8601).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored check as JSON.")
+@click.pass_context
+def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: bool) -> None:
+    """Check a post's text (or the page at a URL), store the check and print it.
+
+    \b
+    Examples:
+      factbot check "5G towers spread the coronavirus."
+      factbot check https://example.org/article --before 2020-06-01
+      factbot check - < post.txt          (read the text from standard input)
+    """
+    from pipeline.posts import post_from_text, post_from_url
+
+    app = _app(ctx)
+    bound = _parse_before(before)
+    max_chars = app.settings.max_post_chars
+    if text_or_url == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            text_or_url = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"standard input is not valid UTF-8 (byte {exc.start})") from exc
+
+    single = text_or_url.strip()
+    is_http = single.lower().startswith(("http://", "https://")) and " " not in single
+    if not is_http and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*://\S*", single):
+        raise InputError(f"only http(s) pages can be checked, not {single!r}")
+
+    async def go() -> Any:
+        try:
+            if is_http:
+                fetcher = await app.fetcher()
+                post = await post_from_url(single, fetcher=fetcher, max_chars=max_chars)
+            else:
+                post = post_from_text(text_or_url, max_chars=max_chars)
+            return await app.check(post, before=bound)
+        finally:
+            await app.close_fetcher()  # before asyncio.run closes the loop it belongs to
+
+    result = asyncio.run(go())
+    if as_json:
+        click.echo(json.dumps(check_to_json(result), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(result))
+
+
+@main.command()
+@click.argument("check_id")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def show(ctx: click.Context, check_id: str, as_json: bool) -> None:
+    """Reprint a stored check.
+
+    \b
+    Example:
+      factbot show 3f2a...
+    """
+    stored = _app(ctx).store.checks.get(check_id)
+    if as_json:
+        click.echo(json.dumps(check_to_json(stored), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(stored))
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
+@click.pass_context
+def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None:
+    """Add documents to the local evidence index.
+
+    SOURCES are JSONL files (url, title, text, publisher, published_at; extra fields kept),
+    HTML files (with a canonical URL), RSS/Atom feeds, sitemaps, folders of those, or URLs.
+
+    \b
+    Examples:
+      factbot ingest ../shared/data/corpus/recovery/articles.jsonl
+      factbot ingest https://www.example.org/feed.xml
+    """
+    from tqdm import tqdm
+
+    from pipeline.evidence.ingest import Ingester
+
+    app = _app(ctx)
+    bar = tqdm(unit="doc", disable=not progress, file=sys.stderr)
+
+    async def go() -> Any:
+        try:
+            ingester = Ingester(
+                app.store.documents,
+                app.embedder,
+                fetcher=await app.fetcher(),
+                on_document=lambda: bar.update(),
+            )
+            return await ingester.ingest(list(sources))
+        finally:
+            await app.close_fetcher()
+
+    started = datetime.now(UTC)
+    report = asyncio.run(go())
+    bar.close()
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    for error in report.errors:
+        click.echo(f"skipped {error}", err=True)
+    click.echo(
+        f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
+        f"{len(report.errors)} skipped; {report.passages} passages in {seconds:.1f}s"
+    )
+
+
+@main.command()
+@click.option("--host", help="Interface to listen on (default from FACTBOT_SERVER__HOST).")
+@click.option("--port", type=int, help="Port (default from FACTBOT_SERVER__PORT).")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Start the HTTP API.
+
+    \b
+    Examples:
+      factbot serve
+      curl -s localhost:8000/api/checks -d '{"text": "..."}' -H 'content-type: application/json'
+    """
+    import uvicorn
+
+    from bots.api.routes import create_api
+
+    app = _app(ctx)
+    app.embedder.warm_up()
+    uvicorn.run(
+        create_api(app),
+        host=host or app.settings.server.host,
+        port=port if port is not None else app.settings.server.port,
+        log_level=app.settings.log_level.lower(),
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

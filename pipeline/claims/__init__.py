@@ -1,0 +1,1 @@
+"""Claims and queries: heuristic and model decomposition, grounding, search queries."""

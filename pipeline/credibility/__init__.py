@@ -1,0 +1,1 @@
+"""Publisher credibility: domains, the source policy and rating-table importers."""

@@ -1,0 +1,3 @@
+"""Finding evidence: web retrieval, local retrieval, relevance, credibility ranking, reachability,
+ingest.
+"""

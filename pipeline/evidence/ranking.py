@@ -1,0 +1,53 @@
+"""Credibility ranking: drop evidence from sources that may not be cited, then order by
+priority tier and relevance (MUSE's order) and keep the best few per claim.
+
+Failure policy: never raises; a document whose domain cannot be rated is treated as unrated.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Protocol
+
+from pipeline.evidence.retrieval import Candidate
+from pipeline.records import Evidence, Tier, new_id
+from storage.sources import SourceRating
+
+
+class Rater(Protocol):
+    """Rates publishers; implemented by `pipeline.credibility.policy.SourcePolicy`."""
+
+    def rate(self, url_or_domain: str) -> SourceRating:
+        """Return the rating that applies to a URL or domain."""
+        ...
+
+    def citable(self, rating: SourceRating) -> bool:
+        """Return whether evidence from this rating may be cited."""
+        ...
+
+
+async def rank_evidence(
+    candidates: list[Candidate], *, rater: Rater, max_per_claim: int = 5
+) -> list[Evidence]:
+    """Return citable evidence ordered by tier then relevance, at most max_per_claim a claim."""
+    by_claim: dict[str, list[tuple[Tier, Candidate]]] = defaultdict(list)
+    for cand in candidates:
+        rating = rater.rate(cand.document.url)
+        if not rater.citable(rating):
+            continue
+        by_claim[cand.claim_id].append((rating.tier, cand))
+    evidence: list[Evidence] = []
+    for claim_id, items in by_claim.items():
+        items.sort(key=lambda item: (item[0].rank, -item[1].cosine))
+        for tier, cand in items[:max_per_claim]:
+            evidence.append(
+                Evidence(
+                    id=new_id(),
+                    claim_id=claim_id,
+                    passage=cand.passage,
+                    document=cand.document,
+                    relevance=round(cand.cosine, 4),
+                    tier=tier,
+                )
+            )
+    return evidence

@@ -1,0 +1,3 @@
+"""Judging claims: fact-check review matching, narratives, the model judge, the tiered rule, quote
+extraction.
+"""

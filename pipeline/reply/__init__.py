@@ -1,0 +1,1 @@
+"""The correction: writer, citation check, link scrubbing, renderers."""
