@@ -28,6 +28,7 @@ model: setup
 lint: setup
 	$(BIN)/ruff format --check bots pipeline storage bench tests
 	$(BIN)/ruff check bots pipeline storage bench tests
+	$(BIN)/lint-imports
 
 typecheck: setup
 	$(BIN)/mypy

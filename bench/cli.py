@@ -49,7 +49,7 @@ def index(
     import numpy as np
     from tqdm import tqdm
 
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
     from pipeline.claims.heuristic import extract_claims
     from pipeline.claims.queries import build_queries
     from pipeline.credibility.policy import SourcePolicy
@@ -255,8 +255,8 @@ def fetch(
     from pipeline.errors import ExtractionError, FetchError, UnsafeURLError
     from pipeline.web.extract import extract_document
     from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy
-    from pipeline.web.pagecache import StorePageCache
     from storage import Store
+    from storage.pagecache import StorePageCache
 
     sites = [f"news{i}.bench.test" for i in range(1, hosts + 1)]
 

@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 
 def new_id() -> str:
@@ -282,3 +283,24 @@ class Check:
     created_at: datetime = field(default_factory=utcnow)
     before: datetime | None = None  # evidence was bounded to documents published before this
     usage: tuple[ModelUsage, ...] = ()  # per stage; empty for the no-model judge
+
+
+@dataclass(frozen=True)
+class SourceRating:
+    """What factbot knows about one publisher, and where that came from."""
+
+    domain: str  # normalised: registrable domain, a subdomain, or domain/path
+    tier: Tier
+    reason: str  # human-readable: which rule gave this tier
+    origin: str  # the imported file, "seed" or "manual"
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reachability:
+    """Whether a URL answered recently, and why not when it did not."""
+
+    url: str
+    reachable: bool
+    reason: str
+    checked_at: datetime

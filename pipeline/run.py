@@ -34,6 +34,7 @@ from pipeline.judge.review import Judge, combine
 from pipeline.judge.tiered import missing_facets
 from pipeline.llm.client import LLMClient
 from pipeline.llm.usage import metering
+from pipeline.ports import EvidenceIndex, ReachabilityCache
 from pipeline.records import (
     Assessment,
     Check,
@@ -54,8 +55,6 @@ from pipeline.reply.citations import enforce_citations
 from pipeline.reply.writer import write_correction
 from pipeline.text import keywords
 from pipeline.web.fetcher import Fetcher
-from storage.index import DocumentIndex
-from storage.webcache import WebCache
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -78,7 +77,7 @@ class ReferenceDeps:
     """What the reachability check of cited references needs."""
 
     fetcher: Fetcher
-    cache: WebCache
+    cache: ReachabilityCache
     ttl: timedelta
 
 
@@ -86,7 +85,7 @@ class ReferenceDeps:
 class CheckDeps:
     """What the stages need, built once by the composition root."""
 
-    index: DocumentIndex
+    index: EvidenceIndex
     embedder: Embedder
     rater: Rater
     judge: Judge

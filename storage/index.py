@@ -10,27 +10,17 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from sqlite_utils import Database
 
+from pipeline.ports import UpsertStatus, VectorTable
 from pipeline.records import Document, Passage, document_id_for, utcnow
 from storage.codec import claim_review_out, document_from_row, dt_out
 
 __all__ = ["DocumentIndex", "IndexStats", "VectorTable", "document_id_for"]
-
-UpsertStatus = Literal["added", "updated", "unchanged"]
-
-
-@dataclass(frozen=True)
-class VectorTable:
-    """All passage embeddings in one matrix, with their ids and publication times."""
-
-    ids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
-    published: npt.NDArray[np.float64]  # POSIX seconds, NaN when unknown
 
 
 @dataclass(frozen=True)

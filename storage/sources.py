@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.records import Tier, utcnow
+from pipeline.records import SourceRating, Tier, utcnow
 from storage.codec import dt_out
-
-
-@dataclass(frozen=True)
-class SourceRating:
-    """What factbot knows about one publisher, and where that came from."""
-
-    domain: str  # normalised: registrable domain, a subdomain, or domain/path
-    tier: Tier
-    reason: str  # human-readable: which rule gave this tier
-    origin: str  # the imported file, "seed" or "manual"
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 class SourceTable:

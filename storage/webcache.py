@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.records import utcnow
+from pipeline.records import Reachability, utcnow
 from storage.codec import dt_in, dt_out
 
 
@@ -28,16 +28,6 @@ class CachedPage:
     body: bytes
     redirects: tuple[str, ...]
     fetched_at: datetime
-
-
-@dataclass(frozen=True)
-class Reachability:
-    """Whether a URL answered recently, and why not when it did not."""
-
-    url: str
-    reachable: bool
-    reason: str
-    checked_at: datetime
 
 
 class WebCache:

@@ -30,8 +30,8 @@ from pipeline.llm.client import LLMClient
 from pipeline.records import Check, Post
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, ReferenceDeps, run_check
 from pipeline.web.fetcher import Fetcher, FetchPolicy
-from pipeline.web.pagecache import StorePageCache
 from storage import Store
+from storage.pagecache import StorePageCache
 
 
 class App:

@@ -70,7 +70,7 @@ def averitec(
     """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval)."""
     from tqdm import tqdm
 
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
     from pipeline.credibility.policy import SourcePolicy
     from pipeline.evaluation import (
         EvalClaim,
@@ -163,7 +163,7 @@ def relevance(ctx: click.Context, data: Path, limit: int | None, report_path: Pa
     """Calibrate the relevance threshold: own evidence passages vs other claims' passages."""
     import numpy as np
 
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
     from pipeline.evaluation import load_averitec, relevance_calibration
     from pipeline.evidence.chunking import chunk_text
 

@@ -10,33 +10,15 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
+from bots.cli.context import app_from as _app
 from bots.render import check_to_json, render_text
-from bots.settings import load_settings
-from pipeline.errors import ConfigError, FactbotError, InputError
-
-if TYPE_CHECKING:
-    from bots.app.root import App
+from pipeline.errors import FactbotError, InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _app(ctx: click.Context) -> App:
-    from bots.app.root import App
-
-    app = ctx.obj
-    if app is None:
-        try:
-            app = App(load_settings())
-        except ConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        ctx.obj = app
-        ctx.call_on_close(app.close)
-    assert isinstance(app, App)
-    return app
 
 
 def _parse_before(value: str | None) -> datetime | None:

@@ -35,7 +35,7 @@ def _interrupt(signum: int, frame: object) -> None:
 def _models_dir(ctx: click.Context, given: Path | None) -> Path:
     if given is not None:
         return given
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
 
     return _app(ctx).settings.models_dir
 

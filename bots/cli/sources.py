@@ -36,7 +36,7 @@ def sources_group() -> None:
 @click.pass_context
 def import_(ctx: click.Context, path: Path, fmt: str | None, tier: str | None) -> None:
     """Import a rating table, tier list or block list."""
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
     from pipeline.credibility.policy import import_sources
 
     app = _app(ctx)
@@ -55,7 +55,7 @@ def import_(ctx: click.Context, path: Path, fmt: str | None, tier: str | None) -
 @click.pass_context
 def list_(ctx: click.Context, tier: str | None, limit: int) -> None:
     """List rated sources."""
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
 
     app = _app(ctx)
     ratings = app.store.sources.all(tier=Tier(tier) if tier else None)
@@ -69,7 +69,7 @@ def list_(ctx: click.Context, tier: str | None, limit: int) -> None:
 @click.pass_context
 def lookup(ctx: click.Context, domain_or_url: str) -> None:
     """Show which rating applies to a domain or URL, and why."""
-    from bots.cli.main import _app
+    from bots.cli.context import app_from as _app
 
     app = _app(ctx)
     policy = app.rater

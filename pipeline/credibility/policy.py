@@ -48,8 +48,8 @@ from typing import Literal
 
 from pipeline.credibility.domains import candidate_keys, normalize_entry
 from pipeline.errors import SourceImportError
-from pipeline.records import Tier
-from storage.sources import SourceRating, SourceTable
+from pipeline.ports import RatingTable
+from pipeline.records import SourceRating, Tier
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +240,7 @@ def detect_format(path: Path, text: str) -> str:
 
 
 def import_sources(
-    store_sources: SourceTable,
+    store_sources: RatingTable,
     path: Path,
     *,
     fmt: str | None = None,
@@ -285,7 +285,7 @@ def import_sources(
     return ImportReport(str(path), fmt, origin, read, written, tuple(skipped), by_tier, notes)
 
 
-def load_seed(store_sources: SourceTable) -> int:
+def load_seed(store_sources: RatingTable) -> int:
     """Write the built-in ratings wherever no operator import has rated the key; return count."""
     text = resources.files("pipeline").joinpath("data/seed_sources.csv").read_text("utf-8")
     skipped: list[SkippedLine] = []
@@ -308,7 +308,7 @@ class SourcePolicy:
     """
 
     def __init__(
-        self, table: SourceTable, *, unrated: Literal["allow", "exclude"] = "allow"
+        self, table: RatingTable, *, unrated: Literal["allow", "exclude"] = "allow"
     ) -> None:
         if unrated not in ("allow", "exclude"):
             raise ValueError(f"unrated must be 'allow' or 'exclude', not {unrated!r}")
@@ -455,7 +455,7 @@ def _read_text(path: Path) -> tuple[str, tuple[str, ...]]:
         return data.decode("utf-8-sig", errors="replace"), (note,)
 
 
-def _get_many(table: SourceTable, keys: Sequence[str]) -> dict[str, SourceRating]:
+def _get_many(table: RatingTable, keys: Sequence[str]) -> dict[str, SourceRating]:
     found: dict[str, SourceRating] = {}
     for i in range(0, len(keys), _CHUNK):
         found.update(table.get_many(keys[i : i + _CHUNK]))

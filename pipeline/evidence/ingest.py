@@ -21,11 +21,11 @@ from pipeline.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
 from pipeline.evidence.chunking import chunk_text
 from pipeline.evidence.sourcerecords import canonical_url, record_from_json
+from pipeline.ports import EvidenceIndex
 from pipeline.records import Document, content_hash, utcnow
 from pipeline.web.extract import extract_document, extract_metadata
 from pipeline.web.feeds import parse_feed, parse_sitemap, sniff_kind
 from pipeline.web.fetcher import Fetcher
-from storage.index import DocumentIndex
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class Ingester:
 
     def __init__(
         self,
-        index: DocumentIndex,
+        index: EvidenceIndex,
         embedder: Embedder,
         *,
         fetcher: Fetcher | None = None,

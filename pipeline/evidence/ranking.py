@@ -10,8 +10,7 @@ from collections import defaultdict
 from typing import Protocol
 
 from pipeline.evidence.retrieval import Candidate
-from pipeline.records import Evidence, Tier, new_id
-from storage.sources import SourceRating
+from pipeline.records import Evidence, SourceRating, Tier, new_id
 
 
 class Rater(Protocol):

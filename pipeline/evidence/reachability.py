@@ -15,14 +15,16 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from pipeline.errors import FactbotError, RobotsDisallowedError
-from pipeline.records import Evidence, utcnow
+from pipeline.ports import ReachabilityCache
+from pipeline.records import Evidence, Reachability, utcnow
 from pipeline.web.fetcher import Fetcher
-from storage.webcache import Reachability, WebCache
 
 log = logging.getLogger(__name__)
 
 
-async def is_reachable(url: str, *, fetcher: Fetcher, cache: WebCache, ttl: timedelta) -> bool:
+async def is_reachable(
+    url: str, *, fetcher: Fetcher, cache: ReachabilityCache, ttl: timedelta
+) -> bool:
     """Return whether url answers with a page (cached for ttl)."""
     known = cache.get_reachability(url)
     if known is not None:
@@ -42,7 +44,7 @@ async def is_reachable(url: str, *, fetcher: Fetcher, cache: WebCache, ttl: time
 
 
 async def keep_reachable(
-    evidence: Sequence[Evidence], *, fetcher: Fetcher, cache: WebCache, ttl: timedelta
+    evidence: Sequence[Evidence], *, fetcher: Fetcher, cache: ReachabilityCache, ttl: timedelta
 ) -> list[Evidence]:
     """Return the evidence whose document URL is reachable, in the same order."""
     urls = list(dict.fromkeys(e.document.url for e in evidence))

@@ -20,8 +20,8 @@ import numpy as np
 
 from pipeline.claims.queries import Query
 from pipeline.embedder import Embedder
+from pipeline.ports import EvidenceIndex
 from pipeline.records import Document, Passage
-from storage.index import DocumentIndex
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class Candidate:
 async def retrieve(
     queries: list[Query],
     *,
-    index: DocumentIndex,
+    index: EvidenceIndex,
     embedder: Embedder,
     limit: int = 40,
     before: datetime | None = None,
@@ -97,7 +97,7 @@ async def retrieve(
 
 
 def _lexical(
-    index: DocumentIndex, query: Query, *, limit: int, before: datetime | None, undated: str
+    index: EvidenceIndex, query: Query, *, limit: int, before: datetime | None, undated: str
 ) -> list[int]:
     if not query.fts:
         return []

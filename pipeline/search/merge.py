@@ -28,12 +28,12 @@ from datetime import timedelta
 from enum import StrEnum
 
 from pipeline.errors import BudgetExceededError, SearchError
+from pipeline.ports import SearchCache
 from pipeline.search.base import SearchProvider, SearchQuery, SearchResult
 from pipeline.search.cache import cache_key, normalise_text, result_from_dict, result_to_dict
 from pipeline.search.http import Budget, request_budgets
 from pipeline.search.parsing import on_sites, site_domain, to_utc
 from pipeline.search.urls import canonical_url
-from storage.webcache import WebCache
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class MultiSearch:
         self,
         providers: Sequence[SearchProvider],
         *,
-        cache: WebCache | None,
+        cache: SearchCache | None,
         ttl: timedelta = timedelta(hours=24),
         budgets: Mapping[str, int] | None = None,
         default_budget: int = 10,

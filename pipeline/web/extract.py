@@ -37,11 +37,10 @@ from trafilatura.metadata import extract_metadata as trafilatura_metadata
 from trafilatura.settings import Document as TrafilaturaDocument
 
 from pipeline.errors import ExtractionError
-from pipeline.records import ClaimReview, Document, Label
+from pipeline.records import ClaimReview, Document, Label, document_id_for
 from pipeline.web.feeds import parse_date
 from pipeline.web.visibility import drop_invisible
 from pipeline.web.walls import detect_wall
-from storage.index import document_id_for
 
 log = logging.getLogger(__name__)
 

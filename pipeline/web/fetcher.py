@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Protocol, Self
 
 import charset_normalizer
 import httpx
@@ -53,9 +53,6 @@ from pipeline.web.addresses import (
 from pipeline.web.gates import HostGates
 from pipeline.web.robots import RobotsCache
 from pipeline.web.walls import BOT_STATUSES, detect_wall
-
-if TYPE_CHECKING:
-    from pipeline.web.pagecache import PageCache
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -185,6 +182,18 @@ class _Kind:
     truncate: bool = False  # keep the first max_bytes instead of failing
     robots: bool = False  # obey robots.txt
     walls: bool = False  # name bot-protection challenges in error statuses
+
+
+class PageCache(Protocol):
+    """Pages fetched earlier, by requested URL. Implementations must not raise."""
+
+    def get(self, url: str) -> FetchedPage | None:
+        """Return the page fetched from url if a fresh copy is kept."""
+        ...
+
+    def put(self, page: FetchedPage) -> None:
+        """Keep page (a 2xx text response) for later requests of page.requested_url."""
+        ...
 
 
 class Fetcher:

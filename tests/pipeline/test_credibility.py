@@ -26,9 +26,9 @@ from pipeline.credibility.policy import (
     parse_tier_list,
 )
 from pipeline.errors import SourceImportError
-from pipeline.records import Tier
+from pipeline.records import SourceRating, Tier
 from storage import Store
-from storage.sources import SourceRating, SourceTable
+from storage.sources import SourceTable
 
 CREDIBILITY = Path(__file__).resolve().parents[3] / "shared" / "data" / "credibility"
 H, M, L, X, B, U = Tier.HIGH, Tier.MEDIUM, Tier.LOW, Tier.UNUSABLE, Tier.BLOCKED, Tier.UNRATED

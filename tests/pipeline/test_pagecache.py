@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy
-from pipeline.web.pagecache import PageCache, StorePageCache
+from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy, PageCache
 from storage import Store
+from storage.pagecache import StorePageCache
 from tests.localserver import Site, serve
 
 POLICY = FetchPolicy(allowed_networks=("127.0.0.1/32",))

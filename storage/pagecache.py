@@ -1,4 +1,4 @@
-"""The page cache the fetcher consults before the network, and its store-backed implementation.
+"""The page cache the fetcher consults before the network (`PageCache`), kept in the database.
 
 Pages are keyed by the URL that was requested; the final URL, status, type, charset, body and
 redirects come back as they were fetched, with `from_cache` set.
@@ -13,25 +13,12 @@ import logging
 import sqlite3
 import zlib
 from datetime import timedelta
-from typing import Protocol
 
 from pipeline.records import utcnow
 from pipeline.web.fetcher import FetchedPage
 from storage.webcache import CachedPage, WebCache
 
 log = logging.getLogger(__name__)
-
-
-class PageCache(Protocol):
-    """Pages fetched earlier, by requested URL. Implementations must not raise."""
-
-    def get(self, url: str) -> FetchedPage | None:
-        """Return the page fetched from url if a fresh copy is kept."""
-        ...
-
-    def put(self, page: FetchedPage) -> None:
-        """Keep page (a 2xx text response) for later requests of page.requested_url."""
-        ...
 
 
 class StorePageCache:

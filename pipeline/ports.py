@@ -1,0 +1,115 @@
+"""What the pipeline needs from storage, as Protocols it owns: it never imports `storage`.
+
+`storage` implements them (`DocumentIndex`, `SourceTable`, `WebCache`); tests may pass any object
+with these methods. Records that cross the boundary live in `pipeline.records`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.records import Document, Passage, Reachability, SourceRating
+
+UpsertStatus = Literal["added", "updated", "unchanged"]
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """All passage embeddings in one matrix, with their ids and publication times."""
+
+    ids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    published: npt.NDArray[np.float64]  # POSIX seconds, NaN when unknown
+
+
+class EvidenceIndex(Protocol):
+    """The local evidence index: documents, passages, full-text and vector search."""
+
+    def stored_hash(self, url: str) -> str | None:
+        """Return the content hash stored for url, or None when it is not indexed."""
+        ...
+
+    def upsert(
+        self,
+        document: Document,
+        passages: Sequence[tuple[str, npt.NDArray[np.float32]]],
+        *,
+        content_hash: str,
+        extra: dict[str, Any] | None = None,
+    ) -> UpsertStatus:
+        """Store a document and its embedded passages in one transaction."""
+        ...
+
+    def get(self, document_id: str) -> Document | None:
+        """Return one document by id."""
+        ...
+
+    def search_text(
+        self,
+        match: str,
+        *,
+        limit: int,
+        before: datetime | None = None,
+        undated_only: bool = False,
+    ) -> list[tuple[int, float]]:
+        """Run a full-text query; return (passage id, score) best first."""
+        ...
+
+    def vectors(self) -> VectorTable:
+        """Return every passage embedding."""
+        ...
+
+    def passages(self, ids: Iterable[int]) -> dict[int, tuple[Passage, Document]]:
+        """Return passages with their documents, keyed by passage id."""
+        ...
+
+
+class RatingTable(Protocol):
+    """Stored credibility ratings, one per normalised domain (or domain/path)."""
+
+    def upsert_many(self, ratings: Iterable[SourceRating]) -> int:
+        """Insert or replace ratings; return how many were written."""
+        ...
+
+    def get_many(self, domains: Iterable[str]) -> dict[str, SourceRating]:
+        """Return the ratings stored for exactly these keys."""
+        ...
+
+
+class SearchCache(Protocol):
+    """Search responses kept for a while, by provider + normalised query key."""
+
+    def get_search(self, key: str) -> list[dict[str, Any]] | None:
+        """Return the cached results for key unless they expired."""
+        ...
+
+    def put_search(
+        self,
+        key: str,
+        *,
+        provider: str,
+        query: str,
+        before: datetime | None,
+        results: list[dict[str, Any]],
+        ttl: timedelta,
+    ) -> None:
+        """Store results for key for ttl."""
+        ...
+
+
+class ReachabilityCache(Protocol):
+    """Recent answers to "does this URL answer?"."""
+
+    def get_reachability(self, url: str) -> Reachability | None:
+        """Return the last check of url unless it expired."""
+        ...
+
+    def put_reachability(self, check: Reachability, *, ttl: timedelta) -> None:
+        """Store a check for ttl."""
+        ...
