@@ -21,7 +21,8 @@ from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_end
 from bots.app.search import build_search
 from bots.logs import configure as configure_logging
 from bots.settings import Settings
-from pipeline.credibility.policy import SourcePolicy, load_seed
+from pipeline.credibility.importers import load_seed
+from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.web import WebDeps
 from pipeline.judge.model import ModelJudge

@@ -37,7 +37,7 @@ def sources_group() -> None:
 def import_(ctx: click.Context, path: Path, fmt: str | None, tier: str | None) -> None:
     """Import a rating table, tier list or block list."""
     from bots.cli.context import app_from as _app
-    from pipeline.credibility.policy import import_sources
+    from pipeline.credibility.importers import import_sources
 
     app = _app(ctx)
     report = import_sources(app.store.sources, path, fmt=fmt, tier=Tier(tier) if tier else None)

@@ -101,7 +101,7 @@ def _app(tmp_path: Path, site: Site, embedder, tmp_block: Path) -> App:  # type:
     )
     app = App(settings)
     app.__dict__["embedder"] = embedder
-    from pipeline.credibility.policy import import_sources
+    from pipeline.credibility.importers import import_sources
 
     import_sources(app.store.sources, tmp_block, fmt="blocklist")
     return app

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.credibility.policy import SourcePolicy, import_sources, load_seed
+from pipeline.credibility.importers import import_sources, load_seed
+from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.judge.review import ReviewMatchJudge

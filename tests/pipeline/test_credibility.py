@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.credibility.policy import (
+from pipeline.credibility.importers import (
     SCORE_HIGH,
     SCORE_LOW,
     SCORE_MEDIUM,
     SkippedLine,
-    SourcePolicy,
     detect_format,
     import_sources,
     load_seed,
@@ -25,6 +24,7 @@ from pipeline.credibility.policy import (
     parse_score_table,
     parse_tier_list,
 )
+from pipeline.credibility.policy import SourcePolicy
 from pipeline.errors import SourceImportError
 from pipeline.records import SourceRating, Tier
 from storage import Store
