@@ -198,6 +198,52 @@ class EmbeddingSettings(BaseModel):
     )
 
 
+class JobSettings(BaseModel):
+    """The durable job queue and the workers that run checks."""
+
+    workers: int = Field(
+        default=2, ge=0, le=64, description="worker tasks `factbot serve` runs beside the API"
+    )
+    concurrency: int = Field(
+        default=2, ge=1, le=64, description="jobs one `factbot worker` process runs at once"
+    )
+    lease_seconds: float = Field(
+        default=60.0,
+        ge=1.0,
+        le=3600.0,
+        description="a claimed job returns to the queue this long after its last heartbeat",
+    )
+    heartbeat_seconds: float = Field(
+        default=15.0, gt=0, le=600.0, description="how often a running job renews its lease"
+    )
+    poll_seconds: float = Field(
+        default=0.5, gt=0, le=60.0, description="how often an idle worker looks for a job"
+    )
+    max_attempts: int = Field(default=3, ge=1, le=20, description="attempts before a job is dead")
+    backoff_initial: float = Field(
+        default=5.0, ge=0, description="seconds before the second attempt; then x4 each time"
+    )
+    backoff_max: float = Field(default=600.0, ge=0, description="longest wait between attempts")
+    shutdown_timeout: float = Field(
+        default=30.0,
+        ge=0,
+        description="on SIGTERM/SIGINT, seconds running jobs get to finish before they are "
+        "handed back to the queue",
+    )
+    wait_max: float = Field(
+        default=600.0, ge=0, description="longest `?wait=` the API honours, in seconds"
+    )
+
+    @model_validator(mode="after")
+    def _heartbeat_within_lease(self) -> JobSettings:
+        if self.heartbeat_seconds >= self.lease_seconds:
+            raise ValueError(
+                "FACTBOT_JOBS__HEARTBEAT_SECONDS must be shorter than FACTBOT_JOBS__LEASE_SECONDS "
+                "(a third of it is a good choice)"
+            )
+        return self
+
+
 class Settings(BaseSettings):
     """Every setting of factbot."""
 
@@ -219,6 +265,7 @@ class Settings(BaseSettings):
     search: SearchSettings = SearchSettings()
     model: ModelSettings = ModelSettings()
     references: ReferenceSettings = ReferenceSettings()
+    jobs: JobSettings = JobSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

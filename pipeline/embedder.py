@@ -113,6 +113,11 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(str(folder), device="cpu")
             return self._model
 
+    @property
+    def loaded(self) -> bool:
+        """Return whether the model is in memory."""
+        return self._model is not None
+
     def warm_up(self) -> None:
         """Load the model now instead of on first use."""
         self._load()

@@ -11,7 +11,7 @@ from datetime import datetime
 from pipeline.credibility.domains import registrable_domain
 from pipeline.errors import EmptyPostError, InputError
 from pipeline.records import Post, new_id, utcnow
-from pipeline.text import URL_RE
+from pipeline.text import URL_RE, clean_post_text
 from pipeline.web.extract import extract_document
 from pipeline.web.fetcher import Fetcher
 
@@ -46,6 +46,20 @@ def post_from_text(
         created_at=created_at,
         links=tuple(dict.fromkeys(URL_RE.findall(text))),
     )
+
+
+def ensure_checkable(post: Post) -> None:
+    """Raise EmptyPostError when a post has neither words nor images to check.
+
+    Adapters call it before they accept a request, so "nothing to check" is answered at once
+    instead of after a queued job.
+    """
+    if post.image_refs:
+        return
+    if not any(c.isalnum() for c in clean_post_text(post.text)):
+        raise EmptyPostError(
+            "the post has no text to check once links, mentions and emojis are removed"
+        )
 
 
 async def post_from_url(url: str, *, fetcher: Fetcher, max_chars: int) -> Post:

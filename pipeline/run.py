@@ -58,6 +58,8 @@ from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
+Progress = Callable[[str, float | None], None]
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,11 @@ async def run_check(
     config: CheckConfig,
     before: datetime | None = None,
     model: ModelDeps | None = None,
+    progress: Progress | None = None,
 ) -> Check:
     """Check one post end to end and return the (unsaved) Check.
+
+    `progress`, when given, is told when each stage starts and ends (with its seconds).
 
     Evidence is bounded to documents published before `before`, or before the post itself when
     its time is known (MUSE): a post is judged with what could be known when it was written.
@@ -123,9 +128,14 @@ async def run_check(
     timings: list[StageTiming] = []
 
     async def timed(stage: str, work: Awaitable[T]) -> T:
+        if progress is not None:
+            progress(stage, None)
         start = time.perf_counter()
         result = await work
-        timings.append(StageTiming(stage=stage, seconds=round(time.perf_counter() - start, 4)))
+        seconds = round(time.perf_counter() - start, 4)
+        timings.append(StageTiming(stage=stage, seconds=seconds))
+        if progress is not None:
+            progress(stage, seconds)
         return result
 
     async def gather(claims: list[Claim], queries: list[Query], suffix: str = "") -> list[Evidence]:

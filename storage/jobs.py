@@ -1,20 +1,41 @@
-"""A durable job queue over the jobs table, deduplicated by key.
+"""The durable job queue: jobs claimed with a lease, kept alive by heartbeats, retried, then dead.
 
-Workers claim the oldest runnable job atomically; a job that fails is retried with a delay until
-its attempts run out. The platform runtime builds on this.
+Lifecycle of a job (the `status` column):
+
+    queued ──claim──> running ──complete──> done
+      ▲                  │ ├──fail (attempts left)──> queued (run_after = now + backoff)
+      │                  │ └──fail (no attempts left, or a permanent error)──> dead
+      └──release─────────┤   (a worker stopping hands its job back; the attempt is not counted)
+                         └──lease expires (the worker died)──> claimed again by the next worker,
+                             or dead when its attempts are spent
+
+Every transition is one SQL statement or one transaction, so two worker processes on one
+database never run the same lease: `claim` picks and takes a job in a single UPDATE, and the
+statements that end a job (`complete`, `fail`, `release`) only act while the caller still holds
+the lease (same owner, same attempt). `complete` stores the result in the same transaction that
+marks the job done, so a result is written at most once per job, whatever crashes or restarts.
+
+Time comes from a `Clock`, so tests expire leases and back-off delays without sleeping.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.records import new_id, utcnow
-from storage.codec import dt_in, dt_out
+from pipeline.clock import SYSTEM, Clock
+from pipeline.records import Post, new_id
+from storage.codec import dt_in, dt_out, post_from_row, post_row
+from storage.tx import immediate
+
+STATUSES = ("queued", "running", "done", "dead")
 
 
 @dataclass(frozen=True)
@@ -26,108 +47,345 @@ class Job:
     payload: dict[str, Any]
     status: str
     attempts: int
+    max_attempts: int
     dedupe_key: str | None
+    post_id: str | None
     result_id: str | None
     last_error: str | None
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    run_after: datetime | None
     created_at: datetime | None
+    started_at: datetime | None  # when the current (or last) attempt was claimed
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One step of a job's progress: a stage started or ended, or the job changed status."""
+
+    seq: int
+    job_id: str
+    stage: str
+    status: str  # "started", "done", or a job status ("running", "done", "dead", "queued")
+    at: datetime
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delay before attempt n+1 after n failures: initial * factor**(n-1), at most maximum."""
+
+    initial: float = 5.0
+    factor: float = 4.0
+    maximum: float = 600.0
+
+    def delay(self, failures: int) -> float:
+        """Return the seconds to wait after this many failures."""
+        return float(min(self.maximum, self.initial * self.factor ** max(0, failures - 1)))
+
+
+class LeaseLostError(Exception):
+    """The caller no longer holds the job's lease (it expired and another worker took it)."""
 
 
 class JobQueue:
-    """Enqueue, claim and finish jobs."""
+    """Enqueue, claim, heartbeat and end jobs."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock = SYSTEM) -> None:
         self.db = db
+        self.clock = clock
+
+    def _now(self) -> str:
+        return dt_out(self.clock.now()) or ""
 
     def enqueue(
-        self, kind: str, payload: dict[str, Any], *, dedupe_key: str | None = None
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        dedupe_key: str | None = None,
+        post: Post | None = None,
+        max_attempts: int = 3,
     ) -> tuple[Job, bool]:
-        """Add a job unless one with the same dedupe key exists; return it and whether it is new."""
-        now = dt_out(utcnow())
+        """Store a job (and its post) unless its dedupe key exists; return it and whether it is new.
+
+        The post is stored first in the same transaction, so an acknowledged request always has
+        both. A post already stored under the same platform key is reused, not duplicated.
+        """
+        now = self._now()
         job_id = new_id()
-        with self.db.atomic():
+        with immediate(self.db):
+            post_id = self._store_post(post) if post is not None else None
             cursor = self.db.execute(
-                "INSERT OR IGNORE INTO jobs "
-                "(id, kind, dedupe_key, payload, created_at, updated_at) "
-                "VALUES (?,?,?,?,?,?)",
-                [job_id, kind, dedupe_key, json.dumps(payload, default=str), now, now],
+                "INSERT OR IGNORE INTO jobs (id, kind, dedupe_key, payload, created_at, "
+                "updated_at, max_attempts, post_id) VALUES (?,?,?,?,?,?,?,?)",
+                [
+                    job_id,
+                    kind,
+                    dedupe_key,
+                    json.dumps(payload, default=str),
+                    now,
+                    now,
+                    max_attempts,
+                    post_id,
+                ],
             )
             created = cursor.rowcount == 1
-        if created:
-            job = self.get(job_id)
-        else:
-            row = self.db.execute(
-                "SELECT id FROM jobs WHERE dedupe_key = ?", [dedupe_key]
-            ).fetchone()
-            job = self.get(row[0])
+            if not created:
+                row = self.db.execute(
+                    "SELECT id FROM jobs WHERE dedupe_key = ?", [dedupe_key]
+                ).fetchone()
+                job_id = row[0]
+            else:
+                self._event(job_id, "job", "queued", {}, now)
+        job = self.get(job_id)
         assert job is not None
         return job, created
 
-    def claim(self, *, kinds: tuple[str, ...] | None = None) -> Job | None:
-        """Mark the oldest runnable job as running and return it."""
-        now = dt_out(utcnow())
-        sql = (
-            "SELECT id FROM jobs WHERE status = 'queued' AND (run_after IS NULL OR run_after <= ?)"
-        )
-        params: list[Any] = [now]
+    def _store_post(self, post: Post) -> str:
+        row = self.db.execute(
+            "SELECT id FROM posts WHERE platform = ? AND platform_id = ?",
+            [post.platform, post.platform_id],
+        ).fetchone()
+        if row is not None:
+            return str(row[0])
+        self.db.table("posts").insert(post_row(post))
+        return post.id
+
+    def claim(
+        self, owner: str, *, lease: float, kinds: tuple[str, ...] | None = None
+    ) -> Job | None:
+        """Take the oldest runnable job for owner with a lease of `lease` seconds.
+
+        Runnable: queued and due, or running with an expired lease (its worker died). Jobs whose
+        lease expired with no attempts left are made dead first.
+        """
+        now = self._now()
+        until = dt_out(self.clock.now() + timedelta(seconds=lease))
+        kind_sql, kind_params = "", []
         if kinds:
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-            params.extend(kinds)
-        sql += " ORDER BY created_at LIMIT 1"
-        with self.db.atomic():
-            row = self.db.execute(sql, params).fetchone()
-            if row is None:
+            kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})"
+            kind_params = list(kinds)
+        with immediate(self.db):
+            expired = self.db.execute(
+                "UPDATE jobs SET status = 'dead', updated_at = ?, finished_at = ?, "
+                "lease_owner = NULL, last_error = coalesce(last_error || '; ', '') || "
+                "'the worker stopped answering (lease expired) on the last attempt' "
+                "WHERE status = 'running' AND lease_expires_at < ? AND attempts >= max_attempts "
+                "RETURNING id",
+                [now, now, now],
+            ).fetchall()
+            for (dead_id,) in expired:
+                self._event(dead_id, "job", "dead", {"reason": "lease expired"}, now)
+            rows = self.db.execute(
+                "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
+                "lease_expires_at = ?, started_at = ?, updated_at = ? "
+                "WHERE id = (SELECT id FROM jobs WHERE ("
+                "(status = 'queued' AND (run_after IS NULL OR run_after <= ?)) OR "
+                "(status = 'running' AND lease_expires_at < ?))"
+                f"{kind_sql} ORDER BY created_at, id LIMIT 1) RETURNING id, attempts",
+                [owner, until, now, now, now, now, *kind_params],
+            ).fetchall()
+            if not rows:
                 return None
-            self.db.execute(
-                "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
-                "WHERE id = ? AND status = 'queued'",
-                [now, row[0]],
-            )
+            row = rows[0]
+            self._event(row[0], "job", "running", {"worker": owner, "attempt": row[1]}, now)
         return self.get(row[0])
 
-    def finish(self, job_id: str, *, result_id: str | None = None) -> None:
-        """Mark a job done."""
-        self.db.execute(
-            "UPDATE jobs SET status = 'done', result_id = ?, updated_at = ? WHERE id = ?",
-            [result_id, dt_out(utcnow()), job_id],
+    def heartbeat(self, job: Job, owner: str, *, lease: float) -> bool:
+        """Extend owner's lease on job; return False when the lease was lost."""
+        until = dt_out(self.clock.now() + timedelta(seconds=lease))
+        cursor = self.db.execute(
+            "UPDATE jobs SET lease_expires_at = ?, updated_at = ? "
+            "WHERE id = ? AND lease_owner = ? AND attempts = ? AND status = 'running'",
+            [until, self._now(), job.id, owner, job.attempts],
         )
+        return cursor.rowcount == 1
+
+    def complete(
+        self,
+        job: Job,
+        owner: str,
+        *,
+        result_id: str | None = None,
+        store: Callable[[], None] | None = None,
+    ) -> None:
+        """Mark job done and run `store` (the result's writes) in the same transaction.
+
+        Raises LeaseLostError, writing nothing, when owner no longer holds this attempt's lease.
+        """
+        now = self._now()
+        with immediate(self.db):
+            cursor = self.db.execute(
+                "UPDATE jobs SET status = 'done', result_id = ?, updated_at = ?, finished_at = ?, "
+                "lease_owner = NULL, lease_expires_at = NULL "
+                "WHERE id = ? AND lease_owner = ? AND attempts = ? AND status = 'running'",
+                [result_id, now, now, job.id, owner, job.attempts],
+            )
+            if cursor.rowcount != 1:
+                raise LeaseLostError(job.id)
+            if store is not None:
+                store()
+            self._event(job.id, "job", "done", {"result_id": result_id}, now)
 
     def fail(
-        self, job_id: str, error: str, *, max_attempts: int = 3, retry_in: float = 30.0
-    ) -> None:
-        """Record a failure; requeue with a delay until attempts run out."""
-        job = self.get(job_id)
-        if job is None:
-            return
-        now = utcnow()
-        status = "queued" if job.attempts < max_attempts else "failed"
-        self.db.execute(
-            "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, updated_at = ? "
-            "WHERE id = ?",
-            [status, error, dt_out(now + timedelta(seconds=retry_in)), dt_out(now), job_id],
-        )
+        self,
+        job: Job,
+        owner: str,
+        error: str,
+        *,
+        backoff: Backoff | None = None,
+        permanent: bool = False,
+    ) -> str:
+        """Record a failed attempt: queued again after a back-off, or dead; return the status.
 
-    def requeue_stale(self) -> int:
-        """Put jobs left running by a crashed worker back in the queue; return how many."""
-        cursor = self.db.execute(
-            "UPDATE jobs SET status = 'queued', updated_at = ? WHERE status = 'running'",
-            [dt_out(utcnow())],
-        )
-        return int(cursor.rowcount)
+        A permanent error (bad input that no retry can fix) makes the job dead at once.
+        Raises LeaseLostError when owner no longer holds the lease.
+        """
+        backoff = backoff or Backoff()
+        status = "dead" if permanent or job.attempts >= job.max_attempts else "queued"
+        now = self.clock.now()
+        retry_at = dt_out(now + timedelta(seconds=backoff.delay(job.attempts)))
+        with immediate(self.db):
+            cursor = self.db.execute(
+                "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, updated_at = ?, "
+                "finished_at = ?, lease_owner = NULL, lease_expires_at = NULL "
+                "WHERE id = ? AND lease_owner = ? AND attempts = ? AND status = 'running'",
+                [
+                    status,
+                    error[:2000],
+                    retry_at if status == "queued" else None,
+                    dt_out(now),
+                    dt_out(now) if status == "dead" else None,
+                    job.id,
+                    owner,
+                    job.attempts,
+                ],
+            )
+            if cursor.rowcount != 1:
+                raise LeaseLostError(job.id)
+            detail: dict[str, Any] = {"error": error[:500], "attempt": job.attempts}
+            if status == "queued":
+                detail["retry_at"] = retry_at
+            self._event(job.id, "job", status, detail, dt_out(now) or "")
+        return status
+
+    def release(self, job: Job, owner: str) -> bool:
+        """Hand a job back unfinished (the worker is stopping); the attempt is not counted."""
+        now = self._now()
+        with immediate(self.db):
+            cursor = self.db.execute(
+                "UPDATE jobs SET status = 'queued', attempts = attempts - 1, lease_owner = NULL, "
+                "lease_expires_at = NULL, updated_at = ? "
+                "WHERE id = ? AND lease_owner = ? AND attempts = ? AND status = 'running'",
+                [now, job.id, owner, job.attempts],
+            )
+            if cursor.rowcount == 1:
+                self._event(job.id, "job", "queued", {"reason": "handed back"}, now)
+        return cursor.rowcount == 1
+
+    def retry(self, job_id: str) -> bool:
+        """Queue a dead job again with fresh attempts (an operator's decision)."""
+        now = self._now()
+        with immediate(self.db):
+            cursor = self.db.execute(
+                "UPDATE jobs SET status = 'queued', attempts = 0, run_after = NULL, "
+                "finished_at = NULL, updated_at = ? WHERE id = ? AND status = 'dead'",
+                [now, job_id],
+            )
+            if cursor.rowcount == 1:
+                self._event(job_id, "job", "queued", {"reason": "retried by an operator"}, now)
+        return cursor.rowcount == 1
+
+    def progress(self, job_id: str, stage: str, status: str, **detail: Any) -> None:
+        """Record that a stage of job started or ended."""
+        self._event(job_id, stage, status, detail, self._now())
+
+    def _event(self, job_id: str, stage: str, status: str, detail: dict[str, Any], at: str) -> None:
+        # A job that is gone has no progress to keep (foreign key): that event is dropped.
+        with contextlib.suppress(sqlite3.IntegrityError):
+            self.db.execute(
+                "INSERT INTO job_events (job_id, stage, status, at, detail) VALUES (?,?,?,?,?)",
+                [job_id, stage, status, at, json.dumps(detail, default=str)],
+            )
+
+    def events(self, job_id: str, *, after: int = 0) -> list[JobEvent]:
+        """Return job's progress events after sequence number `after`, oldest first."""
+        rows = self.db.execute(
+            "SELECT seq, job_id, stage, status, at, detail FROM job_events "
+            "WHERE job_id = ? AND seq > ? ORDER BY seq",
+            [job_id, after],
+        ).fetchall()
+        return [
+            JobEvent(seq=r[0], job_id=r[1], stage=r[2], status=r[3], at=_dt(r[4]), detail=_js(r[5]))
+            for r in rows
+        ]
+
+    def post(self, post_id: str) -> Post | None:
+        """Return a post stored with a job."""
+        rows = list(self.db.query("SELECT * FROM posts WHERE id = ?", [post_id]))
+        return post_from_row(rows[0]) if rows else None
 
     def get(self, job_id: str) -> Job | None:
         """Return one job."""
         rows = list(self.db.query("SELECT * FROM jobs WHERE id = ?", [job_id]))
-        if not rows:
-            return None
-        r = rows[0]
-        return Job(
-            id=r["id"],
-            kind=r["kind"],
-            payload=json.loads(r["payload"]),
-            status=r["status"],
-            attempts=r["attempts"],
-            dedupe_key=r["dedupe_key"],
-            result_id=r["result_id"],
-            last_error=r["last_error"],
-            created_at=dt_in(r["created_at"]),
+        return _job(rows[0]) if rows else None
+
+    def by_result(self, result_id: str) -> Job | None:
+        """Return the job that produced (or will produce) result_id."""
+        rows = list(
+            self.db.query(
+                "SELECT * FROM jobs WHERE result_id = ? OR json_extract(payload, '$.check_id') = ? "
+                "ORDER BY created_at DESC LIMIT 1",
+                [result_id, result_id],
+            )
         )
+        return _job(rows[0]) if rows else None
+
+    def counts(self) -> dict[str, int]:
+        """Return how many jobs are in each status."""
+        found = dict(
+            self.db.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()
+        )
+        return {status: int(found.get(status, 0)) for status in STATUSES}
+
+    def list(self, *, status: str | None = None, limit: int = 100) -> list[Job]:
+        """Return the newest jobs, optionally of one status."""
+        sql, params = "SELECT * FROM jobs", []
+        if status is not None:
+            sql, params = sql + " WHERE status = ?", [status]
+        rows = self.db.query(sql + " ORDER BY created_at DESC LIMIT ?", [*params, limit])
+        return [_job(r) for r in rows]
+
+
+def _dt(value: str) -> datetime:
+    parsed = dt_in(value)
+    assert parsed is not None
+    return parsed
+
+
+def _js(value: str | None) -> dict[str, Any]:
+    data = json.loads(value) if value else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _job(r: dict[str, Any]) -> Job:
+    return Job(
+        id=r["id"],
+        kind=r["kind"],
+        payload=json.loads(r["payload"]),
+        status=r["status"],
+        attempts=r["attempts"],
+        max_attempts=r["max_attempts"],
+        dedupe_key=r["dedupe_key"],
+        post_id=r["post_id"],
+        result_id=r["result_id"],
+        last_error=r["last_error"],
+        lease_owner=r["lease_owner"],
+        lease_expires_at=dt_in(r["lease_expires_at"]),
+        run_after=dt_in(r["run_after"]),
+        created_at=dt_in(r["created_at"]),
+        started_at=dt_in(r["started_at"]),
+        finished_at=dt_in(r["finished_at"]),
+    )

@@ -184,3 +184,56 @@ def m006_model_usage(db: Database) -> None:
 @migrations()
 def m007_claim_shown(db: Database) -> None:
     db.execute("ALTER TABLE claims ADD COLUMN shown INTEGER NOT NULL DEFAULT 1")
+
+
+@migrations()
+def m008_job_runtime(db: Database) -> None:
+    # Leases and heartbeats replace "running until someone requeues it"; 'failed' becomes 'dead'.
+    for column in (
+        "max_attempts INTEGER NOT NULL DEFAULT 3",
+        "post_id TEXT",
+        "lease_owner TEXT",
+        "lease_expires_at TEXT",
+        "started_at TEXT",
+        "finished_at TEXT",
+    ):
+        db.execute(f"ALTER TABLE jobs ADD COLUMN {column}")
+    db.execute("UPDATE jobs SET status = 'dead' WHERE status = 'failed'")
+    db.execute("UPDATE jobs SET status = 'queued' WHERE status = 'running'")
+    db.execute("CREATE INDEX jobs_lease ON jobs(status, lease_expires_at)")
+    db.execute("CREATE INDEX jobs_created ON jobs(created_at)")
+    db.execute("""
+        CREATE TABLE job_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            status TEXT NOT NULL,
+            at TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}'
+        )""")
+    db.execute("CREATE INDEX job_events_job ON job_events(job_id, seq)")
+    # One reply per (platform, target post, kind), reserved before the platform call.
+    db.execute("""
+        CREATE TABLE replies (
+            id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            check_id TEXT,
+            job_id TEXT,
+            status TEXT NOT NULL,
+            platform_reply_id TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (platform, target_id, kind)
+        )""")
+    db.execute("""
+        CREATE TABLE workers (
+            id TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL,
+            stopped_at TEXT
+        )""")

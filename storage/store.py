@@ -1,9 +1,9 @@
 """The store: one SQLite database (WAL) with migrations applied on open.
 
-`Store` groups the tables by concern: `documents` (the local evidence index), `checks`
-(posts, checks, claims, evidence), `sources` (credibility), `jobs` and `web` (search, page and
-reachability caches). Each multi-table write
-happens inside one transaction.
+`Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
+checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
+reply ledger), `workers` (who is alive) and `web` (search, page and reachability caches). Each
+multi-table write happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -14,27 +14,33 @@ from types import TracebackType
 
 from sqlite_utils import Database
 
+from pipeline.clock import SYSTEM, Clock
 from storage.checks import CheckRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
+from storage.replies import ReplyLedger
 from storage.sources import SourceTable
 from storage.webcache import WebCache
+from storage.workers import WorkerRegistry
 
 
 class Store:
     """The database and its repositories."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock = SYSTEM) -> None:
         self.db = db
+        self.clock = clock
         self.documents = DocumentIndex(db)
         self.checks = CheckRepo(db)
         self.sources = SourceTable(db)
-        self.jobs = JobQueue(db)
+        self.jobs = JobQueue(db, clock=clock)
+        self.replies = ReplyLedger(db, clock=clock)
+        self.workers = WorkerRegistry(db, clock=clock)
         self.web = WebCache(db)
 
     @classmethod
-    def open(cls, path: Path | str) -> Store:
+    def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:
         """Open (creating if needed) the database at path and apply pending migrations."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -46,7 +52,7 @@ class Store:
             db.enable_wal()
         conn.execute("PRAGMA synchronous = NORMAL")
         migrations.apply(db)
-        return cls(db)
+        return cls(db, clock=clock)
 
     def applied_migrations(self) -> list[str]:
         """Return the names of the migrations applied to this database."""

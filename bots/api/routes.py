@@ -1,23 +1,38 @@
-"""The HTTP API: submit a check, read a stored check, health.
+"""The HTTP API: the first adapter. A check request is stored as a post plus a job, then answered.
 
-POST /api/checks        {"text": "..."} or {"url": "..."}, optional "before" (ISO date)
-GET  /api/checks/{id}
-GET  /healthz
+POST /api/checks            {"text": "..."} or {"url": "..."}, optional "before" (ISO date)
+                            → 202 {job} with Location: /api/jobs/{id}; with ?wait=N, 201 and the
+                            check when it finishes within N seconds (else still 202)
+GET  /api/jobs/{id}         status, attempts, error and stage progress
+GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
+GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
+GET  /healthz               alive (and index counts)
+GET  /readyz                ready: database, workers, model (503 with the reasons when not)
+
+`Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
+Workers run beside the API (`FACTBOT_JOBS__WORKERS`) or in `factbot worker` processes.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI, Header, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
+from bots.api.jobs import job_to_json, wait_for_job
 from bots.app.root import App
 from bots.render import check_to_json
+from bots.runtime.checks import submit_check
+from bots.runtime.service import build_pool
 from pipeline.errors import (
     ExtractionError,
     FactbotError,
@@ -26,7 +41,11 @@ from pipeline.errors import (
     NotFoundError,
     UnsafeURLError,
 )
-from pipeline.posts import post_from_text, post_from_url
+from pipeline.posts import ensure_checkable, post_from_text, post_from_url
+
+log = logging.getLogger(__name__)
+
+TERMINAL = ("done", "dead")
 
 
 class CheckRequest(BaseModel):
@@ -55,14 +74,22 @@ def _status(exc: FactbotError) -> int:
     return 500
 
 
-def create_api(app: App) -> FastAPI:
-    """Return the FastAPI application bound to the composition root."""
+def create_api(app: App, *, workers: int | None = None) -> FastAPI:
+    """Return the FastAPI application over an App, running `workers` worker tasks beside it."""
+    count = app.settings.jobs.workers if workers is None else workers
+    stopping = asyncio.Event()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await app.start()  # the store, and the embedder warmed off the event loop
+        pool = build_pool(app, concurrency=count, prefix="serve") if count else None
+        task = asyncio.create_task(pool.run(stopping)) if pool is not None else None
         try:
             yield
         finally:
+            stopping.set()
+            if task is not None:
+                await task
             # The shared fetcher lives in the server's event loop: close it before the loop ends.
             await app.close_fetcher()
 
@@ -84,19 +111,136 @@ def create_api(app: App) -> FastAPI:
             "sources": app.store.sources.count(),
         }
 
-    @api.post("/api/checks", status_code=201)
-    async def create_check(body: CheckRequest) -> dict[str, Any]:
+    @api.get("/readyz")
+    async def readyz() -> JSONResponse:
+        problems: list[str] = []
+        try:
+            app.store.db.execute("SELECT 1").fetchone()
+            database = "ok"
+        except Exception as exc:  # noqa: BLE001 - any database failure means not ready
+            database = f"failed: {exc}"
+            problems.append(f"database {database}")
+        within = 3 * max(app.settings.jobs.heartbeat_seconds, 5.0)
+        alive = [w.id for w in app.store.workers.alive(within=within)] if not problems else []
+        if not alive:
+            problems.append(
+                "no worker is running: set FACTBOT_JOBS__WORKERS above 0 or start `factbot worker`"
+            )
+        model = app.model_choice
+        body = {
+            "status": "ready" if not problems else "not ready",
+            "database": database,
+            "workers": alive,
+            "jobs": app.store.jobs.counts() if database == "ok" else {},
+            "model": model,
+            "embedder": "loaded" if app.embedder_loaded else "not loaded",
+            "problems": problems,
+        }
+        return JSONResponse(status_code=200 if not problems else 503, content=body)
+
+    @api.post("/api/checks", status_code=202)
+    async def create_check(
+        body: CheckRequest,
+        wait: float = Query(default=0, ge=0, description="seconds to wait for the result"),
+        idempotency_key: str | None = Header(default=None, max_length=200),
+    ) -> JSONResponse:
         max_chars = app.settings.max_post_chars
         if body.url is not None:
             fetcher = await app.fetcher()
             post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars)
         else:
             post = post_from_text(body.text or "", max_chars=max_chars, platform="api")
-        check = await app.check(post, before=body.before)
-        return check_to_json(check)
+        ensure_checkable(post)
+        submission = submit_check(
+            app.store,
+            post,
+            before=body.before,
+            dedupe_key=f"api:{idempotency_key}" if idempotency_key else None,
+            max_attempts=app.settings.jobs.max_attempts,
+        )
+        job = submission.job
+        if wait > 0:
+            job = await wait_for_job(app.store, job.id, min(wait, app.settings.jobs.wait_max))
+            if job.status == "done" and job.result_id:
+                return JSONResponse(
+                    status_code=201,
+                    content=check_to_json(app.store.checks.get(job.result_id)),
+                    headers={"Location": f"/api/checks/{job.result_id}"},
+                )
+        return JSONResponse(
+            status_code=202,
+            content=job_to_json(app.store, job),
+            headers={"Location": f"/api/jobs/{job.id}"},
+        )
+
+    @api.get("/api/jobs/{job_id}")
+    async def get_job(job_id: str) -> dict[str, Any]:
+        job = app.store.jobs.get(job_id)
+        if job is None:
+            raise NotFoundError(f"no job {job_id!r}")
+        return job_to_json(app.store, job)
 
     @api.get("/api/checks/{check_id}")
-    async def get_check(check_id: str) -> dict[str, Any]:
-        return check_to_json(app.store.checks.get(check_id))
+    async def get_check(check_id: str) -> JSONResponse:
+        try:
+            return JSONResponse(check_to_json(app.store.checks.get(check_id)))
+        except NotFoundError:
+            job = app.store.jobs.by_result(check_id)
+            if job is None:
+                raise
+            return JSONResponse(
+                status_code=202,
+                content=job_to_json(app.store, job),
+                headers={"Location": f"/api/jobs/{job.id}"},
+            )
+
+    @api.get("/api/checks/{check_id}/events")
+    async def check_events(
+        check_id: str, request: Request, last_event_id: str | None = Header(default=None)
+    ) -> StreamingResponse:
+        job = app.store.jobs.get(check_id) or app.store.jobs.by_result(check_id)
+        if job is None:
+            stored = app.store.checks.get(check_id)  # 404 when unknown
+            return StreamingResponse(_replay(stored.id, stored.timings), media_type=SSE)
+        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+        return StreamingResponse(
+            _stream(job.id, after, request), media_type=SSE, headers={"Cache-Control": "no-cache"}
+        )
+
+    async def _stream(job_id: str, after: int, request: Request) -> AsyncIterator[str]:
+        while True:
+            for event in app.store.jobs.events(job_id, after=after):
+                after = event.seq
+                data = {"stage": event.stage, "status": event.status, "at": event.at.isoformat()}
+                data.update(event.detail)
+                kind = "stage" if event.stage != "job" else "job"
+                yield _sse(kind, data, event.seq)
+            job = app.store.jobs.get(job_id)
+            if job is None or job.status in TERMINAL:
+                if job is not None:
+                    end = {"status": job.status, "check_id": job.result_id, "error": job.last_error}
+                    if job.result_id:
+                        end["url"] = f"/api/checks/{job.result_id}"
+                    yield _sse("end", end, after)
+                return
+            if await request.is_disconnected() or stopping.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), 0.2)
 
     return api
+
+
+SSE = "text/event-stream"
+
+
+def _sse(event: str, data: dict[str, Any], seq: int) -> str:
+    return f"id: {seq}\nevent: {event}\ndata: {json.dumps(data, default=str)}\n\n"
+
+
+async def _replay(check_id: str, timings: Any) -> AsyncIterator[str]:
+    """The stages of a check made without a job (e.g. by `factbot check`), then the end."""
+    for n, timing in enumerate(timings, start=1):
+        yield _sse("stage", {"stage": timing.stage, "status": "done", "seconds": timing.seconds}, n)
+    end = {"status": "done", "check_id": check_id, "url": f"/api/checks/{check_id}"}
+    yield _sse("end", end, len(timings))

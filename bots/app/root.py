@@ -1,6 +1,14 @@
-"""The composition root: builds the store, embedder, fetcher, rater and judge once.
+"""The composition root: builds the store, embedder, fetcher, rater and judge once per process.
 
-Everything heavy is created lazily on first use so `factbot --help` and `factbot show` stay fast.
+Open it once per process — a CLI command, the server, a worker — as an async context manager:
+
+    async with App(settings) as app:        # opens the store, warms the embedder off the loop
+        check = await app.check(post)
+    # closed in reverse order: fetcher, local model server, store
+
+Dependencies can be injected through the constructor (`store=`, `embedder=`, `clock=`), so tests
+share one loaded embedder or a hand-moved clock. Everything heavy is otherwise created lazily on
+first use, so `factbot --help` and `factbot show` stay fast.
 
 The fetcher (its robots.txt cache, per-host and global limits and connection pool) is shared by
 every check, page and reference fetch of the App. It belongs to the event loop that opened it:
@@ -14,6 +22,8 @@ import asyncio
 import contextlib
 from datetime import datetime, timedelta
 from functools import cached_property
+from types import TracebackType
+from typing import Self
 
 import httpx
 
@@ -21,6 +31,7 @@ from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_end
 from bots.app.search import build_search
 from bots.logs import configure as configure_logging
 from bots.settings import Settings
+from pipeline.clock import SYSTEM, Clock
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
@@ -29,7 +40,7 @@ from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
 from pipeline.records import Check, Post
-from pipeline.run import CheckConfig, CheckDeps, ModelDeps, ReferenceDeps, run_check
+from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
@@ -38,8 +49,18 @@ from storage.pagecache import StorePageCache
 class App:
     """Long-lived services shared by the CLI, the HTTP API and (later) the workers."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        embedder: SentenceTransformerEmbedder | None = None,
+        clock: Clock = SYSTEM,
+    ) -> None:
         self.settings = settings
+        self.clock = clock
+        self._store = store
+        self._embedder = embedder
         self.local_model = LocalModel(settings)
         self._fetcher: Fetcher | None = None
         self._fetcher_loop: asyncio.AbstractEventLoop | None = None
@@ -51,23 +72,55 @@ class App:
         """Return which model path checks use: an endpoint, the local model, or none."""
         return choose(self.settings)
 
-    @cached_property
+    @property
     def store(self) -> Store:
-        """Open the database and refresh the built-in seed sources (imports take precedence)."""
-        store = Store.open(self.settings.database_path)
-        load_seed(store.sources)
-        return store
+        """Return the database, opening it (and refreshing the built-in seed sources) once."""
+        if self._store is None:
+            store = Store.open(self.settings.database_path, clock=self.clock)
+            load_seed(store.sources)
+            self._store = store
+        return self._store
 
-    @cached_property
+    @property
     def embedder(self) -> SentenceTransformerEmbedder:
-        """Return the sentence embedder (the model loads on first use)."""
-        embedding = self.settings.embedding
-        threads = embedding.threads
-        if threads is None and self.model_choice == "local":
-            threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
-        return SentenceTransformerEmbedder(
-            embedding.model, batch_size=embedding.batch_size, threads=threads
-        )
+        """Return the sentence embedder (the model loads on first use or at warm-up)."""
+        if self._embedder is None:
+            embedding = self.settings.embedding
+            threads = embedding.threads
+            if threads is None and self.model_choice == "local":
+                threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
+            self._embedder = SentenceTransformerEmbedder(
+                embedding.model, batch_size=embedding.batch_size, threads=threads
+            )
+        return self._embedder
+
+    @property
+    def embedder_loaded(self) -> bool:
+        """Return whether the embedder's model is loaded (warm-up done)."""
+        return self._embedder is not None and self._embedder.loaded
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def start(self, *, warm: bool = True) -> None:
+        """Open the store and, with warm, load the embedder off the event loop."""
+        _ = self.store
+        if warm:
+            await asyncio.to_thread(self.embedder.warm_up)
+
+    async def aclose(self) -> None:
+        """Close in reverse order of opening: fetcher, local model server, store."""
+        await self.close_fetcher()
+        self.close()
 
     async def fetcher(self) -> Fetcher:
         """Return the shared SSRF-safe fetcher, opening it in the running event loop if needed."""
@@ -162,6 +215,18 @@ class App:
 
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:
         """Run a check (with web search and reference checks when configured) and store it."""
+        result = await self.run_check(post, before=before)
+        self.store.checks.save(result)
+        return result
+
+    async def run_check(
+        self,
+        post: Post,
+        *,
+        before: datetime | None = None,
+        progress: Progress | None = None,
+    ) -> Check:
+        """Run a check and return it unsaved (a worker stores it with its job)."""
         async with contextlib.AsyncExitStack() as stack:
             web: WebDeps | None = None
             references: ReferenceDeps | None = None
@@ -185,11 +250,14 @@ class App:
                     )
             deps = self.deps(web=web, references=references)
             model = await self.model_deps(stack, fallback=deps.judge)
-            result = await run_check(
-                post, deps=deps, config=self.check_config(), before=before, model=model
+            return await run_check(
+                post,
+                deps=deps,
+                config=self.check_config(),
+                before=before,
+                model=model,
+                progress=progress,
             )
-        self.store.checks.save(result)
-        return result
 
     async def model_deps(
         self, stack: contextlib.AsyncExitStack, *, fallback: Judge
@@ -223,8 +291,9 @@ class App:
         """
         self._close_fetcher_outside()
         self.local_model.stop()
-        if "store" in self.__dict__:
-            self.store.close()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
     def _close_fetcher_outside(self) -> None:
         fetcher, loop = self._fetcher, self._fetcher_loop

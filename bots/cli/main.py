@@ -230,27 +230,85 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None
 @main.command()
 @click.option("--host", help="Interface to listen on (default from FACTBOT_SERVER__HOST).")
 @click.option("--port", type=int, help="Port (default from FACTBOT_SERVER__PORT).")
+@click.option(
+    "--workers",
+    type=click.IntRange(0, 64),
+    help="Worker tasks beside the API (default from FACTBOT_JOBS__WORKERS; 0 = only the API).",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
-    """Start the HTTP API.
+def serve(ctx: click.Context, host: str | None, port: int | None, workers: int | None) -> None:
+    """Start the HTTP API, with workers that run the checks it accepts.
+
+    SIGTERM or Ctrl-C stops taking jobs, lets running ones finish (FACTBOT_JOBS__SHUTDOWN_TIMEOUT)
+    and hands unfinished ones back to the queue.
 
     \b
     Examples:
       factbot serve
-      curl -s localhost:8000/api/checks -d '{"text": "..."}' -H 'content-type: application/json'
+      curl -s 'localhost:8000/api/checks?wait=60' -d '{"text": "..."}' \\
+           -H 'content-type: application/json'
     """
     import uvicorn
 
     from bots.api.routes import create_api
 
     app = _app(ctx)
-    app.embedder.warm_up()
     uvicorn.run(
-        create_api(app),
+        create_api(app, workers=workers),
         host=host or app.settings.server.host,
         port=port if port is not None else app.settings.server.port,
         log_level=app.settings.log_level.lower(),
+        timeout_graceful_shutdown=5,
     )
+
+
+@main.command()
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    help="Jobs run at once (default from FACTBOT_JOBS__CONCURRENCY).",
+)
+@click.option("--until-idle", is_flag=True, help="Stop once no job is queued or running.")
+@click.pass_context
+def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> None:
+    """Run workers alone: claim queued checks from the database and run them.
+
+    Run as many as the machine allows, against the same database as `factbot serve`
+    (FACTBOT_DATA_DIR). SIGTERM or Ctrl-C stops taking jobs, lets running ones finish within
+    FACTBOT_JOBS__SHUTDOWN_TIMEOUT and hands the rest back to the queue.
+
+    \b
+    Examples:
+      factbot worker
+      factbot worker --concurrency 4
+    """
+    from bots.runtime.service import build_pool, install_signal_handlers
+
+    app = _app(ctx)
+    jobs = app.settings.jobs
+
+    async def go() -> tuple[int, int]:
+        stop = asyncio.Event()
+        install_signal_handlers(stop)
+        async with app:
+            pool = build_pool(app, concurrency=concurrency or jobs.concurrency)
+            watcher = asyncio.create_task(_stop_when_idle(app, stop)) if until_idle else None
+            await pool.run(stop)
+            if watcher is not None:
+                watcher.cancel()
+            return pool.completed, pool.failed
+
+    completed, failed = asyncio.run(go())
+    click.echo(f"worker stopped: {completed} jobs done, {failed} failed attempts", err=True)
+
+
+async def _stop_when_idle(app: Any, stop: asyncio.Event) -> None:
+    poll = app.settings.jobs.poll_seconds
+    while not stop.is_set():
+        await asyncio.sleep(poll)
+        counts = app.store.jobs.counts()
+        if counts["queued"] == 0 and counts["running"] == 0:
+            stop.set()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,8 +43,7 @@ def serving(app: App) -> Iterator[str]:
 
 @pytest.fixture
 def server(tmp_path: Path, embedder) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    app = App(Settings(data_dir=tmp_path / "data"))
-    app.__dict__["embedder"] = embedder  # share the session's loaded model
+    app = App(Settings(data_dir=tmp_path / "data"), embedder=embedder)  # the session's model
     asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
     with serving(app) as base:
         yield base
@@ -58,7 +57,9 @@ def test_health(server: str) -> None:
 
 def test_create_and_read_a_check(server: str) -> None:
     created = httpx.post(
-        f"{server}/api/checks", json={"text": "5G networks spread the coronavirus."}, timeout=60
+        f"{server}/api/checks?wait=60",
+        json={"text": "5G networks spread the coronavirus."},
+        timeout=60,
     )
     assert created.status_code == 201, created.text
     data = created.json()
@@ -107,10 +108,10 @@ def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path
     app = _RecordingApp(
         Settings(
             data_dir=tmp_path / "data", fetch=FetchSettings(allowed_networks=("127.0.0.1/32",))
-        )
+        ),
+        embedder=embedder,
     )
     app.handed_out = []
-    app.__dict__["embedder"] = embedder
     page = (
         "<html><head><title>A post</title></head><body><article><p>The Eiffel Tower grows about "
         "15 centimetres taller in the summer heat, engineers in Paris said on Monday. The iron "
@@ -122,7 +123,7 @@ def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path
         site.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
         with serving(app) as base:
             for url in urls:
-                answer = httpx.post(f"{base}/api/checks", json={"url": url}, timeout=60)
+                answer = httpx.post(f"{base}/api/checks?wait=60", json={"url": url}, timeout=60)
                 assert answer.status_code == 201, answer.text
             (fetcher,) = set(app.handed_out)
             assert not fetcher.closed

@@ -43,9 +43,9 @@ def _app(tmp_path: Path, site: Site, embedder: Any) -> App:
             ),
             fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
             references=ReferenceSettings(check_reachable="always"),
-        )
+        ),
+        embedder=embedder,
     )
-    app.__dict__["embedder"] = embedder
     return app
 
 

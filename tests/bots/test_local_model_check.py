@@ -32,8 +32,7 @@ def test_a_check_runs_end_to_end_on_the_local_model(tmp_path: Path, embedder: An
         data_dir=tmp_path / "data",
         model=ModelSettings(mode="local", models_dir=MODELS, refine_rounds=0),
     )
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
+    app = App(settings, embedder=embedder)
     asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
     try:
         post = post_from_text(

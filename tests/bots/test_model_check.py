@@ -93,8 +93,7 @@ def _app(tmp_path: Path, base_url: str, embedder: Any) -> App:
             refine_rounds=0,
         ),
     )
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
+    app = App(settings, embedder=embedder)
     asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
     return app
 

@@ -99,8 +99,7 @@ def _app(tmp_path: Path, site: Site, embedder, tmp_block: Path) -> App:  # type:
         search=SearchSettings(providers=["searxng"], searxng_url=site.base, fact_check_sites=[]),
         fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
     )
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
+    app = App(settings, embedder=embedder)
     from pipeline.credibility.importers import import_sources
 
     import_sources(app.store.sources, tmp_block, fmt="blocklist")

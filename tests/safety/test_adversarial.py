@@ -389,8 +389,9 @@ class Runner:
                 providers=["searxng"], searxng_url=self.site.base, fact_check_sites=[]
             )
         fetch = FetchSettings(allowed_networks=("127.0.0.1/32",))
-        app = App(Settings(data_dir=data, model=model, search=search, fetch=fetch))
-        app.__dict__["embedder"] = self.embedder
+        app = App(
+            Settings(data_dir=data, model=model, search=search, fetch=fetch), embedder=self.embedder
+        )
         if kind == "page":
             rating = SourceRating("127.0.0.1/fact-check", Tier.HIGH, "a fact-checker", "manual")
             app.store.sources.upsert_many([rating])

@@ -1,0 +1,139 @@
+"""`factbot bench jobs`: the durable queue under load, with worker processes on one SQLite file.
+
+For each worker count, a fresh database gets `jobs` queued checks (a stored post and a job each,
+as the API stores them); that many `python -m bench.jobs_worker` processes then drain it with the
+real `WorkerPool`, whose handler stands in for the pipeline: it waits `latency` seconds and
+writes one result row in the transaction that completes the job. Printed per worker count:
+checks per minute, queue wait p50/p95 (claim time minus enqueue time), lost jobs (not done),
+duplicated results (result rows beyond one per job), failed attempts, and the peak RSS of one
+worker process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipeline.records import Post
+from storage import Store
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[str, Any]:
+    """Queue `jobs` checks, drain them with `workers` processes, and return the figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        with Store.open(db) as store:
+            store.db.execute("CREATE TABLE bench_results (job_id TEXT NOT NULL, worker TEXT)")
+            for n in range(jobs):
+                post = Post(
+                    id=f"p{n}", platform="bench", platform_id=str(n), text=f"Claim {n} is true."
+                )
+                store.jobs.enqueue("check", {"check_id": f"c{n}"}, post=post, dedupe_key=str(n))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CHECKOUT), *sys.path])}
+        started = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.jobs_worker",
+                    str(db),
+                    "--latency",
+                    str(latency),
+                    "--concurrency",
+                    str(concurrency),
+                    "--name",
+                    f"w{k}",
+                ],
+                cwd=CHECKOUT,
+                env=env,
+            )
+            for k in range(workers)
+        ]
+        for proc in procs:
+            proc.wait()
+        wall = time.perf_counter() - started
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        with Store.open(db) as store:
+            rows = store.db.execute(
+                "SELECT status, created_at, started_at, finished_at, attempts FROM jobs"
+            ).fetchall()
+            results = store.db.execute(
+                "SELECT count(*), count(DISTINCT job_id) FROM bench_results"
+            ).fetchone()
+            per_worker = dict(
+                store.db.execute("SELECT worker, count(*) FROM bench_results GROUP BY worker")
+            )
+    from datetime import datetime
+
+    def ts(value: str) -> float:
+        return datetime.fromisoformat(value).timestamp()
+
+    done = [r for r in rows if r[0] == "done"]
+    waits = [ts(r[2]) - ts(r[1]) for r in done]
+    first = min(ts(r[2]) for r in done) if done else 0.0
+    last = max(ts(r[3]) for r in done) if done else 0.0
+    drain = max(last - first, 1e-9)
+    return {
+        "workers": workers,
+        "concurrency_per_worker": concurrency,
+        "jobs": jobs,
+        "latency_s": latency,
+        "checks_per_minute": round(len(done) / drain * 60, 1),
+        "bound_checks_per_minute": round(workers * concurrency / latency * 60, 1),
+        "drain_s": round(drain, 2),
+        "wall_s_with_startup": round(wall, 2),
+        "queue_wait_p50_s": round(_quantile(waits, 0.5), 3),
+        "queue_wait_p95_s": round(_quantile(waits, 0.95), 3),
+        "lost": jobs - len(done),
+        "duplicated_results": int(results[0]) - int(results[1]),
+        "extra_attempts": sum(r[4] - 1 for r in done),
+        "results_per_worker": per_worker,
+        "peak_rss_mb_one_worker": round(peak_kb / 1024, 1),
+        "mean_queue_wait_s": round(statistics.fmean(waits), 3) if waits else None,
+    }
+
+
+@click.command("jobs")
+@click.option("--jobs", "count", default=1000, show_default=True, help="Queued checks per run.")
+@click.option("--workers", default="1,2,4", show_default=True, help="Worker process counts.")
+@click.option(
+    "--latency", default=0.05, show_default=True, help="Stand-in pipeline seconds per check."
+)
+@click.option("--concurrency", default=1, show_default=True, help="Jobs at once per process.")
+@click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+def jobs_bench(
+    count: int, workers: str, latency: float, concurrency: int, report_path: Path | None
+) -> None:
+    """Drain queued checks with 1, 2 and 4 worker processes on one SQLite database.
+
+    \b
+    Example:
+      factbot bench jobs --jobs 1000 --workers 1,2,4 --latency 0.05
+    """
+    figures = [
+        run_one(count, int(w), latency, concurrency) for w in workers.split(",") if w.strip()
+    ]
+    text = json.dumps(figures, indent=2)
+    click.echo(text)
+    if report_path:
+        report_path.write_text(text, encoding="utf-8")

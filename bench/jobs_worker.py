@@ -1,0 +1,61 @@
+"""One worker process of `factbot bench jobs`: the real WorkerPool with a stand-in pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from bots.runtime.worker import Outcome, WorkerConfig, WorkerPool
+from storage import Store
+from storage.jobs import Backoff, Job
+
+
+class StandInCheck:
+    """Waits like a check would, then writes one result row with the job's completion."""
+
+    def __init__(self, store: Store, latency: float, name: str) -> None:
+        self.store = store
+        self.latency = latency
+        self.name = name
+
+    async def run(self, job: Job) -> Outcome:
+        await asyncio.sleep(self.latency)
+
+        def write() -> None:
+            self.store.db.execute(
+                "INSERT INTO bench_results (job_id, worker) VALUES (?, ?)", [job.id, self.name]
+            )
+
+        return Outcome(result_id=str(job.payload.get("check_id")), store=write)
+
+
+async def main(db: str, latency: float, concurrency: int, name: str) -> None:
+    with Store.open(db) as store:
+        config = WorkerConfig(
+            concurrency=concurrency,
+            lease_seconds=30.0,
+            heartbeat_seconds=10.0,
+            poll_seconds=0.01,
+            shutdown_timeout=5.0,
+            backoff=Backoff(initial=0.0, maximum=0.0),
+        )
+        pool = WorkerPool(store, {"check": StandInCheck(store, latency, name)}, config, name=name)
+        stop = asyncio.Event()
+        task = asyncio.create_task(pool.run(stop))
+        while True:  # stop once the queue is drained
+            await asyncio.sleep(0.05)
+            counts = store.jobs.counts()
+            if counts["queued"] == 0 and counts["running"] == 0:
+                break
+        stop.set()
+        await task
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("db")
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--name", default="w")
+    args = parser.parse_args()
+    asyncio.run(main(args.db, args.latency, args.concurrency, args.name))

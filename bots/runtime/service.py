@@ -1,0 +1,59 @@
+"""The worker side of a process: build the pool over an open App and run it until stopped.
+
+`factbot serve` runs it beside the API in the server's event loop; `factbot worker` runs it
+alone. `install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import TYPE_CHECKING
+
+from bots.runtime.checks import CHECK, AfterCheck, CheckJobs
+from bots.runtime.worker import WorkerConfig, WorkerPool, worker_name
+from storage.jobs import Backoff
+
+if TYPE_CHECKING:
+    from bots.app.root import App
+    from bots.settings import JobSettings
+
+
+def worker_config(jobs: JobSettings, *, concurrency: int) -> WorkerConfig:
+    """Return the pool configuration the settings describe."""
+    return WorkerConfig(
+        concurrency=concurrency,
+        lease_seconds=jobs.lease_seconds,
+        heartbeat_seconds=jobs.heartbeat_seconds,
+        poll_seconds=jobs.poll_seconds,
+        shutdown_timeout=jobs.shutdown_timeout,
+        backoff=Backoff(initial=jobs.backoff_initial, maximum=jobs.backoff_max),
+        registry_seconds=min(5.0, jobs.heartbeat_seconds),
+    )
+
+
+def build_pool(
+    app: App, *, concurrency: int, prefix: str = "worker", after: AfterCheck | None = None
+) -> WorkerPool:
+    """Return a pool that runs check jobs through app."""
+    return WorkerPool(
+        app.store,
+        {CHECK: CheckJobs(app, after=after)},
+        worker_config(app.settings.jobs, concurrency=concurrency),
+        name=worker_name(prefix),
+        clock=app.clock,
+    )
+
+
+def install_signal_handlers(stop: asyncio.Event) -> None:
+    """Set stop on SIGTERM or SIGINT (the second SIGINT falls back to KeyboardInterrupt)."""
+    loop = asyncio.get_running_loop()
+
+    def on_int() -> None:
+        if stop.is_set():
+            loop.remove_signal_handler(signal.SIGINT)
+            raise KeyboardInterrupt
+        stop.set()
+
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, on_int)

@@ -1,0 +1,193 @@
+"""Workers: claim jobs with a lease, keep it alive with heartbeats, end them exactly once.
+
+A `WorkerPool` runs `concurrency` slots in one event loop. Each slot claims a job, runs its
+kind's handler while a heartbeat task renews the lease, then completes it (the handler's writes
+and the "done" mark in one transaction) or records the failure (retried after a back-off, or
+dead). A job whose heartbeat finds the lease taken by another worker is abandoned: its result
+would be refused anyway (`LeaseLostError`).
+
+Stopping (`stop` set, e.g. by SIGTERM): no new claims; running jobs get `shutdown_timeout`
+seconds to finish; the rest are cancelled and handed back to the queue unfinished.
+
+Failure policy: a handler's `PermanentJobError` (and factbot's `InputError`) makes the job dead
+at once; any other exception is one failed attempt. Nothing a handler raises stops the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pipeline.clock import SYSTEM, Clock
+from pipeline.errors import InputError
+from storage import Store
+from storage.jobs import Backoff, Job, LeaseLostError
+
+log = logging.getLogger(__name__)
+
+
+class PermanentJobError(Exception):
+    """A failure no retry can fix (bad input): the job is dead at once."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished job leaves: its result id, the writes to commit with it, what follows."""
+
+    result_id: str | None = None
+    store: Callable[[], None] | None = None  # runs inside the transaction that marks it done
+    after: Callable[[], Awaitable[None]] | None = None  # runs once the job is committed done
+
+
+class JobHandler(Protocol):
+    """Runs one kind of job."""
+
+    async def run(self, job: Job) -> Outcome:
+        """Do the job's work and return its outcome (nothing is committed yet)."""
+        ...
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """How a pool claims and keeps jobs."""
+
+    concurrency: int = 1
+    lease_seconds: float = 60.0
+    heartbeat_seconds: float = 15.0
+    poll_seconds: float = 0.5
+    shutdown_timeout: float = 30.0
+    backoff: Backoff = field(default_factory=Backoff)
+    registry_seconds: float = 5.0  # how often the pool tells the workers table it is alive
+
+
+def worker_name(prefix: str = "worker") -> str:
+    """Return a name unique to this process: prefix@host:pid."""
+    return f"{prefix}@{socket.gethostname()}:{os.getpid()}"
+
+
+class WorkerPool:
+    """Slots that claim and run jobs of the kinds in `handlers`."""
+
+    def __init__(
+        self,
+        store: Store,
+        handlers: Mapping[str, JobHandler],
+        config: WorkerConfig,
+        *,
+        name: str | None = None,
+        clock: Clock = SYSTEM,
+    ) -> None:
+        self.store = store
+        self.handlers = dict(handlers)
+        self.config = config
+        self.name = name or worker_name()
+        self.clock = clock
+        self.running: dict[str, Job] = {}
+        self.completed = 0
+        self.failed = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run until stop is set, then finish or hand back the jobs in progress."""
+        self.store.workers.register(self.name)
+        registry = asyncio.create_task(self._report_alive(stop))
+        slots = [
+            asyncio.create_task(self._slot(n, stop), name=f"{self.name}/{n}")
+            for n in range(self.config.concurrency)
+        ]
+        try:
+            await stop.wait()
+            _, pending = await asyncio.wait(slots, timeout=self.config.shutdown_timeout or None)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*slots, return_exceptions=True)
+        finally:
+            for task in slots:
+                task.cancel()
+            registry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await registry
+            self.store.workers.stopped(self.name)
+            log.info(
+                "workers stopped",
+                extra={"worker": self.name, "completed": self.completed, "failed": self.failed},
+            )
+
+    async def _report_alive(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self.store.workers.heartbeat(self.name)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.registry_seconds)
+
+    async def _slot(self, n: int, stop: asyncio.Event) -> None:
+        owner = f"{self.name}/{n}"
+        while not stop.is_set():
+            job = self.store.jobs.claim(
+                owner, lease=self.config.lease_seconds, kinds=tuple(self.handlers)
+            )
+            if job is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.config.poll_seconds)
+                continue
+            await self.run_one(job, owner)
+
+    async def run_one(self, job: Job, owner: str) -> None:
+        """Run one claimed job to its end (done, queued again, dead, or handed back)."""
+        self.running[job.id] = job
+        work = asyncio.create_task(self.handlers[job.kind].run(job))
+        beat = asyncio.create_task(self._heartbeat(job, owner, work))
+        try:
+            outcome = await work
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():  # the pool is stopping: hand the job back
+                work.cancel()
+                if self.store.jobs.release(job, owner):
+                    log.info("job handed back", extra={"job": job.id, "worker": owner})
+                raise
+            return  # the heartbeat found the lease taken: another worker has the job now
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job
+            self._record_failure(job, owner, exc)
+            return
+        finally:
+            beat.cancel()
+            self.running.pop(job.id, None)
+        try:
+            self.store.jobs.complete(job, owner, result_id=outcome.result_id, store=outcome.store)
+        except LeaseLostError:
+            log.warning("job result dropped: lease lost", extra={"job": job.id, "worker": owner})
+            return
+        self.completed += 1
+        if outcome.after is not None:
+            try:
+                await outcome.after()
+            except Exception as exc:  # noqa: BLE001 - the job is done; what follows may fail
+                log.warning("after-job step failed", extra={"job": job.id, "error": repr(exc)})
+
+    def _record_failure(self, job: Job, owner: str, exc: Exception) -> None:
+        permanent = isinstance(exc, PermanentJobError | InputError)
+        error = f"{type(exc).__name__}: {exc}"
+        try:
+            status = self.store.jobs.fail(
+                job, owner, error, backoff=self.config.backoff, permanent=permanent
+            )
+        except LeaseLostError:
+            return
+        self.failed += 1
+        log.warning(
+            "job failed",
+            extra={"job": job.id, "status": status, "attempt": job.attempts, "error": error},
+        )
+
+    async def _heartbeat(self, job: Job, owner: str, work: asyncio.Task[Outcome]) -> bool:
+        while True:
+            await asyncio.sleep(self.config.heartbeat_seconds)
+            if not self.store.jobs.heartbeat(job, owner, lease=self.config.lease_seconds):
+                log.warning("lease lost; abandoning the job", extra={"job": job.id})
+                work.cancel()
+                return False
