@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Self
 import charset_normalizer
 import httpx
 
+from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import FetchError, UnsafeURLError
 from pipeline.records import utcnow
 from pipeline.web.addresses import (
@@ -197,6 +198,7 @@ class Fetcher:
         resolver: Resolver | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         cache: PageCache | None = None,
+        clock: Clock = SYSTEM,
     ) -> None:
         self.policy = policy
         self.cache = cache
@@ -208,6 +210,7 @@ class Fetcher:
             user_agent=policy.user_agent,
             ttl=policy.robots_ttl,
             error_ttl=policy.robots_error_ttl,
+            clock=clock,
         )
         self._page = _Kind(
             policy.max_bytes,
