@@ -7,8 +7,9 @@ JSON matching a pydantic schema, and returns the validated object. It owns:
 - one `openai.AsyncOpenAI` per distinct endpoint, with the SDK's own retries off (`max_retries=0`)
   so the policy below is the only one;
 - a per-call timeout and per-endpoint bounded concurrency (an `asyncio.Semaphore`);
-- retries of 429, 408 and 5xx answers, timeouts and connection errors with exponential backoff,
-  honouring `Retry-After` up to `RetryPolicy.max_wait`;
+- retries of 429, 408 and 5xx answers, timeouts and connection errors with jittered exponential
+  backoff (`pipeline.retrying`), honouring `Retry-After` and `retry-after-ms`
+  (`pipeline.retry_after`) up to `RetryPolicy.max_wait`;
 - one retry after invalid output (bad or truncated JSON, a schema violation, `finish_reason`
   "length"), telling the model what was wrong;
 - token, cost and time accounting per stage (see `pipeline.llm.usage`).
@@ -43,8 +44,10 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import FactbotError
 from pipeline.llm import output
-from pipeline.llm.endpoint import ModelEndpoint, RetryPolicy, parse_retry_after
+from pipeline.llm.endpoint import ModelEndpoint, RetryPolicy
 from pipeline.llm.usage import MeterScope, StageUsage, UsageMeter, metering, open_meters
+from pipeline.retry_after import retry_after
+from pipeline.retrying import Retryable, retried
 
 __all__ = [
     "STAGE_HEADER",
@@ -260,10 +263,15 @@ class LLMClient:
         endpoint, stage = request.endpoint, request.stage
         sdk, slots = self._sdk[endpoint], self._slots[endpoint]
         attempts = max(1, self.retry.attempts)
-        for attempt in range(1, attempts + 1):
-            status: int | None = None
-            retry_after: float | None = None
-            answer: _Answer | None = None
+        tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+
+        def retry(reason: str, status: int | None = None, wait: float | None = None) -> Retryable:
+            final = ModelUnavailableError(
+                stage, f"{reason} ({tried})", status=status, retry_after=wait
+            )
+            return Retryable(final, reason=reason, status=status, retry_after=wait)
+
+        async def once() -> _Answer:
             try:
                 async with slots, asyncio.timeout(endpoint.timeout):
                     completion = await sdk.chat.completions.create(
@@ -276,49 +284,46 @@ class LLMClient:
                     )
             except openai.APIStatusError as exc:
                 status = exc.status_code
-                retry_after = parse_retry_after(exc.response.headers)
-                reason = f"HTTP {status}"
                 if status not in _RETRY_STATUSES:
-                    raise ModelUnavailableError(stage, reason, status=status) from None
+                    raise ModelUnavailableError(stage, f"HTTP {status}", status=status) from None
+                raise retry(f"HTTP {status}", status, retry_after(exc.response.headers)) from None
             except (openai.APITimeoutError, TimeoutError):
                 reason = f"timed out after {endpoint.timeout:g}s"
                 if not endpoint.retry_timeouts:
                     raise ModelUnavailableError(stage, reason) from None
+                raise retry(reason) from None
             except openai.APIConnectionError:
-                reason = "connection failed"
+                raise retry("connection failed") from None
             except (openai.APIError, ValueError) as exc:
                 # a body that is not a completion: a proxy's page, a broken server
-                reason = f"unreadable answer ({type(exc).__name__})"
-            else:
-                answer = _answer_of(completion)
-                if answer is None:
-                    reason = "unreadable answer (not a chat completion)"
-            if answer is not None:
-                log.info(
-                    "model call",
-                    extra={
-                        "stage": stage,
-                        "model": endpoint.model,
-                        "input_tokens": answer.input_tokens,
-                        "output_tokens": answer.output_tokens,
-                        "finish_reason": answer.finish_reason,
-                    },
-                )
-                return answer
-            if attempt == attempts:
-                raise ModelUnavailableError(
-                    stage,
-                    f"{reason} ({attempt} attempt{'s' if attempt > 1 else ''})",
-                    status=status,
-                    retry_after=retry_after,
-                )
-            delay = self.retry.wait(attempt, retry_after)
+                raise retry(f"unreadable answer ({type(exc).__name__})") from None
+            answer = _answer_of(completion)
+            if answer is None:
+                raise retry("unreadable answer (not a chat completion)")
+            log.info(
+                "model call",
+                extra={
+                    "stage": stage,
+                    "model": endpoint.model,
+                    "input_tokens": answer.input_tokens,
+                    "output_tokens": answer.output_tokens,
+                    "finish_reason": answer.finish_reason,
+                },
+            )
+            return answer
+
+        def on_retry(failure: Retryable, delay: float) -> None:
             log.info(
                 "model call retried",
-                extra={"stage": stage, "model": endpoint.model, "reason": reason, "delay": delay},
+                extra={
+                    "stage": stage,
+                    "model": endpoint.model,
+                    "reason": failure.reason,
+                    "delay": delay,
+                },
             )
-            await self.retry.sleep(delay)
-        raise AssertionError("unreachable")  # the loop returns or raises
+
+        return await retried(self.retry, once, on_retry=on_retry)
 
     def usage(self) -> dict[str, StageUsage]:
         """Return the usage by stage of every call since start (or the last reset)."""

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
 from pipeline.errors import ConfigError
-
-Sleep = Callable[[float], Awaitable[None]]
+from pipeline.retrying import Backoff
 
 
 @dataclass(frozen=True)
@@ -57,32 +53,7 @@ class ModelEndpoint:
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(Backoff):
     """How often and how long to wait when an endpoint is busy, failing or unreachable."""
 
-    attempts: int = 4  # requests per answer, the first included
-    backoff: float = 0.5  # the first wait; doubled each time
-    max_wait: float = 20.0  # no single wait is longer, whatever Retry-After asks
-    sleep: Sleep = asyncio.sleep
-
-    def wait(self, attempt: int, retry_after: float | None) -> float:
-        """Return the wait before the request after attempt (1-based)."""
-        if retry_after is not None:
-            return max(0.0, min(retry_after, self.max_wait))
-        delay = self.backoff * 2.0 ** (attempt - 1)
-        return min(delay, self.max_wait) * random.uniform(0.75, 1.0)
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Return the wait Retry-After (or retry-after-ms) asks for, in seconds."""
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / divisor
-        except ValueError:
-            continue
-        if seconds >= 0 and seconds != float("inf"):
-            return seconds
-    return None  # an HTTP-date or garbage: fall back to our own backoff
+    jitter: float = 0.25  # many checks share one endpoint: spread their retries

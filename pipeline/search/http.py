@@ -1,8 +1,9 @@
 """The one HTTP helper every search provider speaks through.
 
 `ProviderClient` wraps a shared `httpx.AsyncClient` for one provider: it bounds concurrency,
-applies a timeout, retries 429 and 5xx answers (and network errors) with exponential backoff,
-honours `Retry-After` up to `max_retry_wait`, and spends the caller's per-check request budget.
+applies a timeout, retries 429 and 5xx answers (and network errors) with exponential backoff
+(`pipeline.retrying`), honours `Retry-After` (`pipeline.retry_after`) up to `max_retry_wait` and
+fails at once when the server asks for longer, and spends the caller's per-check request budget.
 
 Budgets are scoped, not global: `request_budgets({"brave": 5})` (or `client.budget(5)`) opens a
 fresh budget for the code inside the block, including tasks it starts. Every request sent, retries
@@ -20,13 +21,11 @@ escapes them.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
-from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -34,10 +33,11 @@ import httpx
 from pydantic import SecretStr
 
 from pipeline.errors import BudgetExceededError, SearchError
+from pipeline.retry_after import retry_after
+from pipeline.retrying import Backoff, Retryable, Sleep, retried
 
 log = logging.getLogger(__name__)
 
-Sleep = Callable[[float], Awaitable[None]]
 Headers = Mapping[str, str] | None
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -88,22 +88,6 @@ def current_budget(provider: str) -> Budget | None:
     return _BUDGETS.get().get(provider)
 
 
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Return the wait a Retry-After header asks for, in seconds (delay or HTTP-date)."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
 class ProviderClient:
     """HTTP for one search provider: bounded, timed, retried, budgeted and redacted."""
 
@@ -130,7 +114,9 @@ class ProviderClient:
         self.max_retry_wait = max_retry_wait
         self._secrets = tuple(s.get_secret_value() for s in secrets if s and s.get_secret_value())
         self._slots = asyncio.Semaphore(max_concurrency)
-        self._sleep = sleep
+        self._policy = Backoff(
+            attempts=max_retries + 1, backoff=backoff, max_wait=max_retry_wait, sleep=sleep
+        )
 
     def budget(self, requests: int) -> AbstractContextManager[Mapping[str, Budget]]:
         """Open a fresh budget of requests for this provider for the block (one check)."""
@@ -174,8 +160,8 @@ class ProviderClient:
     ) -> httpx.Response:
         """Send one request, retrying as configured; return the 2xx response."""
         budget = current_budget(self.name)
-        attempt = 0
-        while True:
+
+        async def once() -> httpx.Response:
             if budget is not None:
                 budget.spend()
             try:
@@ -190,42 +176,43 @@ class ProviderClient:
                     )
             except httpx.RequestError as exc:
                 reason = self.redact(f"network error: {type(exc).__name__}: {exc}".rstrip(": "))
-                if attempt >= self.max_retries:
-                    raise SearchError(self.name, reason) from None
-                delay = self._backoff(attempt)
-                log.info(
-                    "search request failed, retrying",
-                    extra={"provider": self.name, "reason": reason, "delay": delay},
-                )
-            else:
-                if response.is_success:
-                    return response
-                delay = self._retry_delay(response, attempt)
-                log.info(
-                    "search request retried",
-                    extra={"provider": self.name, "status": response.status_code, "delay": delay},
-                )
+                raise Retryable(SearchError(self.name, reason), reason=reason) from None
+            if response.is_success:
+                return response
+            raise self._failure(response)
+
+        def on_retry(failure: Retryable, delay: float) -> None:
             if budget is not None and budget.remaining == 0:
                 raise BudgetExceededError(self.name, "the budget ran out before a retry")
-            attempt += 1
-            await self._sleep(delay)
+            log.info(
+                "search request retried",
+                extra={
+                    "provider": self.name,
+                    "status": failure.status,
+                    "reason": failure.reason,
+                    "delay": delay,
+                },
+            )
 
-    def _retry_delay(self, response: httpx.Response, attempt: int) -> float:
-        """Return how long to wait before retrying response, or raise when it must not be."""
+        return await retried(self._policy, once, on_retry=on_retry)
+
+    def _failure(self, response: httpx.Response) -> Exception:
+        """Return the error for a non-2xx response: Retryable when another request may help."""
         status = response.status_code
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
         if status not in RETRY_STATUSES:
-            raise SearchError(self.name, self._describe(response), status=status)
-        if attempt >= self.max_retries:
-            reason = f"{self._describe(response)} (gave up after {attempt + 1} attempts)"
-            raise SearchError(self.name, reason, status=status, retry_after=retry_after)
-        if retry_after is not None and retry_after > self.max_retry_wait:
-            reason = f"HTTP {status}: asked to retry after {retry_after:.0f} s"
-            raise SearchError(self.name, reason, status=status, retry_after=retry_after)
-        return retry_after if retry_after is not None else self._backoff(attempt)
-
-    def _backoff(self, attempt: int) -> float:
-        return float(min(self.backoff * 2**attempt, self.max_retry_wait))
+            return SearchError(self.name, self._describe(response), status=status)
+        wait = retry_after(response.headers)
+        if wait is not None and wait > self.max_retry_wait:
+            reason = f"HTTP {status}: asked to retry after {wait:.0f} s"
+            return SearchError(self.name, reason, status=status, retry_after=wait)
+        attempts = self.max_retries + 1
+        spent = f"{self._describe(response)} (gave up after {attempts} attempts)"
+        return Retryable(
+            SearchError(self.name, spent, status=status, retry_after=wait),
+            reason=f"HTTP {status}",
+            status=status,
+            retry_after=wait,
+        )
 
     def _describe(self, response: httpx.Response) -> str:
         status = response.status_code

@@ -40,6 +40,7 @@ from typing import Protocol, Self
 import charset_normalizer
 import httpx
 
+from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import FetchError, UnsafeURLError
 from pipeline.records import utcnow
 from pipeline.web.addresses import (
@@ -206,6 +207,7 @@ class Fetcher:
         resolver: Resolver | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         cache: PageCache | None = None,
+        clock: Clock = SYSTEM,
     ) -> None:
         self.policy = policy
         self.cache = cache
@@ -217,6 +219,7 @@ class Fetcher:
             user_agent=policy.user_agent,
             ttl=policy.robots_ttl,
             error_ttl=policy.robots_error_ttl,
+            clock=clock,
         )
         self._page = _Kind(
             policy.max_bytes,

@@ -1,10 +1,10 @@
 """robots.txt (RFC 9309): the rules of each origin, fetched once and kept in memory a while.
 
-`urllib.robotparser` reads the file into groups. Matching is done here, because the standard
-library takes the first rule that matches and knows no wildcards (python/cpython#116740,
-#83368), while RFC 9309 takes the longest match, prefers "allow" on a tie, and has `*` and a
-final `$`. The group is chosen by our product token ("factbot" of "factbot/0.1 (...)"),
-compared whole and case-insensitively, else the `*` group.
+Parsing and matching are protego's: the longest match wins, "allow" wins a tie, `*` matches any
+run and a final `$` the end (the standard library takes the first match and knows no wildcards,
+python/cpython#116740, #83368). The group is chosen here, by our product token ("factbot" of
+"factbot/0.1 (...)") compared whole and case-insensitively with each group's ("FactBot" of
+"FactBot/2.0"), else the `*` group: protego alone would take "User-agent: fact" for ours.
 
 How the answer to `GET /robots.txt` becomes rules, and for how long they are kept:
 
@@ -23,28 +23,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import unquote
-from urllib.robotparser import RobotFileParser
 
 import httpx
+from protego import Protego
 
+from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import FetchError, RobotsDisallowedError, UnsafeURLError
 
 log = logging.getLogger(__name__)
 
 ROBOTS_PATH = "/robots.txt"
+# A group for another crawler is renamed to this, which no product token contains, so that
+# protego's looser matching ("fact" would match "factbot") never takes it for ours.
+_OTHERS = "~others"
+# The user-agent lines protego reads: "User-agent: x", "User agent x", "useragent:x".
+_USER_AGENT = re.compile(r"(?i)^(\s*user[-\s]?agent)(\s*:\s*|\s+)([^#]*?)\s*(#.*)?$")
+# Rules match paths only; an origin that can never be fetched lets protego read a path that
+# starts with "//" as a path, not as a host.
+_NOWHERE = "http://robots.invalid"
 
 
 @dataclass(frozen=True)
 class RobotsRules:
     """What one origin's robots.txt lets us fetch."""
 
-    rules: tuple[tuple[str, bool], ...] = ()  # (path pattern, allowed) of the group for us
+    parser: Protego | None = None  # the file's rules, with our group renamed to `product`
+    product: str = ""  # our product token
     blanket: bool | None = None  # allow (True) or disallow (False) everything, whatever rules say
     source: str = "robots.txt"  # where the rules came from, for messages
     temporary: bool = False  # robots.txt was unreachable: ask again soon
@@ -53,15 +61,13 @@ class RobotsRules:
         """Return why path (with its query) may not be fetched, or None when it may."""
         if self.blanket is not None:
             return None if self.blanket else f"{self.source}: nothing may be fetched"
-        target = unquote(path) or "/"
-        if target == ROBOTS_PATH:
+        target = _NOWHERE + (path or "/")
+        if self.parser is None or path == ROBOTS_PATH:
             return None
-        best, allowed, winner = -1, True, ""
-        for pattern, allow in self.rules:
-            longer = len(pattern) > best or (len(pattern) == best and allow)
-            if longer and _matches(pattern, target):
-                best, allowed, winner = len(pattern), allow, pattern
-        return None if allowed else f"{self.source} disallows {winner!r}"
+        if self.parser.can_fetch(target, self.product):
+            return None
+        rule = _refusing_rule(self.parser, self.product, target)
+        return f"{self.source} disallows {rule!r}" if rule else f"{self.source} disallows it"
 
 
 def product_token(user_agent: str) -> str:
@@ -72,22 +78,36 @@ def product_token(user_agent: str) -> str:
 
 def parse_robots(text: str, product: str) -> RobotsRules:
     """Return the rules of the group of text that applies to product, else of the `*` group."""
-    parser = RobotFileParser()
-    parser.parse(text.splitlines())
-    # Attributes robotparser fills in parse() but does not declare (no stubs for them).
-    entries: list[Any] = getattr(parser, "entries", [])
-    default: Any = getattr(parser, "default_entry", None)
-    ours = [e for e in entries if any(product_token(a) == product for a in e.useragents)]
-    if not ours and default is not None:
-        ours = [default]
-    # robotparser stores paths percent-quoted ("*" as "%2A"); the patterns need them back.
-    rules = tuple(
-        (unquote(line.path), bool(line.allowance))
-        for entry in ours
-        for line in entry.rulelines
-        if line.path
-    )
-    return RobotsRules(rules=rules)
+    lines = [_rename_group(line, product) for line in text.splitlines()]
+    return RobotsRules(parser=Protego.parse("\n".join(lines)), product=product)
+
+
+def _rename_group(line: str, product: str) -> str:
+    """Return line, a user-agent line naming us or another crawler renamed to our choice."""
+    found = _USER_AGENT.match(line)
+    if found is None or not found[3] or found[3] == "*":
+        return line
+    ours = bool(product) and product_token(found[3]) == product
+    return f"{found[1]}{found[2]}{product if ours else _OTHERS}"
+
+
+def _refusing_rule(parser: Protego, product: str, url: str) -> str | None:
+    """Return the pattern of the rule that refuses url, for the message.
+
+    Protego answers only yes or no; which rule said no is read from its rule set, which is
+    not public (protego is pinned): without it the refusal names no rule.
+    """
+    try:
+        from protego._utils import _quote_path  # private: imported where its absence is caught
+
+        rule_set = parser._get_matching_rule_set(product)
+        quoted = _quote_path(url)
+        for rule in rule_set._rules if rule_set is not None else ():
+            if rule.value.match(quoted):
+                return rule.value._pattern if rule.field == "disallow" else None
+    except (ImportError, AttributeError, TypeError):  # a protego whose insides moved
+        pass
+    return None
 
 
 def rules_for_status(status: int) -> RobotsRules:
@@ -110,7 +130,8 @@ class RobotsCache:
     """Rules per origin, loaded once even when asked for concurrently, kept for a while.
 
     `fetch_file(url)` returns the body of robots.txt at url (vetted, capped and timed by the
-    fetcher) or raises the fetcher's `FetchError` or `UnsafeURLError`.
+    fetcher) or raises the fetcher's `FetchError` or `UnsafeURLError`. Entries expire by
+    `clock.monotonic()`, so tests move time instead of waiting out a TTL.
     """
 
     def __init__(
@@ -121,7 +142,7 @@ class RobotsCache:
         ttl: float,
         error_ttl: float,
         max_origins: int = 1024,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM,
     ) -> None:
         self._fetch_file = fetch_file
         self._product = product_token(user_agent)
@@ -143,7 +164,7 @@ class RobotsCache:
     async def rules_for(self, origin: str) -> RobotsRules:
         """Return the rules of origin ("https://host:port"), loading them when not fresh."""
         entry = self._entries.get(origin)
-        if entry is not None and entry[0] > self._clock():
+        if entry is not None and entry[0] > self._clock.monotonic():
             self._entries.move_to_end(origin)
             return entry[1]
         task = self._loading.get(origin)
@@ -166,7 +187,7 @@ class RobotsCache:
             rules = await self._load(origin)
             log.info("robots.txt read", extra={"origin": origin, "source": rules.source})
             ttl = self._error_ttl if rules.temporary else self._ttl
-            self._entries[origin] = (self._clock() + ttl, rules)
+            self._entries[origin] = (self._clock.monotonic() + ttl, rules)
             self._entries.move_to_end(origin)
             while len(self._entries) > self._max:
                 self._entries.popitem(last=False)
@@ -185,29 +206,3 @@ class RobotsCache:
         except FetchError as exc:
             return rules_for_status(exc.status) if exc.status else unreachable(exc.reason)
         return parse_robots(body.decode("utf-8", errors="replace"), self._product)
-
-
-def _matches(pattern: str, path: str) -> bool:
-    """Match an RFC 9309 path pattern (`*` any run, final `$` the end) against path.
-
-    Greedy leftmost matching of the literal pieces is exact for `*`-only patterns and takes
-    linear passes, so a hostile robots.txt cannot make matching backtrack exponentially.
-    """
-    anchored = pattern.endswith("$")
-    if anchored:
-        pattern = pattern[:-1]
-    pieces = pattern.split("*")
-    if not path.startswith(pieces[0]):
-        return False
-    if len(pieces) == 1:
-        return not anchored or len(path) == len(pattern)
-    position = len(pieces[0])
-    for piece in pieces[1:-1]:
-        found = path.find(piece, position)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    last = pieces[-1]
-    if anchored:
-        return path.endswith(last) and len(path) - len(last) >= position
-    return path.find(last, position) >= 0

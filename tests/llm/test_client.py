@@ -229,6 +229,52 @@ async def test_rate_limit_honours_retry_after_up_to_cap(retry_after: str, waited
     assert client.usage()["judge"].calls == 1
 
 
+@pytest.mark.parametrize(
+    ("headers", "waited"),
+    [
+        ({"retry-after-ms": "1500", "Retry-After": "2"}, 1.5),  # OpenAI's milliseconds first
+        ({"x-ratelimit-reset-tokens": "250ms", "x-ratelimit-remaining-tokens": "0"}, 0.25),
+        ({"Retry-After": "Wed, 01 Jan 2020 00:00:00 GMT"}, 0.0),  # a date gone by: at once
+    ],
+)
+async def test_rate_limit_reads_every_form_of_the_wait(
+    headers: dict[str, str], waited: float
+) -> None:
+    sleeps = Sleeps()
+    with serve_openai([Reply(status=429, headers=headers), GOOD]) as fake:
+        async with client_for(fake, sleeps=sleeps) as client:
+            assert await judge(client) == Verdict(**GOOD)
+    assert sleeps.waits == [waited]
+
+
+@pytest.mark.parametrize("status", [408, 502, 504])
+async def test_timeouts_and_gateway_errors_are_retried(status: int) -> None:
+    sleeps = Sleeps()
+    with serve_openai([error(status), GOOD]) as fake:
+        async with client_for(fake, sleeps=sleeps) as client:
+            assert await judge(client) == Verdict(**GOOD)
+    assert len(fake.completions) == 2 and len(sleeps.waits) == 1
+
+
+async def test_backoff_doubles_with_jitter_between_attempts() -> None:
+    sleeps = Sleeps()
+    with serve_openai([error(500)] * 3 + [GOOD]) as fake:
+        retry = RetryPolicy(attempts=4, backoff=0.1, max_wait=5.0, sleep=sleeps)
+        async with LLMClient(endpoint(fake), retry=retry) as client:
+            assert await judge(client) == Verdict(**GOOD)
+    first, second, third = sleeps.waits
+    assert 0.075 <= first <= 0.1 and 0.15 <= second <= 0.2 and 0.3 <= third <= 0.4
+
+
+async def test_a_bad_request_is_not_retried() -> None:
+    sleeps = Sleeps()
+    with serve_openai([error(400), GOOD]) as fake:
+        async with client_for(fake, sleeps=sleeps) as client:
+            with pytest.raises(ModelUnavailableError, match="HTTP 400") as caught:
+                await judge(client)
+    assert caught.value.status == 400 and len(fake.completions) == 1 and sleeps.waits == []
+
+
 async def test_rate_limit_retry_really_waits() -> None:
     with serve_openai([error(429, retry_after="0.2"), GOOD]) as fake:
         retry = RetryPolicy(attempts=2, max_wait=1.0)

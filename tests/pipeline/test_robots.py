@@ -20,6 +20,7 @@ from pipeline.web.robots import (
     rules_for_status,
 )
 from tests.localserver import running
+from tests.support.clock import FakeClock
 
 PAGE = b"<html><body><p>A page.</p></body></html>"
 
@@ -103,14 +104,6 @@ def test_answers_without_a_file() -> None:
 # --- the cache -------------------------------------------------------------------------------
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_concurrent_callers_share_one_load_and_it_is_kept_for_the_ttl() -> None:
     fetched: list[str] = []
 
@@ -125,10 +118,10 @@ async def test_concurrent_callers_share_one_load_and_it_is_kept_for_the_ttl() ->
 
     assert fetched == ["http://a.test/robots.txt"]
     assert all(r == results[0] for r in results)
-    clock.now = 59
+    clock.advance(59)
     await cache.rules_for("http://a.test")
     assert len(fetched) == 1
-    clock.now = 61
+    clock.advance(2)
     await cache.rules_for("http://a.test")
     assert len(fetched) == 2
 
@@ -146,7 +139,10 @@ async def test_unreachable_robots_are_asked_again_sooner_and_origins_are_bounded
     )
     rules = await cache.rules_for("http://a.test")
     assert rules.temporary and rules.blanket is False
-    clock.now = 6
+    clock.advance(4)
+    await cache.rules_for("http://a.test")
+    assert len(calls) == 1  # still within the error TTL
+    clock.advance(2)
     await cache.rules_for("http://a.test")
     assert len(calls) == 2
     for origin in ("http://b.test", "http://c.test", "http://a.test"):
@@ -268,10 +264,15 @@ async def test_robots_statuses(server: Server, status: int, outcome: str | None)
 
 async def test_unreachable_robots_are_asked_again_after_the_error_ttl(server: Server) -> None:
     server.robots("", status=503)
-    async with Fetcher(replace(POLICY, robots_error_ttl=0.0)) as fetcher:
+    clock = FakeClock()
+    async with Fetcher(replace(POLICY, robots_error_ttl=300.0), clock=clock) as fetcher:
         with pytest.raises(RobotsDisallowedError):
             await fetcher.fetch(server.base + "/page")
         server.robots("User-agent: *\nAllow: /\n")
+        clock.advance(299)
+        with pytest.raises(RobotsDisallowedError):  # the error is kept for the error TTL
+            await fetcher.fetch(server.base + "/page")
+        clock.advance(2)
         page = await fetcher.fetch(server.base + "/page")
     assert page.body == PAGE
     assert server.seen.count("/robots.txt") == 2

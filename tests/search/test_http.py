@@ -12,7 +12,8 @@ import pytest
 from pydantic import SecretStr
 
 from pipeline.errors import BudgetExceededError, SearchError
-from pipeline.search.http import ProviderClient, parse_retry_after, request_budgets
+from pipeline.retry_after import parse_retry_after
+from pipeline.search.http import ProviderClient, request_budgets
 from tests.search.conftest import Sleeps
 from tests.search.fakeapi import FakeAPI, Reply
 
@@ -158,3 +159,24 @@ async def test_invalid_json_is_a_search_error(
     api.queue(Reply(200, b"\xff\xfe not json"))
     with pytest.raises(SearchError, match="not valid JSON"):
         await _client(http, sleeps).get_json(f"{api.base}/x")
+
+
+async def test_millisecond_waits_and_a_wait_at_the_cap_are_slept(
+    api: FakeAPI, http: httpx.AsyncClient, sleeps: Sleeps
+) -> None:
+    api.queue(
+        Reply(429, "", headers={"retry-after-ms": "750"}),
+        Reply(503, "", headers={"Retry-After": "30"}),
+        Reply(200, "{}"),
+    )
+    assert await _client(http, sleeps, max_retry_wait=30).get_json(f"{api.base}/x") == {}
+    assert sleeps == [0.75, 30.0] and len(api.seen) == 3
+
+
+async def test_persistent_failures_give_up_after_the_retries(
+    api: FakeAPI, http: httpx.AsyncClient, sleeps: Sleeps
+) -> None:
+    api.queue(Reply(502, "bad gateway"))
+    with pytest.raises(SearchError, match=r"gave up after 3 attempts") as caught:
+        await _client(http, sleeps).get_json(f"{api.base}/x")
+    assert caught.value.status == 502 and sleeps == [0.5, 1.0] and len(api.seen) == 3
