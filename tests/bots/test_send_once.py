@@ -1,0 +1,54 @@
+"""A reply is posted at most once, whatever retries, redeliveries or crashes happen."""
+
+from __future__ import annotations
+
+import pytest
+
+from bots.runtime.replies import ReplyKey, ReplyRejectedError, send_once
+from storage import Store
+
+
+class Platform:
+    """A stand-in platform API that records what it posted and can fail on demand."""
+
+    def __init__(self) -> None:
+        self.posted: list[str] = []
+        self.fail_next: Exception | None = None
+
+    async def post(self, text: str) -> str:
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            raise error
+        self.posted.append(text)
+        return f"msg-{len(self.posted)}"
+
+
+KEY = ReplyKey("slack", "C1/1700000000.1")
+
+
+async def test_redelivered_events_send_one_reply(store: Store) -> None:
+    platform = Platform()
+    first = await send_once(store.replies, KEY, lambda: platform.post("correction"))
+    again = await send_once(store.replies, KEY, lambda: platform.post("correction"))
+    assert first is not None and first.status == "sent" and first.platform_reply_id == "msg-1"
+    assert again is None and platform.posted == ["correction"]
+
+
+async def test_a_rejected_reply_may_be_tried_again(store: Store) -> None:
+    platform = Platform()
+    platform.fail_next = ReplyRejectedError("rate limited before posting")
+    with pytest.raises(ReplyRejectedError):
+        await send_once(store.replies, KEY, lambda: platform.post("correction"))
+    retried = await send_once(store.replies, KEY, lambda: platform.post("correction"))
+    assert retried is not None and retried.status == "sent" and platform.posted == ["correction"]
+
+
+async def test_a_crash_during_the_call_never_leads_to_a_second_reply(store: Store) -> None:
+    platform = Platform()
+    platform.fail_next = ConnectionResetError("connection lost after sending")
+    with pytest.raises(ConnectionResetError):
+        await send_once(store.replies, KEY, lambda: platform.post("correction"))
+    # The job is retried (or the worker restarted): the reply stays pending, nothing is re-sent.
+    assert await send_once(store.replies, KEY, lambda: platform.post("correction")) is None
+    pending = store.replies.find(KEY.platform, KEY.target_id, KEY.kind)
+    assert pending is not None and pending.status == "pending" and platform.posted == []
