@@ -10,7 +10,7 @@ import httpx
 from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy
 from pipeline.web.pagecache import PageCache, StorePageCache
 from storage import Store
-from tests.localserver import Site, serve
+from tests.support.httpserver import serve
 
 POLICY = FetchPolicy(allowed_networks=("127.0.0.1/32",))
 HTML = "<html><body><p>Cached words.</p></body></html>"
@@ -60,7 +60,7 @@ def test_database_errors_are_misses_not_failures(store: Store) -> None:
 
 async def test_a_hit_makes_no_request_not_even_for_robots(store: Store) -> None:
     cache: PageCache = StorePageCache(store.web, ttl=timedelta(hours=1))
-    with serve(Site()) as site:
+    with serve() as site:
         url = site.add("/story", HTML)
         async with Fetcher(POLICY, cache=cache) as fetcher:
             first = await fetcher.fetch(url)
@@ -102,7 +102,7 @@ async def test_redirected_pages_are_cached_under_the_requested_url(store: Store)
 async def test_only_text_pages_are_cached(store: Store) -> None:
     cache = StorePageCache(store.web, ttl=timedelta(hours=1))
     policy = replace(POLICY, content_types=(*POLICY.content_types, "application/pdf"))
-    with serve(Site()) as site:
+    with serve() as site:
         pdf = site.add("/doc.pdf", b"%PDF-1.7 binary", "application/pdf")
         text = site.add("/notes.txt", "plain words", "text/plain; charset=utf-8")
         async with Fetcher(policy, cache=cache) as fetcher:
