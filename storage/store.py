@@ -14,6 +14,7 @@ from types import TracebackType
 
 from sqlite_utils import Database
 
+from pipeline.clock import SYSTEM, Clock
 from storage.checks import CheckRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
@@ -25,17 +26,17 @@ from storage.webcache import WebCache
 class Store:
     """The database and its repositories."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock = SYSTEM) -> None:
         self.db = db
         self.documents = DocumentIndex(db)
         self.checks = CheckRepo(db)
         self.sources = SourceTable(db)
         self.jobs = JobQueue(db)
-        self.web = WebCache(db)
+        self.web = WebCache(db, clock=clock)
 
     @classmethod
-    def open(cls, path: Path | str) -> Store:
-        """Open (creating if needed) the database at path and apply pending migrations."""
+    def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:
+        """Open (creating if needed) the database at path, apply migrations; caches read clock."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
@@ -46,7 +47,7 @@ class Store:
             db.enable_wal()
         conn.execute("PRAGMA synchronous = NORMAL")
         migrations.apply(db)
-        return cls(db)
+        return cls(db, clock=clock)
 
     def applied_migrations(self) -> list[str]:
         """Return the names of the migrations applied to this database."""

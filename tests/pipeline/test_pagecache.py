@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 
 from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy
 from pipeline.web.pagecache import PageCache, StorePageCache
 from storage import Store
+from tests.support.clock import FakeClock
 from tests.support.httpserver import serve
 
 POLICY = FetchPolicy(allowed_networks=("127.0.0.1/32",))
@@ -38,9 +40,13 @@ def test_a_page_round_trips_through_the_store(store: Store) -> None:
     assert cache.get("https://news.example/final") is None  # keyed by the requested URL
 
 
-def test_expired_and_unsuccessful_pages_are_not_served(store: Store) -> None:
+def test_expired_and_unsuccessful_pages_are_not_served(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = Store.open(tmp_path / "clocked.db", clock=clock)
     page = FetchedPage("https://a.example/", "https://a.example/", 200, "text/html", None, b"x", ())
-    StorePageCache(store.web, ttl=timedelta(0)).put(page)
+    StorePageCache(store.web, ttl=timedelta(hours=1)).put(page)
+    assert StorePageCache(store.web, ttl=timedelta(hours=1)).get(page.url) is not None
+    clock.advance(3600)
     assert StorePageCache(store.web, ttl=timedelta(hours=1)).get(page.url) is None
 
     cache = StorePageCache(store.web, ttl=timedelta(hours=1))
@@ -48,6 +54,7 @@ def test_expired_and_unsuccessful_pages_are_not_served(store: Store) -> None:
         replace(page, url="https://a.example/e", requested_url="https://a.example/e", status=500)
     )
     assert cache.get("https://a.example/e") is None
+    store.close()
 
 
 def test_database_errors_are_misses_not_failures(store: Store) -> None:
