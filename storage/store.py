@@ -37,11 +37,11 @@ class Store:
         self.jobs = JobQueue(db, clock=clock)
         self.replies = ReplyLedger(db, clock=clock)
         self.workers = WorkerRegistry(db, clock=clock)
-        self.web = WebCache(db)
+        self.web = WebCache(db, clock=clock)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:
-        """Open (creating if needed) the database at path and apply pending migrations."""
+        """Open (creating if needed) the database at path, apply migrations; time reads clock."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)

@@ -1,5 +1,8 @@
 """Caches of the live web, each entry with an expiry: search responses, fetched pages and
 reachability checks of cited URLs. Expired entries are ignored on read and purged on demand.
+
+Every reading of the time comes from the injected `Clock`, so tests expire entries by moving a
+clock instead of sleeping or back-dating rows.
 """
 
 from __future__ import annotations
@@ -7,12 +10,13 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.records import Reachability, utcnow
+from pipeline.clock import SYSTEM, Clock
+from pipeline.records import Reachability
 from storage.codec import dt_in, dt_out
 
 
@@ -33,14 +37,25 @@ class CachedPage:
 class WebCache:
     """Search, page and reachability caches in one database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock = SYSTEM) -> None:
         self.db = db
+        self.clock = clock
+
+    def _now(self) -> str | None:
+        return dt_out(self.clock.now())
+
+    def _expiry(self, since: datetime, ttl: timedelta) -> str | None:
+        """Return when an entry observed at since expires: ttl later."""
+        # Counted from no later than now: a timestamp from the future (or from another clock)
+        # must not keep an entry alive past ttl from now.
+        aware = since if since.tzinfo is not None else since.replace(tzinfo=UTC)
+        return dt_out(min(aware, self.clock.now()) + ttl)
 
     def get_search(self, key: str) -> list[dict[str, Any]] | None:
         """Return the cached results for key unless they expired."""
         row = self.db.execute(
             "SELECT results FROM search_cache WHERE key = ? AND expires_at > ?",
-            [key, dt_out(utcnow())],
+            [key, self._now()],
         ).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -55,7 +70,7 @@ class WebCache:
         ttl: timedelta,
     ) -> None:
         """Store results for key for ttl."""
-        now = utcnow()
+        now = self.clock.now()
         self.db.execute(
             "INSERT OR REPLACE INTO search_cache VALUES (?,?,?,?,?,?,?)",
             [
@@ -74,7 +89,7 @@ class WebCache:
         rows = list(
             self.db.query(
                 "SELECT * FROM page_cache WHERE url = ? AND expires_at > ?",
-                [url, dt_out(utcnow())],
+                [url, self._now()],
             )
         )
         if not rows:
@@ -88,7 +103,7 @@ class WebCache:
             charset=r["charset"],
             body=zlib.decompress(r["body"]),
             redirects=tuple(json.loads(r["redirects"])),
-            fetched_at=dt_in(r["fetched_at"]) or utcnow(),
+            fetched_at=dt_in(r["fetched_at"]) or self.clock.now(),
         )
 
     def put_page(self, page: CachedPage, *, ttl: timedelta) -> None:
@@ -104,7 +119,7 @@ class WebCache:
                 zlib.compress(page.body, 6),
                 json.dumps(list(page.redirects)),
                 dt_out(page.fetched_at),
-                dt_out(page.fetched_at + ttl),
+                self._expiry(page.fetched_at, ttl),
             ],
         )
 
@@ -112,11 +127,11 @@ class WebCache:
         """Return the last reachability check of url unless it expired."""
         row = self.db.execute(
             "SELECT reachable, reason, checked_at FROM url_checks WHERE url = ? AND expires_at > ?",
-            [url, dt_out(utcnow())],
+            [url, self._now()],
         ).fetchone()
         if row is None:
             return None
-        return Reachability(url, bool(row[0]), row[1], dt_in(row[2]) or utcnow())
+        return Reachability(url, bool(row[0]), row[1], dt_in(row[2]) or self.clock.now())
 
     def put_reachability(self, check: Reachability, *, ttl: timedelta) -> None:
         """Store a reachability check for ttl."""
@@ -127,13 +142,13 @@ class WebCache:
                 int(check.reachable),
                 check.reason,
                 dt_out(check.checked_at),
-                dt_out(check.checked_at + ttl),
+                self._expiry(check.checked_at, ttl),
             ],
         )
 
     def purge_expired(self) -> int:
         """Delete expired entries of every cache; return how many."""
-        now = dt_out(utcnow())
+        now = self._now()
         removed = 0
         with self.db.atomic():
             for table in ("search_cache", "page_cache", "url_checks"):

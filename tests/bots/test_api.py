@@ -19,7 +19,7 @@ from bots.settings import FetchSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from pipeline.web.fetcher import Fetcher
 from tests.conftest import FIXTURES
-from tests.localserver import Site, serve
+from tests.support.httpserver import serve
 
 
 @contextmanager
@@ -118,7 +118,7 @@ def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path
         "of the tower expands when it is hot and shrinks again in the cold of winter.</p>"
         "</article></body></html>"
     )
-    with serve(Site()) as site:
+    with serve() as site:
         urls = [site.add("/one", page), site.add("/two", page)]
         site.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
         with serving(app) as base:

@@ -12,7 +12,7 @@ import pytest
 from bots.app.root import App
 from bots.settings import FetchSettings, ReferenceSettings, SearchSettings, Settings
 from pipeline.posts import post_from_text
-from tests.localserver import Site, serve
+from tests.support.httpserver import LocalServer, serve
 
 ARTICLE = """<!DOCTYPE html><html><head><title>No, 5G does not spread the coronavirus</title>
 <meta property="article:published_time" content="2020-04-15T10:00:00Z"></head>
@@ -26,7 +26,7 @@ could transmit a virus. The claim that 5G spreads the coronavirus is false.</p>
 
 @pytest.fixture
 def site():  # type: ignore[no-untyped-def]
-    with serve(Site()) as running:
+    with serve() as running:
         running.add("/fact-check", ARTICLE)
         running.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
         hit = {"url": f"{running.base}/fact-check", "title": "No", "content": "", "engine": "x"}
@@ -34,7 +34,7 @@ def site():  # type: ignore[no-untyped-def]
         yield running
 
 
-def _app(tmp_path: Path, site: Site, embedder: Any) -> App:
+def _app(tmp_path: Path, site: LocalServer, embedder: Any) -> App:
     app = App(
         Settings(
             data_dir=tmp_path / "data",
@@ -56,7 +56,7 @@ def _forget_pages(app: App) -> None:
 
 
 async def test_two_checks_through_one_app_read_robots_txt_once(
-    tmp_path: Path, site: Site, embedder: Any
+    tmp_path: Path, site: LocalServer, embedder: Any
 ) -> None:
     app = _app(tmp_path, site, embedder)
     await app.check(post_from_text("5G networks spread the coronavirus!", max_chars=10_000))
@@ -74,7 +74,7 @@ async def test_two_checks_through_one_app_read_robots_txt_once(
 
 
 async def test_concurrent_checks_share_the_fetcher_its_robots_txt_and_its_limits(
-    tmp_path: Path, site: Site, embedder: Any
+    tmp_path: Path, site: LocalServer, embedder: Any
 ) -> None:
     app = _app(tmp_path, site, embedder)
     fetcher = await app.fetcher()

@@ -111,14 +111,14 @@ def test_console_script_runs(tmp_path: Path) -> None:
 
 
 def test_check_url_fetches_the_page(ingested, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    from tests.localserver import Site, serve
+    from tests.support.httpserver import serve
 
     page = (
         "<html><head><title>Viral claim</title></head><body><article><p>"
         + "Drinking bleach protects you against COVID-19, says a viral post shared widely. " * 3
         + "</p></article></body></html>"
     )
-    with serve(Site()) as site:
+    with serve() as site:
         url = site.add("/post.html", page)
         refused = ingested("check", url)  # loopback is refused by default
         assert refused.exit_code == 2 and "refused" in refused.output

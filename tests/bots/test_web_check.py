@@ -13,7 +13,7 @@ from bots.app.root import App
 from bots.settings import FetchSettings, SearchSettings, Settings
 from pipeline.posts import post_from_text
 from pipeline.records import Label
-from tests.localserver import Site, serve
+from tests.support.httpserver import LocalServer, serve
 
 FACT_CHECK = """<!DOCTYPE html><html><head><title>No, 5G does not spread the coronavirus</title>
 <meta property="article:published_time" content="2020-04-15T10:00:00Z">
@@ -38,7 +38,7 @@ waves carry data between phones and masts, and they do not carry viruses or bact
 </article></body></html>"""
 
 
-def _searx_results(site: Site) -> dict[str, object]:
+def _searx_results(site: LocalServer) -> dict[str, object]:
     return {
         "query": "q",
         "number_of_results": 4,
@@ -85,7 +85,7 @@ def _searx_results(site: Site) -> dict[str, object]:
 
 @pytest.fixture
 def site():  # type: ignore[no-untyped-def]
-    with serve(Site()) as running:
+    with serve() as running:
         running.add("/fact-check", FACT_CHECK)
         running.add("/news", NEWS)
         running.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
@@ -93,7 +93,7 @@ def site():  # type: ignore[no-untyped-def]
         yield running
 
 
-def _app(tmp_path: Path, site: Site, embedder, tmp_block: Path) -> App:  # type: ignore[no-untyped-def]
+def _app(tmp_path: Path, site: LocalServer, embedder, tmp_block: Path) -> App:  # type: ignore[no-untyped-def]
     settings = Settings(
         data_dir=tmp_path / "data",
         search=SearchSettings(providers=["searxng"], searxng_url=site.base, fact_check_sites=[]),
@@ -107,7 +107,7 @@ def _app(tmp_path: Path, site: Site, embedder, tmp_block: Path) -> App:  # type:
 
 
 async def test_web_search_finds_fetches_and_cites_a_fact_check(
-    tmp_path: Path, site: Site, embedder
+    tmp_path: Path, site: LocalServer, embedder
 ) -> None:  # type: ignore[no-untyped-def]
     block = tmp_path / "block.txt"
     block.write_text("naturalnews.com\n")
@@ -141,13 +141,15 @@ async def test_web_search_finds_fetches_and_cites_a_fact_check(
     app.close()
 
 
-async def test_unreachable_references_are_dropped(tmp_path: Path, site: Site, embedder) -> None:  # type: ignore[no-untyped-def]
+async def test_unreachable_references_are_dropped(
+    tmp_path: Path, site: LocalServer, embedder
+) -> None:  # type: ignore[no-untyped-def]
     block = tmp_path / "block.txt"
     block.write_text("naturalnews.com\n")
     app = _app(tmp_path, site, embedder, block)
     await app.check(post_from_text("5G networks spread the coronavirus!", max_chars=10_000))
     # The fact-check page disappears; its cached reachability expires.
-    del site.pages["/fact-check"]
+    site.unroute("/fact-check")
     app.store.db.execute("DELETE FROM url_checks")
     app.store.db.execute("DELETE FROM page_cache")
     check = await app.check(post_from_text("5G networks spread the coronavirus.", max_chars=10_000))

@@ -13,7 +13,6 @@ script runs out the server answers 400 and counts it in `unscripted`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import threading
@@ -22,8 +21,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.httpserver import Request, Response, serve
 
 STAGE_HEADER = "x-factbot-stage"
 ScriptItem = Any  # Reply | str | JSON value
@@ -188,58 +188,37 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
 
 
-def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
+def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return Response(status, data, "application/json", headers or {})
 
-        def send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            # the client may have given up (a timeout test): then there is no one to answer
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self.wfile.write(data)
 
-        def do_GET(self) -> None:
-            headers = {name.lower(): value for name, value in self.headers.items()}
-            fake.record(Seen("GET", self.path, headers, {}))
-            if self.path.rstrip("/").endswith("/models"):
-                models = [{"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}]
-                self.send(200, {"object": "list", "data": models})
-            else:
-                self.send(404, error_body(404, f"no route {self.path}"))
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            raw = self.rfile.read(length)
-            headers = {name.lower(): value for name, value in self.headers.items()}
-            seen = Seen("POST", self.path, headers, json.loads(raw or b"{}"))
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                fake.record(seen)
-                self.send(404, error_body(404, f"no route {self.path}"))
-                return
-            fake.enter()
-            try:
-                reply = fake.next_reply(seen)
-                if reply is not None and reply.delay:
-                    fake.closing.wait(reply.delay)
-                if reply is None:
-                    self.send(400, error_body(400, "the fake server has no answer scripted"))
-                elif reply.body is not None:
-                    self.send(reply.status, reply.body, reply.headers)
-                elif reply.status != 200:
-                    self.send(reply.status, error_body(reply.status, "scripted"), reply.headers)
-                else:
-                    self.send(200, completion_body(reply, seen, fake.model), reply.headers)
-            finally:
-                fake.leave()
-
-    return Handler
+def _answer(fake: FakeOpenAI, request: Request) -> Response:
+    """Answer one request as the OpenAI API would, from the script or the router."""
+    body = json.loads(request.body or b"{}") if request.method == "POST" else {}
+    seen = Seen(request.method, request.target, request.headers, body)
+    route = request.path.rstrip("/")
+    if request.method == "GET" and route.endswith("/models"):
+        fake.record(seen)
+        models = [{"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}]
+        return _json(200, {"object": "list", "data": models})
+    if request.method != "POST" or not route.endswith("/chat/completions"):
+        fake.record(seen)
+        return _json(404, error_body(404, f"no route {request.target}"))
+    fake.enter()
+    try:
+        reply = fake.next_reply(seen)
+        if reply is not None and reply.delay:
+            fake.closing.wait(reply.delay)
+        if reply is None:
+            return _json(400, error_body(400, "the fake server has no answer scripted"))
+        if reply.body is not None:
+            return _json(reply.status, reply.body, reply.headers)
+        if reply.status != 200:
+            return _json(reply.status, error_body(reply.status, "scripted"), reply.headers)
+        return _json(200, completion_body(reply, seen, fake.model), reply.headers)
+    finally:
+        fake.leave()
 
 
 def judge_labels(user: str) -> dict[str, str]:
@@ -266,15 +245,7 @@ def serve_openai(
 ) -> Iterator[FakeOpenAI]:
     """Run a fake OpenAI API until the block ends; base_url ends in /v1."""
     fake = FakeOpenAI(script=deque(script), router=router, model=model)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    # a short poll interval: shutdown() waits up to one interval, and tests start many servers
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serve(default=lambda request: _answer(fake, request)) as server:
+        fake.base_url = f"{server.base}/v1"
+        fake.closing = server.closing  # slow answers wake when the block ends
         yield fake
-    finally:
-        fake.closing.set()  # wake slow answers so no handler thread lingers
-        server.shutdown()
-        server.server_close()
-        thread.join()

@@ -21,7 +21,7 @@ from pipeline.llm.models import (
     pull,
     verified,
 )
-from tests.localserver import Site, serve
+from tests.support.httpserver import LocalServer, serve
 
 PAYLOADS = [os.urandom(300_000), os.urandom(300_000), b"tail of the model"]
 BLOB = b"".join(PAYLOADS)
@@ -178,15 +178,16 @@ def test_verified_is_none_when_missing_or_the_wrong_size(tmp_path: Path) -> None
     assert verified(SPEC, tmp_path) is None
 
 
-def hub_site(body: bytes) -> Site:
-    site = Site()
+def hub_site(body: bytes) -> LocalServer:
+    """Return a hub (not yet serving: enter it) with the model file at its usual path."""
+    site = LocalServer()
     site.add(f"/{SPEC.hub_repo}/resolve/main/{SPEC.hub_file}", body, "application/octet-stream")
     return site
 
 
 def test_pull_from_a_hub_streams_and_verifies(tmp_path: Path) -> None:
     seen: list[tuple[str, int, int]] = []
-    with serve(hub_site(BLOB)) as site:
+    with hub_site(BLOB) as site:
         path = pull(
             SPEC,
             models_dir=tmp_path,
@@ -199,13 +200,13 @@ def test_pull_from_a_hub_streams_and_verifies(tmp_path: Path) -> None:
 
 
 def test_pull_from_a_hub_rejects_other_bytes(tmp_path: Path) -> None:
-    with serve(hub_site(BLOB[::-1])) as site, pytest.raises(ModelChecksumError):
+    with hub_site(BLOB[::-1]) as site, pytest.raises(ModelChecksumError):
         pull(SPEC, models_dir=tmp_path, source="hub", hub_endpoint=site.base)
     assert leftovers(tmp_path) == []
 
 
 def test_pull_from_a_hub_reports_http_errors(tmp_path: Path) -> None:
-    with serve(Site()) as site, pytest.raises(ModelFetchError, match="HTTP 404"):
+    with serve() as site, pytest.raises(ModelFetchError, match="HTTP 404"):
         pull(SPEC, models_dir=tmp_path, source="hub", hub_endpoint=site.base)
     assert leftovers(tmp_path) == []
 
@@ -213,7 +214,7 @@ def test_pull_from_a_hub_reports_http_errors(tmp_path: Path) -> None:
 def test_auto_prefers_a_hub_that_answers(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()  # the registry would fail: success means the hub was used
-    with serve(hub_site(BLOB)) as site:
+    with hub_site(BLOB) as site:
         path = pull(
             SPEC, models_dir=tmp_path / "m", hub_endpoint=site.base, pip_args=offline(empty)
         )
@@ -236,7 +237,7 @@ def test_auto_falls_back_to_the_registry_fast(wheelhouse: Path, tmp_path: Path) 
 
 
 def test_auto_falls_back_when_the_hub_fails(wheelhouse: Path, tmp_path: Path) -> None:
-    with serve(Site()) as site:  # answers, but 404 for the file
+    with serve() as site:  # answers, but 404 for the file
         path = pull(
             SPEC, models_dir=tmp_path / "m", hub_endpoint=site.base, pip_args=offline(wheelhouse)
         )

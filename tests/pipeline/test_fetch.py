@@ -7,14 +7,12 @@ transport (the real httpx transport, wrapped) shows that refused hops are never 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import re
 import socket
 import time
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -28,7 +26,7 @@ from pipeline.web.fetcher import (
     check_url,
     is_public_address,
 )
-from tests.localserver import running
+from tests.support.httpserver import LocalServer, Request, Response, redirect, repeat, serve
 
 HTML_PAGE = (
     b"<!DOCTYPE html><html><head><title>Loopback</title></head>"
@@ -47,97 +45,48 @@ def _gzip_bomb() -> bytes:
     return b"".join([packer.compress(block) for _ in range(100)] + [packer.flush()])
 
 
-class Handler(BaseHTTPRequestHandler):
-    """Serves every case the fetcher must handle; HTTP/1.0, so bodies may end at close."""
-
-    server: LocalServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # keep pytest output clean
-
-    def send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        # The fetcher may hang up on purpose (size cap).
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        query = parse_qs(parts.query)
-        path = parts.path
-        self.server.seen.append(path)
-        html = {"Content-Type": "text/html; charset=utf-8"}
-        if path == "/page":
-            self.send(200, HTML_PAGE, {**html, "Content-Length": str(len(HTML_PAGE))})
-        elif path == "/host":
-            self.send(200, self.headers["Host"].encode(), {"Content-Type": "text/plain"})
-        elif path.startswith("/redirect/"):
-            hops = int(path.rsplit("/", 1)[1])
-            target = query["to"][0]
-            location = target if hops == 0 else f"/redirect/{hops - 1}?to={quote(target)}"
-            self.send(302, b"", {"Location": location})
-        elif path == "/loop":
-            self.send(301, b"", {"Location": "/loop"})
-        elif path == "/latin1":
-            self.send(200, LATIN1_PAGE, html)
-        elif path == "/png":
-            self.send(200, b"\x89PNG\r\n\x1a\n" + bytes(64), {"Content-Type": "image/png"})
-        elif path in ("/404", "/500"):
-            self.send(int(path[1:]), b"<html>error</html>", html)
-        elif path == "/bomb":
-            self.send(200, self.server.bomb, {**html, "Content-Encoding": "gzip"})
-        elif path == "/gzip":
-            self.send(200, zlib.compress(HTML_PAGE, wbits=31), {**html, "Content-Encoding": "gzip"})
-        elif path == "/deflate":
-            packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # raw deflate, no zlib header
-            raw = packer.compress(HTML_PAGE) + packer.flush()
-            self.send(200, raw, {**html, "Content-Encoding": "deflate"})
-        elif path == "/big":
-            self.send(200, b"<html>" + b"x" * 2_000_000, html)  # no Content-Length
-        elif path == "/big-declared":
-            self.send(200, b"<html>", {**html, "Content-Length": "50000000"})
-        elif path == "/no-type-html":
-            self.send(200, b"  <!doctype html><html><body>hi</body></html>", {})
-        elif path == "/no-type-binary":
-            self.send(200, b"\x00\x01\x02 binary", {})
-        elif path == "/trickle":
-            self.trickle()
-        else:
-            self.send(404, b"", {})
-
-    def trickle(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.end_headers()
-        try:
-            for _ in range(100):  # 5 s in all, far beyond the test's total timeout
-                self.wfile.write(b"<")
-                self.wfile.flush()
-                time.sleep(0.05)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+HTML = "text/html; charset=utf-8"
 
 
-class LocalServer(ThreadingHTTPServer):
-    daemon_threads = True
+def _redirect(request: Request) -> Response:
+    hops = int(request.path.rsplit("/", 1)[1])
+    target = request.query["to"][0]
+    location = target if hops == 0 else f"/redirect/{hops - 1}?to={quote(target)}"
+    return redirect(location)
 
-    def __init__(self, host: str, bomb: bytes) -> None:
-        super().__init__((host, 0), Handler)
-        self.bomb = bomb
-        self.host = host
-        self.port = self.server_address[1]
-        self.seen: list[str] = []
 
-    @property
-    def base(self) -> str:
-        return f"http://{self.host}:{self.port}"
+def _deflated(body: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # raw deflate, no zlib header
+    return packer.compress(body) + packer.flush()
+
+
+def _routes(server: LocalServer, bomb: bytes) -> None:
+    """Serve every case the fetcher must handle; HTTP/1.0, so bodies may end at close."""
+    server.add("/page", HTML_PAGE)
+    server.route("/host", lambda request: Response(200, request.headers["host"], "text/plain"))
+    server.route("/redirect/*", _redirect)
+    server.route("/loop", redirect("/loop", 301))
+    server.route("/latin1", Response(200, LATIN1_PAGE, HTML, content_length=False))
+    server.route("/png", Response(200, b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png"))
+    for status in (404, 500):
+        server.route(f"/{status}", Response(status, b"<html>error</html>", HTML))
+    gzip = {"Content-Encoding": "gzip"}
+    server.route("/bomb", Response(200, bomb, HTML, gzip, content_length=False))
+    server.route("/gzip", Response(200, zlib.compress(HTML_PAGE, wbits=31), HTML, gzip))
+    deflate = {"Content-Encoding": "deflate"}
+    server.route("/deflate", Response(200, _deflated(HTML_PAGE), HTML, deflate))
+    big = b"<html>" + b"x" * 2_000_000
+    server.route("/big", Response(200, big, HTML, content_length=False))
+    server.route("/big-declared", Response(200, b"<html>", HTML, {"Content-Length": "50000000"}))
+    server.route("/no-type-html", Response(200, b"  <!doctype html><html><body>hi</body></html>"))
+    server.route("/no-type-binary", Response(200, b"\x00\x01\x02 binary"))
+    # 5 s in all, far beyond the test's total timeout
+    server.route("/trickle", Response(200, repeat(b"<", 100), "text/html", pause=0.05))
 
 
 def _serve(host: str, bomb: bytes) -> Iterator[LocalServer]:
-    with running(LocalServer(host, bomb)) as server:
+    with serve(host) as server:
+        _routes(server, bomb)
         yield server
 
 

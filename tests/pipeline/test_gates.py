@@ -7,13 +7,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from pipeline.web.gates import HostGates
-from tests.localserver import running
+from tests.support.httpserver import LocalServer, Request, Response, serve
 
 
 async def test_limits_hold_and_idle_hosts_are_forgotten() -> None:
@@ -81,59 +80,40 @@ def test_limits_must_be_positive() -> None:
         HostGates(per_host=0, total=4)
 
 
-class SlowServer(ThreadingHTTPServer):
+class SlowPages:
     """Answers after a delay and records the most requests in flight, overall and per Host."""
 
-    daemon_threads = True
-    request_queue_size = 64
-
-    def __init__(self, delay: float) -> None:
-        super().__init__(("127.0.0.1", 0), SlowHandler)
+    def __init__(self, server: LocalServer, delay: float) -> None:
+        self.server = server
+        self.port = server.port
         self.delay = delay
         self.lock = threading.Lock()
         self.now: Counter[str] = Counter()
         self.peak: Counter[str] = Counter()
-        self.port = self.server_address[1]
+        server.route("/robots.txt", Response(404, b"", "text/html"))
+        server.route("/*", self.answer)
 
-
-class SlowHandler(BaseHTTPRequestHandler):
-    server: SlowServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        host = self.headers["Host"].split(":")[0]
-        if self.path == "/robots.txt":
-            self.answer(404, b"")
-            return
-        with self.server.lock:
-            self.server.now[host] += 1
-            self.server.now["*"] += 1
+    def answer(self, request: Request) -> Response:
+        host = request.headers["host"].split(":")[0]
+        with self.lock:
+            self.now[host] += 1
+            self.now["*"] += 1
             for key in (host, "*"):
-                self.server.peak[key] = max(self.server.peak[key], self.server.now[key])
-        time.sleep(self.server.delay)
-        with self.server.lock:
-            self.server.now[host] -= 1
-            self.server.now["*"] -= 1
-        self.answer(200, b"<html><body><p>slow page</p></body></html>")
-
-    def answer(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+                self.peak[key] = max(self.peak[key], self.now[key])
+        time.sleep(self.delay)
+        with self.lock:
+            self.now[host] -= 1
+            self.now["*"] -= 1
+        return Response(200, b"<html><body><p>slow page</p></body></html>", "text/html")
 
 
 @pytest.fixture
-def slow_server() -> Iterator[SlowServer]:
-    with running(SlowServer(delay=0.1)) as server:
-        assert isinstance(server, SlowServer)
-        yield server
+def slow_server() -> Iterator[SlowPages]:
+    with serve() as server:
+        yield SlowPages(server, delay=0.1)
 
 
-async def test_the_fetcher_keeps_to_both_limits(slow_server: SlowServer) -> None:
+async def test_the_fetcher_keeps_to_both_limits(slow_server: SlowPages) -> None:
     hosts = [f"site{i}.test" for i in range(3)]
 
     async def resolve(host: str, port: int) -> list[str]:
@@ -151,7 +131,7 @@ async def test_the_fetcher_keeps_to_both_limits(slow_server: SlowServer) -> None
 
 
 async def test_waiting_for_a_slot_does_not_count_against_the_timeout(
-    slow_server: SlowServer,
+    slow_server: SlowPages,
 ) -> None:
     # Five requests one at a time take 0.5 s in all; each takes 0.1 s of the 0.3 s allowed.
     policy = FetchPolicy(allowed_networks=("127.0.0.1/32",), per_host=1, total_timeout=0.3)

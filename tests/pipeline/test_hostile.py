@@ -10,15 +10,12 @@ expected error. The table and the refused fraction are printed (run this file to
 
 from __future__ import annotations
 
-import contextlib
 import socket
-import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -26,7 +23,7 @@ import pytest
 from pipeline.errors import ExtractionError, FetchError, RobotsDisallowedError, UnsafeURLError
 from pipeline.web.extract import extract_document
 from pipeline.web.fetcher import Fetcher, FetchPolicy, resolve_host
-from tests.localserver import running
+from tests.support.httpserver import LocalServer, Request, Response, redirect, repeat
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
 HOST = "127.0.0.2"
@@ -71,6 +68,7 @@ CASES = [
     Case("50 MB body with Content-Length", "/huge-declared", FetchError),
     Case("server trickling a byte at a time", "/trickle", FetchError),
     Case("server that never answers", "/stall", FetchError),
+    Case("server closing the connection mid-body", "/cut", FetchError),
     Case("unsupported Content-Encoding br", "/brotli", FetchError),
     Case("image/png", "/png", FetchError),
     Case("application/pdf", "/pdf", FetchError),
@@ -104,102 +102,61 @@ def _gzip_bomb() -> bytes:
     return b"".join([packer.compress(block) for _ in range(100)] + [packer.flush()])
 
 
-class HostileServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__((HOST, 0), HostileHandler)
-        self.port = self.server_address[1]
-        self.base = f"http://{HOST}:{self.port}"
-        self.bomb = _gzip_bomb()
-        self.mislabelled = {f"/odd/{i}": (t, b) for i, (_, t, b) in enumerate(MISLABELLED)}
-        self.static = {
-            "/robots.txt": (200, "text/plain", b"User-agent: *\nDisallow: /private\n"),
-            "/png": (200, "image/png", b"\x89PNG\r\n\x1a\n" + bytes(64)),
-            "/pdf": (200, "application/pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"),
-            "/untyped": (200, "", b"\x00\x01\x02\x03 binary"),
-            "/challenge-403": (403, "text/html", _page("wall_cloudflare_challenge.html")),
-            "/challenge-200": (200, "text/html", _page("wall_cloudflare_challenge.html")),
-            "/paywall": (200, "text/html; charset=utf-8", _page("wall_paywall_schema.html")),
-            "/consent": (200, "text/html; charset=utf-8", _page("wall_consent_onetrust.html")),
-            "/malformed": (200, "text/html", b"<html><body><div><p>Click <b>here<i></div>&&<<"),
-            "/nested": (200, "text/html", b"<div>" * 100_000 + b"deep" + b"</div>" * 100_000),
-            "/noise": (200, "text/html; charset=utf-8", bytes(range(256)) * 64),
-            "/empty": (200, "text/html", b""),
-            "/page": (200, "text/html", ARTICLE.encode()),
-        }
-
-
 def _page(name: str) -> bytes:
     return (PAGES / name).read_bytes()
 
 
-class HostileHandler(BaseHTTPRequestHandler):
-    server: HostileServer
+STATIC = {
+    "/robots.txt": (200, "text/plain", b"User-agent: *\nDisallow: /private\n"),
+    "/png": (200, "image/png", b"\x89PNG\r\n\x1a\n" + bytes(64)),
+    "/pdf": (200, "application/pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"),
+    "/untyped": (200, None, b"\x00\x01\x02\x03 binary"),
+    "/challenge-403": (403, "text/html", _page("wall_cloudflare_challenge.html")),
+    "/challenge-200": (200, "text/html", _page("wall_cloudflare_challenge.html")),
+    "/paywall": (200, "text/html; charset=utf-8", _page("wall_paywall_schema.html")),
+    "/consent": (200, "text/html; charset=utf-8", _page("wall_consent_onetrust.html")),
+    "/malformed": (200, "text/html", b"<html><body><div><p>Click <b>here<i></div>&&<<"),
+    "/nested": (200, "text/html", b"<div>" * 100_000 + b"deep" + b"</div>" * 100_000),
+    "/noise": (200, "text/html; charset=utf-8", bytes(range(256)) * 64),
+    "/empty": (200, "text/html", b""),
+    "/page": (200, "text/html", ARTICLE.encode()),
+}
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
-    def send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
-        self.send_response(status)
-        for key, value in headers.items():
-            if value:
-                self.send_header(key, value)
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(body)
+def _chain(request: Request) -> Response:
+    hops = int(request.path.rsplit("/", 1)[1])
+    target = request.query["to"][0]
+    return redirect(target if hops <= 1 else f"/chain/{hops - 1}?to={quote(target)}")
 
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        path = parts.path
-        if path.startswith("/chain/"):
-            hops = int(path.rsplit("/", 1)[1])
-            target = parse_qs(parts.query)["to"][0]
-            location = target if hops <= 1 else f"/chain/{hops - 1}?to={quote(target)}"
-            self.send(302, b"", {"Location": location})
-        elif path == "/loop":
-            self.send(301, b"", {"Location": "/loop"})
-        elif path == "/bomb":
-            self.send(
-                200, self.server.bomb, {"Content-Type": "text/html", "Content-Encoding": "gzip"}
-            )
-        elif path == "/brotli":
-            self.send(200, b"\x1b\x03\x00", {"Content-Type": "text/html", "Content-Encoding": "br"})
-        elif path in ("/huge", "/huge-declared"):
-            length = str(FIFTY_MB) if path == "/huge-declared" else ""
-            self.stream(FIFTY_MB, {"Content-Type": "text/html", "Content-Length": length})
-        elif path == "/trickle":
-            self.stream(100, {"Content-Type": "text/html"}, chunk=1, pause=0.05)
-        elif path == "/stall":
-            time.sleep(3)
-            self.send(200, b"late", {"Content-Type": "text/html"})
-        elif path in self.server.mislabelled:
-            content_type, body = self.server.mislabelled[path]
-            self.send(200, body, {"Content-Type": content_type})
-        else:
-            status, content_type, body = self.server.static.get(path, (404, "text/plain", b""))
-            self.send(status, body, {"Content-Type": content_type})
 
-    def stream(
-        self, size: int, headers: dict[str, str], *, chunk: int = 65536, pause: float = 0.0
-    ) -> None:
-        self.send(200, b"", headers)
-        block = b"<p>" + b"x" * (chunk - 3) if chunk > 3 else b"<" * chunk
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            for _ in range(size // chunk):
-                self.wfile.write(block)
-                if pause:
-                    self.wfile.flush()
-                    time.sleep(pause)
+def _routes(server: LocalServer) -> None:
+    """Serve every hostile case; bodies without Content-Length end when the server closes."""
+    server.route("/chain/*", _chain)
+    server.route("/loop", redirect("/loop", 301))
+    gzip, brotli = {"Content-Encoding": "gzip"}, {"Content-Encoding": "br"}
+    server.route("/bomb", Response(200, _gzip_bomb(), "text/html", gzip, content_length=False))
+    server.route("/brotli", Response(200, b"\x1b\x03\x00", "text/html", brotli))
+    huge = repeat(b"<p>" + b"x" * (65536 - 3), FIFTY_MB // 65536)  # no Content-Length
+    server.route("/huge", Response(200, huge, "text/html"))
+    declared = {"Content-Length": str(FIFTY_MB)}
+    server.route("/huge-declared", Response(200, huge, "text/html", declared))
+    server.route("/trickle", Response(200, repeat(b"<", 100), "text/html", pause=0.05))
+    server.route("/stall", Response(200, b"late", "text/html", delay=3))
+    server.route("/cut", Response(200, ARTICLE.encode(), "text/html", cut_after=200))
+    for i, (_, content_type, body) in enumerate(MISLABELLED):
+        server.route(f"/odd/{i}", Response(200, body, content_type))
+    for path, (status, content_type, body) in STATIC.items():
+        server.route(path, Response(status, body, content_type))
 
 
 @pytest.fixture(scope="module")
-def hostile() -> Iterator[HostileServer]:
+def hostile() -> Iterator[LocalServer]:
     try:
-        server = HostileServer()
+        server = LocalServer(HOST)
     except OSError as exc:  # not every OS routes all of 127/8 to loopback
         pytest.skip(f"cannot bind {HOST}: {exc}")
-    with running(server):
+    _routes(server)
+    with server:
         yield server
 
 
@@ -239,7 +196,7 @@ async def fetch_and_extract(fetcher: Fetcher, url: str) -> str:
 
 
 async def test_every_hostile_case_is_refused(
-    hostile: HostileServer, capsys: pytest.CaptureFixture[str]
+    hostile: LocalServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     transport = RecordingTransport()
     rows: list[tuple[str, str, str, bool]] = []
@@ -270,7 +227,7 @@ async def test_every_hostile_case_is_refused(
 
 @pytest.mark.parametrize(("name", "index"), [(m[0], i) for i, m in enumerate(MISLABELLED)])
 async def test_mislabelled_charsets_are_read_correctly(
-    hostile: HostileServer, name: str, index: int
+    hostile: LocalServer, name: str, index: int
 ) -> None:
     async with Fetcher(POLICY) as fetcher:
         words = await fetch_and_extract(fetcher, f"{hostile.base}/odd/{index}")

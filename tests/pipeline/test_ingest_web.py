@@ -11,7 +11,7 @@ from pipeline.records import Label
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
-from tests.localserver import Site, serve
+from tests.support.httpserver import serve
 
 LOOPBACK_ONLY = FetchPolicy(allowed_networks=("127.0.0.1/32",))
 PAGES = FIXTURES / "pages"
@@ -27,7 +27,7 @@ def _rss(base: str, paths: list[str]) -> str:
 async def test_feed_items_are_fetched_extracted_and_indexed(
     store: Store, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with serve(Site()) as site:
+    with serve() as site:
         site.add("/news.html", (PAGES / "news_article.html").read_bytes())
         site.add("/fc.html", (PAGES / "factcheck_pants_on_fire.html").read_bytes())
         site.add("/empty.html", (PAGES / "boilerplate.html").read_bytes())
@@ -52,7 +52,7 @@ async def test_feed_items_are_fetched_extracted_and_indexed(
 async def test_sitemap_pages_are_ingested(
     store: Store, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with serve(Site()) as site:
+    with serve() as site:
         site.add("/news.html", (PAGES / "news_article.html").read_bytes())
         sitemap = site.add(
             "/sitemap.xml",
@@ -68,7 +68,7 @@ async def test_sitemap_pages_are_ingested(
 async def test_private_urls_are_refused_by_default(
     store: Store, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with serve(Site()) as site:
+    with serve() as site:
         page = site.add("/news.html", (PAGES / "news_article.html").read_bytes())
         async with Fetcher() as fetcher:
             report = await Ingester(store.documents, embedder, fetcher=fetcher).ingest([page])
@@ -96,7 +96,7 @@ async def test_author_and_site_name_are_kept(
 ) -> None:
     import json
 
-    with serve(Site()) as site:
+    with serve() as site:
         page = site.add("/news.html", (PAGES / "news_article.html").read_bytes())
         async with Fetcher(LOOPBACK_ONLY) as fetcher:
             await Ingester(store.documents, embedder, fetcher=fetcher).ingest([page])

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 
 from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy, PageCache
 from storage import Store
 from storage.pagecache import StorePageCache
-from tests.localserver import Site, serve
+from tests.support.clock import FakeClock
+from tests.support.httpserver import serve
 
 POLICY = FetchPolicy(allowed_networks=("127.0.0.1/32",))
 HTML = "<html><body><p>Cached words.</p></body></html>"
@@ -38,9 +40,13 @@ def test_a_page_round_trips_through_the_store(store: Store) -> None:
     assert cache.get("https://news.example/final") is None  # keyed by the requested URL
 
 
-def test_expired_and_unsuccessful_pages_are_not_served(store: Store) -> None:
+def test_expired_and_unsuccessful_pages_are_not_served(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = Store.open(tmp_path / "clocked.db", clock=clock)
     page = FetchedPage("https://a.example/", "https://a.example/", 200, "text/html", None, b"x", ())
-    StorePageCache(store.web, ttl=timedelta(0)).put(page)
+    StorePageCache(store.web, ttl=timedelta(hours=1)).put(page)
+    assert StorePageCache(store.web, ttl=timedelta(hours=1)).get(page.url) is not None
+    clock.advance(3600)
     assert StorePageCache(store.web, ttl=timedelta(hours=1)).get(page.url) is None
 
     cache = StorePageCache(store.web, ttl=timedelta(hours=1))
@@ -48,6 +54,7 @@ def test_expired_and_unsuccessful_pages_are_not_served(store: Store) -> None:
         replace(page, url="https://a.example/e", requested_url="https://a.example/e", status=500)
     )
     assert cache.get("https://a.example/e") is None
+    store.close()
 
 
 def test_database_errors_are_misses_not_failures(store: Store) -> None:
@@ -60,7 +67,7 @@ def test_database_errors_are_misses_not_failures(store: Store) -> None:
 
 async def test_a_hit_makes_no_request_not_even_for_robots(store: Store) -> None:
     cache: PageCache = StorePageCache(store.web, ttl=timedelta(hours=1))
-    with serve(Site()) as site:
+    with serve() as site:
         url = site.add("/story", HTML)
         async with Fetcher(POLICY, cache=cache) as fetcher:
             first = await fetcher.fetch(url)
@@ -102,7 +109,7 @@ async def test_redirected_pages_are_cached_under_the_requested_url(store: Store)
 async def test_only_text_pages_are_cached(store: Store) -> None:
     cache = StorePageCache(store.web, ttl=timedelta(hours=1))
     policy = replace(POLICY, content_types=(*POLICY.content_types, "application/pdf"))
-    with serve(Site()) as site:
+    with serve() as site:
         pdf = site.add("/doc.pdf", b"%PDF-1.7 binary", "application/pdf")
         text = site.add("/notes.txt", "plain words", "text/plain; charset=utf-8")
         async with Fetcher(policy, cache=cache) as fetcher:

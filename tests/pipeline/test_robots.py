@@ -6,7 +6,6 @@ import asyncio
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -19,8 +18,8 @@ from pipeline.web.robots import (
     product_token,
     rules_for_status,
 )
-from tests.localserver import running
 from tests.support.clock import FakeClock
+from tests.support.httpserver import LocalServer, Request, Response
 
 PAGE = b"<html><body><p>A page.</p></body></html>"
 
@@ -167,40 +166,25 @@ async def test_a_refused_origin_is_an_unsafe_url_but_a_refused_redirect_is_unrea
 # --- the fetcher obeying robots.txt over HTTP --------------------------------------------------
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
+class Server(LocalServer):
+    """Answers from routes by target, and with PAGE for any other."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(default=self.answer)
         self.routes: dict[str, tuple[int, dict[str, str], bytes]] = {}
-        self.seen: list[str] = []
-        self.base = f"http://127.0.0.1:{self.server_address[1]}"
 
     def robots(self, body: str, status: int = 200, content_type: str = "text/plain") -> None:
         self.routes["/robots.txt"] = (status, {"Content-Type": content_type}, body.encode())
 
-
-class Handler(BaseHTTPRequestHandler):
-    server: Server
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.seen.append(self.path)
+    def answer(self, request: Request) -> Response:
         default = (200, {"Content-Type": "text/html"}, PAGE)
-        status, headers, body = self.server.routes.get(self.path, default)
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        status, headers, body = self.routes.get(request.target, default)
+        return Response(status, body, headers=headers)
 
 
 @pytest.fixture(scope="module")
 def shared_server() -> Iterator[Server]:
-    with running(Server()) as started:
+    with Server() as started:
         assert isinstance(started, Server)
         yield started
 
@@ -208,7 +192,7 @@ def shared_server() -> Iterator[Server]:
 @pytest.fixture
 def server(shared_server: Server) -> Server:
     shared_server.routes.clear()
-    shared_server.seen.clear()
+    shared_server.forget()
     return shared_server
 
 
@@ -322,7 +306,7 @@ async def test_robots_txt_is_read_while_the_pages_host_is_resolved(server: Serve
                 await asyncio.sleep(0.01)
         return ["127.0.0.1"]
 
-    port = server.server_address[1]
+    port = server.port
     async with Fetcher(POLICY, resolver=resolve) as fetcher:
         page = await fetcher.fetch(f"http://site.test:{port}/page")
     assert page.body == PAGE

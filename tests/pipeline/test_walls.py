@@ -10,7 +10,7 @@ from pipeline.errors import ExtractionError, FetchError
 from pipeline.web.extract import extract_document
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from pipeline.web.walls import detect_wall
-from tests.localserver import Site, serve
+from tests.support.httpserver import Response, serve
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
 URL = "https://news.example/2024/05/story"
@@ -118,9 +118,9 @@ def test_the_status_passed_to_extraction_is_used() -> None:
 
 async def test_the_fetcher_names_a_challenge_behind_an_error_status() -> None:
     challenge = page("wall_cloudflare_challenge.html").encode()
-    with serve(Site()) as site:
-        site.pages["/story"] = (403, "text/html; charset=UTF-8", challenge)
-        site.pages["/gone"] = (403, "text/html", b"<html><body>Forbidden</body></html>")
+    with serve() as site:
+        site.route("/story", Response(403, challenge, "text/html; charset=UTF-8"))
+        site.route("/gone", Response(403, b"<html><body>Forbidden</body></html>", "text/html"))
         async with Fetcher(FetchPolicy(allowed_networks=("127.0.0.1/32",))) as fetcher:
             with pytest.raises(FetchError) as caught:
                 await fetcher.fetch(f"{site.base}/story")

@@ -47,8 +47,8 @@ from pipeline.posts import post_from_text
 from pipeline.records import FACETS, SourceRating, Tier
 from tests.conftest import FIXTURES
 from tests.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai
-from tests.localserver import Site, serve
 from tests.safety import cases as c
+from tests.support.httpserver import LocalServer, serve
 
 FABRICATED = "Independent experts confirm that this claim is accurate."
 
@@ -345,7 +345,7 @@ class Outcome:
     claims: list[str]  # the claims the check holds
 
 
-def _searx(site: Site) -> str:
+def _searx(site: LocalServer) -> str:
     """Return the SearXNG answer: the fact-check, the news page and the case's /blog page."""
     pages = [("/fact-check", "No, 5G does not spread the coronavirus"), ("/news", "How 5G works")]
     results = [
@@ -359,7 +359,7 @@ class Runner:
     """Runs checks on fresh data dirs (a copy of one prepared index) with module-wide stand-ins."""
 
     def __init__(
-        self, root: Path, embedder: Any, fake: FakeOpenAI, model: GullibleModel, site: Site
+        self, root: Path, embedder: Any, fake: FakeOpenAI, model: GullibleModel, site: LocalServer
     ) -> None:
         self.root, self.embedder, self.site = root, embedder, site
         self.fake, self.model = fake, model
@@ -454,7 +454,7 @@ def runner(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
     # torch and scikit-learn each bring an OpenMP runtime; on a small machine their spinning
     # threads starve each other (embeddings 20x slower after a k-means), so one thread each.
     model = GullibleModel()
-    with threadpool_limits(limits=1), serve_openai(router=model) as fake, serve(Site()) as site:
+    with threadpool_limits(limits=1), serve_openai(router=model) as fake, serve() as site:
         site.add("/fact-check", c.FACT_CHECK)
         site.add("/news", c.NEWS)
         site.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,6 +17,7 @@ from storage import Store
 from tests.search.conftest import Sleeps
 from tests.search.fakeapi import FakeAPI, Reply, fixture
 from tests.search.providers_table import BRAVE_KEY, SERPER_KEY
+from tests.support.clock import FakeClock
 
 QUERY = SearchQuery("nasa six days of darkness")
 SNOPES = "https://www.snopes.com/fact-check/six-days-darkness/"
@@ -101,12 +102,18 @@ async def test_second_search_is_served_from_the_cache(
 
 
 async def test_cache_entries_expire(
-    api: FakeAPI, api2: FakeAPI, http: httpx.AsyncClient, store: Store, sleeps: Sleeps
+    api: FakeAPI, api2: FakeAPI, http: httpx.AsyncClient, tmp_path: Path, sleeps: Sleeps
 ) -> None:
-    multi = _multi(api, api2, http, store, sleeps, ttl=timedelta(milliseconds=20))
+    clock = FakeClock()
+    store = Store.open(tmp_path / "clocked.db", clock=clock)
+    multi = _multi(api, api2, http, store, sleeps, ttl=timedelta(hours=1))
     await multi.search(QUERY)
-    await asyncio.sleep(0.05)
+    clock.advance(3599)
+    await multi.search(QUERY)  # still fresh: from the cache
+    assert (len(api.seen), len(api2.seen)) == (1, 1)
+    clock.advance(1)
     outcome = await multi.search(QUERY)
+    store.close()
 
     assert (len(api.seen), len(api2.seen)) == (2, 2)
     assert [r.outcome for r in outcome.reports] == [Outcome.OK, Outcome.OK]
