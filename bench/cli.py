@@ -12,11 +12,12 @@ import threading
 import time
 from collections import Counter
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import click
+
+from tests.support.httpserver import LocalServer, Request, Response, serve
 
 
 @click.group("bench")
@@ -177,52 +178,37 @@ def _article(number: int, site: str) -> bytes:
     ).encode()
 
 
-class _BenchServer(ThreadingHTTPServer):
+class _BenchSites:
     """Serves generated articles after a seeded time to first byte; counts what it sees."""
 
-    daemon_threads = True
-    request_queue_size = 256
-
-    def __init__(self, delays: tuple[float, float], seed: int) -> None:
-        super().__init__(("127.0.0.1", 0), _BenchHandler)
+    def __init__(self, server: LocalServer, delays: tuple[float, float], seed: int) -> None:
+        self.server = server
         self.delays, self.seed = delays, seed
         self.lock = threading.Lock()
         self.in_flight: Counter[str] = Counter()
         self.peak: Counter[str] = Counter()
         self.requests: Counter[str] = Counter()
+        server.default = self.answer
 
-
-class _BenchHandler(BaseHTTPRequestHandler):
-    server: _BenchServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        site = self.headers.get("Host", "").split(".")[0]
-        if self.path == "/robots.txt":
-            self.server.requests["robots"] += 1
-            self._send(b"User-agent: *\nDisallow: /private/\n", "text/plain")
-            return
-        number = int(self.path.rsplit("/", 1)[-1].split(".")[0])
-        delay = random.Random(self.server.seed * 1_000_003 + number).uniform(*self.server.delays)
-        with self.server.lock:
-            self.server.requests["pages"] += 1
+    def answer(self, request: Request) -> Response:
+        """Return robots.txt or article n of the site the Host header names."""
+        site = request.headers.get("host", "").split(".")[0]
+        if request.target == "/robots.txt":
+            with self.lock:
+                self.requests["robots"] += 1
+            return Response(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
+        number = int(request.target.rsplit("/", 1)[-1].split(".")[0])
+        delay = random.Random(self.seed * 1_000_003 + number).uniform(*self.delays)
+        with self.lock:
+            self.requests["pages"] += 1
             for key in (site, "*"):
-                self.server.in_flight[key] += 1
-                self.server.peak[key] = max(self.server.peak[key], self.server.in_flight[key])
+                self.in_flight[key] += 1
+                self.peak[key] = max(self.peak[key], self.in_flight[key])
         time.sleep(delay)
-        with self.server.lock:
+        with self.lock:
             for key in (site, "*"):
-                self.server.in_flight[key] -= 1
-        self._send(_article(number, site), "text/html; charset=utf-8")
-
-    def _send(self, body: bytes, content_type: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+                self.in_flight[key] -= 1
+        return Response(200, _article(number, site), "text/html; charset=utf-8")
 
 
 @bench_group.command("fetch")
@@ -311,21 +297,18 @@ def fetch(
             "fetcher_peak_per_host": fetcher.gates.peak_per_host,
         }
 
-    server = _BenchServer((min_delay_ms / 1000, max_delay_ms / 1000), seed)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    port = server.server_address[1]
-    urls = [f"http://{sites[n % hosts]}:{port}/articles/{n}.html" for n in range(pages)]
-    try:
-        with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "bench.db") as store:
-            cache = StorePageCache(store.web, ttl=timedelta(hours=1))
-            network = asyncio.run(one_pass(urls, cache))
-            sent = dict(server.requests)
-            cached = asyncio.run(one_pass(urls, cache))
-            cached_fetch = asyncio.run(fetch_only(urls, cache))
-    finally:
-        server.shutdown()
-        server.server_close()
+    with (
+        serve() as local,
+        tempfile.TemporaryDirectory() as tmp,
+        Store.open(Path(tmp) / "bench.db") as store,
+    ):
+        server = _BenchSites(local, (min_delay_ms / 1000, max_delay_ms / 1000), seed)
+        urls = [f"http://{sites[n % hosts]}:{local.port}/articles/{n}.html" for n in range(pages)]
+        cache = StorePageCache(store.web, ttl=timedelta(hours=1))
+        network = asyncio.run(one_pass(urls, cache))
+        sent = dict(server.requests)
+        cached = asyncio.run(one_pass(urls, cache))
+        cached_fetch = asyncio.run(fetch_only(urls, cache))
     mean_delay = (min_delay_ms + max_delay_ms) / 2000
     figures = {
         "pages": pages,

@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import click
@@ -45,29 +43,11 @@ def search_cache(lookups: int, results: int) -> None:
     from pipeline.search.merge import MultiSearch
     from pipeline.search.providers import SearxngSearch
     from storage import Store
+    from tests.support.httpserver import JSON, LocalServer, Response, serve
 
-    body = _searx_answer(results)
-    hits: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            hits.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-
-    async def go(store: Store) -> dict[str, float | int]:
+    async def go(store: Store, server: LocalServer) -> dict[str, float | int]:
         async with httpx.AsyncClient() as http:
-            provider = SearxngSearch(ProviderClient("searxng", http), base_url=base)
+            provider = SearxngSearch(ProviderClient("searxng", http), base_url=server.base)
             search = MultiSearch([provider], cache=store.web)
             query = SearchQuery(text="5G networks spread the coronavirus", limit=results)
             t0 = time.perf_counter()
@@ -85,13 +65,15 @@ def search_cache(lookups: int, results: int) -> None:
             "hit_p50_ms": round(float(np.percentile(timings, 50)) * 1000, 3),
             "hit_p95_ms": round(float(np.percentile(timings, 95)) * 1000, 3),
             "lookups": lookups,
-            "provider_requests": len(hits),
+            "provider_requests": len(server.requests),
         }
 
-    try:
-        with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "b.db") as store:
-            figures = asyncio.run(go(store))
-    finally:
-        server.shutdown()
-        server.server_close()
+    # a local SearXNG stand-in: every request gets the same answer
+    answer = Response(200, _searx_answer(results), JSON)
+    with (
+        serve(default=answer) as server,
+        tempfile.TemporaryDirectory() as tmp,
+        Store.open(Path(tmp) / "b.db") as store,
+    ):
+        figures = asyncio.run(go(store, server))
     click.echo(json.dumps(figures, indent=2))
