@@ -209,7 +209,9 @@ def test_serve_restarted_with_queued_jobs_finishes_them_all(tmp_path: Path) -> N
         finally:
             server.send_signal(signal.SIGTERM)
             _, err = server.communicate(timeout=60)
-        assert server.returncode == 0, err
+        # uvicorn re-raises the signal once it has shut down gracefully, so a supervisor sees it.
+        assert server.returncode in (0, -signal.SIGTERM), err
+        assert "Traceback" not in err, err
         stopped = _jobs(data)["jobs"]
         assert {stopped[i].status for i in ids} <= {"queued", "done"}  # nothing left running
         assert any(stopped[i].status == "queued" for i in ids)
