@@ -33,6 +33,7 @@ from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
 from bots.runtime.service import build_pool
+from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
     FactbotError,
@@ -72,6 +73,13 @@ def _status(exc: FactbotError) -> int:
     if isinstance(exc, (FetchError, ExtractionError)):
         return 502
     return 500
+
+
+def _dead_status(error: str | None) -> int:
+    """422 when the job died of bad input (an InputError), else 502: the check could not be made."""
+    name = (error or "").split(":", 1)[0]
+    kind = getattr(errors, name, None)
+    return 422 if isinstance(kind, type) and issubclass(kind, InputError) else 502
 
 
 def create_api(app: App, *, workers: int | None = None) -> FastAPI:
@@ -166,6 +174,12 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
                     status_code=201,
                     content=check_to_json(app.store.checks.get(job.result_id)),
                     headers={"Location": f"/api/checks/{job.result_id}"},
+                )
+            if job.status == "dead":
+                return JSONResponse(
+                    status_code=_dead_status(job.last_error),
+                    content=job_to_json(app.store, job),
+                    headers={"Location": f"/api/jobs/{job.id}"},
                 )
         return JSONResponse(
             status_code=202,

@@ -176,3 +176,13 @@ def test_unknown_jobs_and_checks_are_404(api: str) -> None:
     assert httpx.get(f"{api}/api/jobs/nope").status_code == 404
     assert httpx.get(f"{api}/api/checks/nope").status_code == 404
     assert httpx.get(f"{api}/api/checks/nope/events").status_code == 404
+
+
+def test_a_post_with_nothing_checkable_ends_dead_at_once_and_says_why(api: str) -> None:
+    answer = httpx.post(
+        f"{api}/api/checks?wait=60", json={"text": "What do you all think about this?"}, timeout=70
+    )
+    assert answer.status_code == 422, answer.text
+    job = answer.json()
+    assert job["status"] == "dead" and job["attempts"] == 1
+    assert job["error"].startswith("EmptyPostError: the post has no check-worthy statement")
