@@ -184,3 +184,9 @@ def m006_model_usage(db: Database) -> None:
 @migrations()
 def m007_claim_shown(db: Database) -> None:
     db.execute("ALTER TABLE claims ADD COLUMN shown INTEGER NOT NULL DEFAULT 1")
+
+
+@migrations()
+def m009_structured_correction(db: Database) -> None:
+    # NULL for checks stored before corrections were structured: they load as headline-only.
+    db.execute("ALTER TABLE checks ADD COLUMN correction_items TEXT")
