@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.records import Check
+from pipeline.reply.render import item_json, reference_json
 
 
 def render_text(check: Check) -> str:
@@ -88,10 +89,11 @@ def check_to_json(check: Check) -> dict[str, Any]:
         ],
         "correction": {
             "text": check.correction.text,
-            "references": [
-                {"number": r.number, "url": r.url, "title": r.title, "document_id": r.document_id}
-                for r in check.correction.references
-            ],
+            "references": [reference_json(r) for r in check.correction.references],
+            "label": check.correction.label.value,
+            "headline": check.correction.headline,
+            "items": [item_json(item) for item in check.correction.items],
+            "note": check.correction.note,
         },
         "timings": {t.stage: t.seconds for t in check.timings},
         "usage": {

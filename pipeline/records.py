@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -240,11 +241,72 @@ class Reference:
 
 
 @dataclass(frozen=True)
-class Correction:
-    """The reply text and its numbered references."""
+class CorrectionQuote:
+    """A verified verbatim excerpt of a cited document, shown under a claim."""
 
     text: str
-    references: tuple[Reference, ...]
+    reference: int  # the number of the Reference it comes from
+
+
+@dataclass(frozen=True)
+class CorrectionItem:
+    """One shown claim of a correction: its verdict, why, and the references it cites."""
+
+    claim_number: int  # 1-based position of the claim in the post
+    claim: str  # link-scrubbed and shortened claim text
+    label: Label
+    explanation: str  # without reference markers; renderers place them
+    references: tuple[int, ...] = ()  # Reference numbers, in citation order
+    quote: CorrectionQuote | None = None
+
+    @property
+    def cited(self) -> tuple[int, ...]:
+        """Return every reference number the item cites, its quote's included."""
+        if self.quote is None or self.quote.reference in self.references:
+            return self.references
+        return (*self.references, self.quote.reference)
+
+    def explained(self, escape: Callable[[str], str] = str) -> str:
+        """Return the explanation followed by the item's reference markers, escape applied."""
+        marks = " ".join(f"[{n}]" for n in self.references)
+        if self.label is Label.UNVERIFIABLE and self.references:
+            # An unverifiable claim's references are the nearest sources, not proof.
+            base = escape(self.explanation.removesuffix("."))
+            return f"{base}; the most relevant sources found are {marks}."
+        return f"{escape(self.explanation)} {marks}".rstrip()
+
+    @property
+    def text(self) -> str:
+        """Return the item as the one plain line the full correction text shows."""
+        head = f'Claim {self.claim_number}, "{self.claim}": {self.label.value}.'
+        line = f"{head} {self.explained()}".rstrip()
+        if self.quote is not None:
+            line += f' Source: "{self.quote.text}" [{self.quote.reference}]'
+        return line
+
+
+@dataclass(frozen=True)
+class Correction:
+    """The reply: a headline, one item per shown claim, a note and numbered references.
+
+    It is structured so each platform can render and fit it (`pipeline.reply.render`); `text`
+    is the full plain text, never cut. A correction loaded from before items were stored has
+    its old text as `headline` and no items.
+    """
+
+    label: Label
+    headline: str  # "This post is ..."
+    items: tuple[CorrectionItem, ...] = ()
+    note: str = ""  # about claims the citation check hid, or empty
+    references: tuple[Reference, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """Return the full plain text: headline, one line per item, then the note."""
+        lines = [self.headline, *(item.text for item in self.items)]
+        if self.note:
+            lines.append(self.note)
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,6 @@ class CheckConfig:
     relevance_threshold: float = 0.60
     max_evidence: int = 5
     undated: str = "include"
-    max_chars: int = 2000
 
 
 @dataclass(frozen=True)
@@ -218,7 +217,7 @@ async def run_check(
     verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
     correction = await timed(
         "correction",
-        write_correction(claims, verdict, evidence, quotes=quotes, max_chars=config.max_chars),
+        write_correction(claims, verdict, evidence, quotes=quotes),
     )
     return Check(
         id=new_id(),

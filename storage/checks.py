@@ -14,7 +14,6 @@ from pipeline.records import (
     Check,
     Claim,
     ClaimVerdict,
-    Correction,
     Document,
     Evidence,
     Label,
@@ -26,7 +25,15 @@ from pipeline.records import (
     Tier,
     Verdict,
 )
-from storage.codec import document_from_row, dt_in, dt_out, post_from_row, post_row
+from storage.codec import (
+    correction_in,
+    correction_items_out,
+    document_from_row,
+    dt_in,
+    dt_out,
+    post_from_row,
+    post_row,
+)
 
 
 class CheckRepo:
@@ -59,6 +66,7 @@ class CheckRepo:
                     "judge": check.judge,
                     "before": dt_out(check.before),
                     "correction": check.correction.text,
+                    "correction_items": correction_items_out(check.correction),
                     "refs": json.dumps([_ref_out(r) for r in check.correction.references]),
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
                     "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
@@ -138,8 +146,10 @@ class CheckRepo:
             claims=claims,
             evidence=evidence,
             verdict=Verdict(label=Label(row["verdict"]), claims=verdicts),
-            correction=Correction(
+            correction=correction_in(
+                row["correction_items"],
                 text=row["correction"],
+                label=Label(row["verdict"]),
                 references=tuple(_ref_in(r) for r in json.loads(row["refs"])),
             ),
             timings=tuple(StageTiming(stage=s, seconds=t) for s, t in json.loads(row["timings"])),

@@ -6,7 +6,16 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.records import ClaimReview, Document, Label, Post
+from pipeline.records import (
+    ClaimReview,
+    Correction,
+    CorrectionItem,
+    CorrectionQuote,
+    Document,
+    Label,
+    Post,
+    Reference,
+)
 
 
 def dt_out(value: datetime | None) -> str | None:
@@ -98,4 +107,60 @@ def document_from_row(row: dict[str, Any]) -> Document:
         fetched_at=dt_in(row["fetched_at"]),
         publisher=row["publisher"],
         claim_review=claim_review_in(row["claim_review"]),
+    )
+
+
+def correction_items_out(correction: Correction) -> str:
+    """Return the structured part of a correction (all but its references) as JSON."""
+    return json.dumps(
+        {
+            "label": correction.label.value,
+            "headline": correction.headline,
+            "note": correction.note,
+            "items": [
+                {
+                    "claim_number": i.claim_number,
+                    "claim": i.claim,
+                    "label": i.label.value,
+                    "explanation": i.explanation,
+                    "references": list(i.references),
+                    "quote": None
+                    if i.quote is None
+                    else {"text": i.quote.text, "reference": i.quote.reference},
+                }
+                for i in correction.items
+            ],
+        }
+    )
+
+
+def correction_in(
+    items_json: str | None, *, text: str, label: Label, references: tuple[Reference, ...]
+) -> Correction:
+    """Read a correction stored by `correction_items_out`.
+
+    A check stored before corrections were structured has no items JSON: it loads as a
+    headline-only correction whose headline is the stored text, so `text` is unchanged.
+    """
+    if items_json is None:
+        return Correction(label=label, headline=text, references=references)
+    data = json.loads(items_json)
+    return Correction(
+        label=Label(data["label"]),
+        headline=data["headline"],
+        note=data["note"],
+        references=references,
+        items=tuple(
+            CorrectionItem(
+                claim_number=i["claim_number"],
+                claim=i["claim"],
+                label=Label(i["label"]),
+                explanation=i["explanation"],
+                references=tuple(i["references"]),
+                quote=None
+                if i["quote"] is None
+                else CorrectionQuote(text=i["quote"]["text"], reference=i["quote"]["reference"]),
+            )
+            for i in data["items"]
+        ),
     )

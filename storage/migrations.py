@@ -237,3 +237,9 @@ def m008_job_runtime(db: Database) -> None:
             heartbeat_at TEXT NOT NULL,
             stopped_at TEXT
         )""")
+
+
+@migrations()
+def m009_structured_correction(db: Database) -> None:
+    # NULL for checks stored before corrections were structured: they load as headline-only.
+    db.execute("ALTER TABLE checks ADD COLUMN correction_items TEXT")

@@ -175,7 +175,7 @@ class App:
         """Return the credibility policy over the sources table."""
         return SourcePolicy(self.store.sources, unrated=self.settings.retrieval.unrated_sources)
 
-    def check_config(self, *, max_chars: int = 2000) -> CheckConfig:
+    def check_config(self) -> CheckConfig:
         """Return the per-check knobs from settings."""
         rs = self.settings.retrieval
         return CheckConfig(
@@ -184,7 +184,6 @@ class App:
             relevance_threshold=rs.relevance_threshold,
             max_evidence=rs.max_evidence,
             undated=rs.undated_documents,
-            max_chars=max_chars,
         )
 
     @property

@@ -1,9 +1,10 @@
 """Correction writing: "This post is ...", each claim with its verdict, numbered references.
 
-The text is written from templates, so every statement comes from a verdict's rationale and
-every reference is a retrieved evidence document; `verify_references` proves the second part
-before a correction leaves the pipeline. `max_chars` is the platform's length budget: claim
-lines are shortened, then dropped from the end (with a note), never the opening verdict.
+The correction is written from templates, so every statement comes from a verdict's rationale
+and every reference is a retrieved evidence document; `verify_references` proves the second part
+before a correction leaves the pipeline. It is structured (headline, one item per shown claim,
+note, references) and never cut: each platform fits it to its own length budget when it renders
+it (`pipeline.reply.render`).
 
 Failure policy: raises ValueError only if a reference would point outside the evidence (a bug).
 """
@@ -13,10 +14,26 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.records import Claim, Correction, Evidence, Label, Quote, Reference, Stance, Verdict
+from pipeline.records import (
+    Claim,
+    Correction,
+    CorrectionItem,
+    CorrectionQuote,
+    Evidence,
+    Label,
+    Quote,
+    Reference,
+    Stance,
+    Verdict,
+)
 from pipeline.reply.links import has_link, scrub_links
+from pipeline.reply.render import (
+    markdown_without_reference_links,
+    render_markdown,
+    render_plain,
+)
 
-_OPENING = {
+OPENING = {
     Label.ACCURATE: "This post is accurate.",
     Label.PARTLY_ACCURATE: "This post is partly accurate: some of its claims hold and some do not.",
     Label.MISLEADING: "This post is misleading: it leaves out context that changes its meaning.",
@@ -42,17 +59,17 @@ async def write_correction(
     evidence: Sequence[Evidence],
     *,
     quotes: Sequence[Quote] = (),
-    max_chars: int = 2000,
 ) -> Correction:
     """Write the correction for a verdict, citing only the given evidence.
 
     Claims the citation check hid (`shown=False`) are left out; a decided claim quotes at most
-    one verified passage of its deciding evidence.
+    one verified passage of its deciding evidence. References are numbered in order of first
+    citation, so the references of any leading run of items are numbered 1..m.
     """
     numbers: dict[str, int] = {}
     references: list[Reference] = []
 
-    def cite(ev: Evidence) -> str:
+    def cite(ev: Evidence) -> int:
         if ev.document.id not in numbers:
             numbers[ev.document.id] = len(references) + 1
             references.append(
@@ -63,11 +80,11 @@ async def write_correction(
                     title=scrub_links(ev.document.title) or ev.document.domain,
                 )
             )
-        return f"[{numbers[ev.document.id]}]"
+        return numbers[ev.document.id]
 
     by_id = {e.id: e for e in evidence}
     verdicts = {v.claim_id: v for v in verdict.claims}
-    lines = [_OPENING[verdict.label]]
+    items: list[CorrectionItem] = []
     hidden = 0
     for n, claim in enumerate(claims, start=1):
         cv = verdicts.get(claim.id)
@@ -77,37 +94,45 @@ async def write_correction(
             hidden += 1
             continue
         # Claims, rationales and quotes come from posts, pages or a model: no link survives them.
-        quote = scrub_links(_shorten(claim.text, MAX_QUOTE))
+        text = scrub_links(_shorten(claim.text, MAX_QUOTE))
         cited = [by_id[i] for i in cv.evidence_ids if i in by_id]
+        quote: CorrectionQuote | None = None
         if cv.label is Label.UNVERIFIABLE:
-            if cited:
-                marks = " ".join(dict.fromkeys(cite(e) for e in cited[:MAX_SOURCES_LISTED]))
-                line = (
-                    f'Claim {n}, "{quote}": unverifiable. No fact-check settles it; the most '
-                    f"relevant sources found are {marks}."
-                )
-            else:
-                line = (
-                    f'Claim {n}, "{quote}": unverifiable. No credible evidence about it was found.'
-                )
+            refs = tuple(dict.fromkeys(cite(e) for e in cited[:MAX_SOURCES_LISTED]))
+            explanation = (
+                "No fact-check settles it." if refs else "No credible evidence about it was found."
+            )
         else:
-            marks = " ".join(dict.fromkeys(cite(e) for e in cited))
-            rationale = scrub_links(cv.rationale).strip()
-            line = f'Claim {n}, "{quote}": {cv.label.value}. {rationale} {marks}'.rstrip()
+            refs = tuple(dict.fromkeys(cite(e) for e in cited))
+            explanation = scrub_links(cv.rationale).strip()
             chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
             if chosen is not None and chosen.evidence_id in by_id and not has_link(chosen.text):
-                excerpt = _excerpt(chosen.text)
-                line += f' Source: "{excerpt}" {cite(by_id[chosen.evidence_id])}'
-        lines.append(line)
+                quote = CorrectionQuote(
+                    text=_excerpt(chosen.text), reference=cite(by_id[chosen.evidence_id])
+                )
+        items.append(
+            CorrectionItem(
+                claim_number=n,
+                claim=text,
+                label=cv.label,
+                explanation=explanation,
+                references=refs,
+                quote=quote,
+            )
+        )
+    note = ""
     if hidden:
-        lines.append(
+        note = (
             f"({hidden} claim{'s were' if hidden > 1 else ' was'} checked but not shown: "
             "its evidence did not pass factbot's citation check.)"
         )
-    text = _fit(lines, max_chars)
-    cited_numbers = {int(m) for m in re.findall(r"\[(\d+)\]", text)}
-    kept = [r for r in references if r.number in cited_numbers]
-    correction = Correction(text=text, references=tuple(kept))
+    correction = Correction(
+        label=verdict.label,
+        headline=OPENING[verdict.label],
+        items=tuple(items),
+        note=note,
+        references=tuple(references),
+    )
     verify_references(correction, evidence)
     return correction
 
@@ -138,27 +163,28 @@ def _excerpt(text: str, limit: int = 220) -> str:
     return cut + "…"
 
 
-def _fit(lines: list[str], max_chars: int) -> str:
-    text = "\n".join(lines)
-    if len(text) <= max_chars:
-        return text
-    body = [lines[0]]
-    for line in lines[1:]:
-        candidate = "\n".join([*body, line])
-        if len(candidate) + 40 > max_chars:
-            body.append("(More claims were checked; see the full check.)")
-            break
-        body.append(line)
-    return "\n".join(body)[:max_chars]
-
-
 def verify_references(correction: Correction, evidence: Sequence[Evidence]) -> None:
-    """Raise ValueError unless every reference and URL in the correction was retrieved."""
+    """Raise ValueError unless every reference and every rendered URL was retrieved.
+
+    Rendering with a budget only drops parts of the full rendering, so checking the full plain
+    and markdown renderings covers every budget (JSON holds the same strings as `text`).
+    """
     retrieved = {e.document.id: e.document.url for e in evidence}
     for ref in correction.references:
         if retrieved.get(ref.document_id) != ref.url:
             raise ValueError(f"reference {ref.number} ({ref.url}) is not a retrieved document")
+    numbers = {ref.number for ref in correction.references}
+    for item in correction.items:
+        missing = set(item.cited) - numbers
+        if missing:
+            raise ValueError(f"claim {item.claim_number} cites unlisted references {missing}")
     allowed = {ref.url for ref in correction.references}
-    for url in _URL_RE.findall(correction.text):
-        if url not in allowed:
-            raise ValueError(f"the correction text contains an unretrieved URL: {url}")
+    texts = [
+        correction.text,
+        render_plain(correction, budget=None),
+        markdown_without_reference_links(render_markdown(correction, budget=None), correction),
+    ]
+    for text in texts:
+        for url in _URL_RE.findall(text):
+            if url not in allowed:
+                raise ValueError(f"the correction text contains an unretrieved URL: {url}")

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlite_utils import Database
 
 from pipeline.errors import NotFoundError
 from pipeline.records import (
@@ -15,6 +17,8 @@ from pipeline.records import (
     ClaimReview,
     ClaimVerdict,
     Correction,
+    CorrectionItem,
+    CorrectionQuote,
     Document,
     Evidence,
     Label,
@@ -29,6 +33,7 @@ from pipeline.records import (
     document_id_for,
 )
 from storage import Store
+from storage.migrations import migrations
 
 
 def _doc(url: str = "https://example.org/a", text: str = "Some text about things.") -> Document:
@@ -60,6 +65,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m006_model_usage",
         "m007_claim_shown",
         "m008_job_runtime",
+        "m009_structured_correction",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
@@ -134,7 +140,18 @@ def _check(store: Store) -> Check:
         ),
     )
     correction = Correction(
-        text="This post is false. [1]",
+        label=Label.FALSE,
+        headline="This post is false.",
+        items=(
+            CorrectionItem(
+                claim_number=1,
+                claim="X is Y.",
+                label=Label.FALSE,
+                explanation="r",
+                references=(1,),
+                quote=CorrectionQuote(text="passage text", reference=1),
+            ),
+        ),
         references=(Reference(number=1, document_id=doc.id, url=doc.url, title=doc.title),),
     )
     return Check(
@@ -154,6 +171,55 @@ def test_check_round_trips(store: Store) -> None:
     store.checks.save(check)
     loaded = store.checks.get("check1")
     assert loaded == check
+
+
+def test_structured_correction_round_trips(store: Store) -> None:
+    check = _check(store)
+    item = check.correction.items[0]
+    unknown = CorrectionItem(
+        3, "Z happened.", Label.UNVERIFIABLE, "No fact-check settles it.", (1,)
+    )
+    bare = CorrectionItem(4, "W.", Label.UNVERIFIABLE, "No credible evidence about it was found.")
+    note = "(1 claim was checked but not shown: its evidence did not pass the citation check.)"
+    correction = dataclasses.replace(
+        check.correction, items=(item, unknown, bare), note=note, label=Label.PARTLY_ACCURATE
+    )
+    store.checks.save(dataclasses.replace(check, correction=correction))
+    loaded = store.checks.get(check.id).correction
+    assert loaded == correction
+    assert loaded.items[0].quote == CorrectionQuote(text="passage text", reference=1)
+    stored = store.db.execute("SELECT correction FROM checks").fetchone()[0]
+    assert stored == correction.text  # the full text stays readable in the table
+
+
+def test_a_check_stored_before_structured_corrections_loads_headline_only(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = Database(path)
+    migrations.apply(db, stop_before="m009_structured_correction")
+    text = 'This post is false.\nClaim 1, "X is Y.": false. r [1]'
+    db.table("posts").insert({"id": "p", "platform": "cli", "platform_id": "p", "text": "X is Y."})
+    ref = {"number": 1, "document_id": "d", "url": "https://example.org/a", "title": "A"}
+    db.table("checks").insert(
+        {
+            "id": "old",
+            "post_id": "p",
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "verdict": "false",
+            "judge": "no-model",
+            "correction": text,
+            "refs": json.dumps([ref]),
+            "timings": "[]",
+        }
+    )
+    db.close()
+    with Store.open(path) as store:
+        correction = store.checks.get("old").correction
+    assert correction == Correction(
+        label=Label.FALSE,
+        headline=text,
+        references=(Reference(1, "d", "https://example.org/a", "A"),),
+    )
+    assert correction.text == text
 
 
 def test_check_write_is_atomic(store: Store) -> None:
