@@ -99,7 +99,9 @@ def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[s
         "jobs": jobs,
         "latency_s": latency,
         "checks_per_minute": round(len(done) / drain * 60, 1),
-        "bound_checks_per_minute": round(workers * concurrency / latency * 60, 1),
+        "bound_checks_per_minute": round(workers * concurrency / latency * 60, 1)
+        if latency > 0
+        else None,
         "drain_s": round(drain, 2),
         "wall_s_with_startup": round(wall, 2),
         "queue_wait_p50_s": round(_quantile(waits, 0.5), 3),

@@ -37,3 +37,18 @@ def test_index_bench_reports_speed_and_size() -> None:
     figures = _run("index", "--data", str(FIXTURES / "corpus.jsonl"), "--queries", "3")
     assert figures["documents"] == 7 and figures["queries"] == 3
     assert figures["index_mb"] > 0
+
+
+def test_jobs_bench_drains_the_queue_with_worker_processes_losing_nothing() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["bench", "jobs", "--jobs", "40", "--workers", "1,2", "--latency", "0.01"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout[result.stdout.index("[") :])
+    assert [r["workers"] for r in runs] == [1, 2]
+    for run in runs:
+        assert run["lost"] == 0 and run["duplicated_results"] == 0 and run["extra_attempts"] == 0
+        assert sum(run["results_per_worker"].values()) == 40
+        assert run["checks_per_minute"] > 0 and run["queue_wait_p95_s"] >= run["queue_wait_p50_s"]
