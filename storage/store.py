@@ -18,6 +18,7 @@ from storage.checks import CheckRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
+from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
 from storage.webcache import WebCache
 
@@ -32,6 +33,7 @@ class Store:
         self.sources = SourceTable(db)
         self.jobs = JobQueue(db)
         self.web = WebCache(db)
+        self.reuse = ReuseRepo(db)
 
     @classmethod
     def open(cls, path: Path | str) -> Store:

@@ -58,6 +58,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m005_web_caches",
         "m006_model_usage",
         "m007_claim_shown",
+        "m010_reuse_fingerprints",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
@@ -74,7 +75,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
     store.close()
     # Re-opening applies nothing twice.
     again = Store.open(tmp_path / "a.db")
-    assert len(again.applied_migrations()) == 7
+    assert len(again.applied_migrations()) == 8
     again.close()
 
 
