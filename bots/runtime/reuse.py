@@ -171,6 +171,21 @@ class ReuseIndex:
         """Return how old a check may be and still be reused."""
         return timedelta(hours=self.settings.ttl_hours)
 
+    def warm(self) -> int:
+        """Load the recent embeddings now (at start-up) instead of on the first look-up."""
+        self._vectors.refresh(
+            self.repo, since=self.clock.now() - self.ttl, model=self.embedder.name
+        )
+        return self._vectors.n
+
+    def prune(self) -> int:
+        """Delete fingerprints older than the TTL (housekeeping); return how many went."""
+        return self.repo.prune(before=self.clock.now() - self.ttl)
+
+    def loaded_bytes(self) -> int:
+        """Return the memory held by the embedding matrix (with its spare capacity)."""
+        return int(self._vectors.matrix.nbytes)
+
     async def find(self, post: Post, *, before: datetime | None = None) -> ReuseHit | None:
         """Return the stored check that answers post (bounded like App.check), or None."""
         if not self.settings.enabled:
@@ -198,14 +213,26 @@ class ReuseIndex:
         if not keys.embed_text:
             return None
         query = (await self.embedder.embed([keys.embed_text]))[0]
+        return self.near_duplicate(query, numbers=keys.numbers, need=need, now=now)
+
+    def near_duplicate(
+        self,
+        query: npt.NDArray[np.float32],
+        *,
+        numbers: frozenset[str],
+        need: float,
+        now: datetime,
+    ) -> ReuseHit | None:
+        """Return the near-duplicate hit for an embedded post (`need`: its bound, POSIX s)."""
+        since = now - self.ttl
         self._vectors.refresh(self.repo, since=since, model=self.embedder.name)
         found = self._vectors.nearest(
             query,
             since=since.timestamp(),
             need=need,
-            window=window,
+            window=self.settings.bound_window_hours * 3600.0,
             threshold=self.settings.near_duplicate_threshold,
-            numbers=keys.numbers,
+            numbers=numbers,
         )
         if found is None:
             return None

@@ -7,9 +7,11 @@ and same-topic negatives are from the calibration's held-out split (`bench.reuse
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from bench import reuse as bench_reuse
 from bots.runtime.reuse import ReuseIndex, normalise, numbers_in
 from bots.settings import ReuseSettings, Settings
 from pipeline.embedder import SentenceTransformerEmbedder
@@ -187,6 +189,7 @@ async def test_checks_expire_after_the_ttl(index: ReuseIndex, clock: FakeClock) 
     clock.advance(2)
     assert await index.find(_post(CLAIM)) is None
     assert await index.find(near) is None
+    assert index.prune() == 2
 
 
 async def test_a_check_bound_to_other_evidence_times_is_not_reused(
@@ -286,3 +289,16 @@ def test_settings_reject_out_of_range_values(monkeypatch: pytest.MonkeyPatch) ->
         ReuseSettings(near_duplicate_threshold=1.5)
     with pytest.raises(ValueError, match="ttl_hours"):
         ReuseSettings(ttl_hours=0)
+
+
+async def test_the_latency_bench_times_every_kind_of_look_up(
+    shared_data: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    figures = await bench_reuse.run(
+        [30], data=shared_data, queries=3, texts_limit=40, embedder=embedder
+    )
+    (size,) = figures["sizes"]
+    assert size["stored"] == size["loaded"] == 30
+    assert size["exact"]["answers"] == {"same text": 3}
+    assert size["miss"]["answers"].get("none", 0) >= 1
+    assert size["parts"]["embed_p50_ms"] > 0
