@@ -244,6 +244,36 @@ class JobSettings(BaseModel):
         return self
 
 
+class ReuseSettings(BaseModel):
+    """Answering repeated and near-duplicate posts from stored checks (bots.runtime.reuse)."""
+
+    enabled: bool = Field(default=True, description="look up stored checks before a new check")
+    ttl_hours: float = Field(
+        default=24.0,
+        gt=0,
+        le=24 * 365,
+        description="only checks younger than this are reused (evidence and verdicts age)",
+    )
+    near_duplicate_threshold: float = Field(
+        default=0.97,
+        ge=0.5,
+        le=1.0,
+        description=(
+            "minimum post-to-post cosine (all-MiniLM-L6-v2) to reuse a check of a reworded or "
+            "re-shared post; calibrated by `python -m bench.reuse_calibration`"
+        ),
+    )
+    bound_window_hours: float = Field(
+        default=24.0,
+        ge=0,
+        le=24 * 365,
+        description=(
+            "largest difference between the evidence bound a post needs and the one a stored "
+            "check had (its --before, else when it ran) for the check to answer the post"
+        ),
+    )
+
+
 class Settings(BaseSettings):
     """Every setting of factbot."""
 
@@ -266,6 +296,7 @@ class Settings(BaseSettings):
     model: ModelSettings = ModelSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()
+    reuse: ReuseSettings = ReuseSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

@@ -243,3 +243,28 @@ def m008_job_runtime(db: Database) -> None:
 def m009_structured_correction(db: Database) -> None:
     # NULL for checks stored before corrections were structured: they load as headline-only.
     db.execute("ALTER TABLE checks ADD COLUMN correction_items TEXT")
+
+
+@migrations()
+def m010_reuse_fingerprints(db: Database) -> None:
+    # One row a finished check: what a new post is compared with before a check is enqueued.
+    # No foreign key to checks: fingerprints are pruned on their own schedule (by created_at).
+    db.execute("""
+        CREATE TABLE reuse_fingerprints (
+            seq INTEGER PRIMARY KEY,
+            check_id TEXT NOT NULL UNIQUE,
+            platform TEXT NOT NULL,
+            platform_id TEXT NOT NULL,
+            text_hash TEXT,
+            claims_hash TEXT,
+            numbers TEXT NOT NULL DEFAULT '',
+            before TEXT,
+            bound_at TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            model TEXT NOT NULL,
+            embedding BLOB
+        )""")
+    db.execute("CREATE INDEX reuse_post ON reuse_fingerprints(platform, platform_id)")
+    db.execute("CREATE INDEX reuse_text ON reuse_fingerprints(text_hash)")
+    db.execute("CREATE INDEX reuse_claims ON reuse_fingerprints(claims_hash)")
+    db.execute("CREATE INDEX reuse_created ON reuse_fingerprints(created_at)")

@@ -20,6 +20,7 @@ from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
 from storage.replies import ReplyLedger
+from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
@@ -38,6 +39,7 @@ class Store:
         self.replies = ReplyLedger(db, clock=clock)
         self.workers = WorkerRegistry(db, clock=clock)
         self.web = WebCache(db, clock=clock)
+        self.reuse = ReuseRepo(db)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:

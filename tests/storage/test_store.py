@@ -66,6 +66,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m007_claim_shown",
         "m008_job_runtime",
         "m009_structured_correction",
+        "m010_reuse_fingerprints",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
