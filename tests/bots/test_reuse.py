@@ -77,7 +77,7 @@ def _check(
         verdict=Verdict(
             label=label, claims=(ClaimVerdict(claim_id=claim.id, label=label, rationale="r"),)
         ),
-        correction=Correction(text="c", references=()),
+        correction=Correction(label=label, headline="c"),
         created_at=at,
         before=before if before is not None else post.created_at,
     )
