@@ -45,10 +45,12 @@ import os
 import secrets
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -101,6 +103,7 @@ class LocalModelServer:
         chat_format: str | None = None,
         startup_timeout: float = 120.0,
         request_timeout: float = 600.0,  # answers end at max_tokens; this catches a hung server
+        command: Sequence[str] | None = None,  # run with --config_file; None: llama-cpp-python's
     ) -> None:
         self.model_path = model_path
         self.alias = alias
@@ -109,6 +112,7 @@ class LocalModelServer:
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
+        self.command = tuple(command or (sys.executable, "-m", "llama_cpp.server"))
         self.port: int | None = None  # set at start: the one asked for, else a free one
         self._requested_port = port
         self._key = secrets.token_urlsafe(24)  # other local users cannot borrow the server
@@ -177,7 +181,7 @@ class LocalModelServer:
         """Start the server process (not yet answering); return when it started."""
         if self._proc is not None:  # it died: clean up and start again
             self.stop()
-        if not llama_cpp_installed():
+        if self.command[1:3] == ("-m", "llama_cpp.server") and not llama_cpp_installed():
             raise LocalModelError(
                 "llama-cpp-python is not installed (pip install llama-cpp-python)"
             )
@@ -189,7 +193,7 @@ class LocalModelServer:
         config = Path(self._workdir.name) / "config.json"
         config.write_text(json.dumps(self._config()), "utf-8")
         env = {k: v for k, v in os.environ.items() if k.upper() not in _STRIPPED_ENV}
-        command = [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
+        command = [*self.command, "--config_file", str(config)]
         started = time.monotonic()
         assert self.log_path is not None
         with self.log_path.open("wb") as output:
@@ -260,7 +264,10 @@ class LocalModelServer:
 
     async def _wait_ready_async(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
-        async with httpx.AsyncClient(timeout=2.0) as http:
+        # Plain HTTP to 127.0.0.1: a TLS context without the CA bundle, whose loading would
+        # hold the loop for a tenth of a second.
+        no_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        async with httpx.AsyncClient(timeout=2.0, verify=no_tls) as http:
             while time.monotonic() < deadline:
                 url, headers = self._probe()
                 try:

@@ -9,9 +9,7 @@ belong in the CPU pool. The embedder is loaded before (the `embedder` fixture wa
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -28,40 +26,10 @@ from pipeline.records import Check, Label
 from tests.bots.test_web_check import FACT_CHECK, NEWS, _searx_results
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
 from tests.localserver import Site, serve
+from tests.support.slowloop import run_watched
 
 T = TypeVar("T")
-SLOW_SECONDS = 0.1
 POST = "5G networks spread the coronavirus!"
-
-
-class _SlowCallbacks(logging.Handler):
-    """Collects asyncio's slow-callback warnings."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if message.startswith("Executing "):
-            self.messages.append(message)
-
-
-def run_watched(work: Callable[[], Awaitable[T]]) -> tuple[T, list[str]]:
-    """Run work in a debug-mode event loop; return its result and the slow-callback warnings."""
-    handler = _SlowCallbacks()
-    logger = logging.getLogger("asyncio")
-    logger.addHandler(handler)
-
-    async def main() -> T:
-        asyncio.get_running_loop().slow_callback_duration = SLOW_SECONDS
-        return await work()
-
-    try:
-        result = asyncio.run(main(), debug=True)
-    finally:
-        logger.removeHandler(handler)
-    return result, handler.messages
 
 
 @pytest.fixture
