@@ -184,7 +184,9 @@ async def run_check(
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
     if model is None:
-        claims = await timed("claims", extract_claims(post, max_claims=config.max_claims))
+        claims = await timed(
+            "claims", extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu)
+        )
         queries = await timed("queries", build_queries(claims))
         evidence = await gather(claims, queries)
         verdict, judged = await timed("judgement", deps.judge.judge(claims, evidence))
