@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 import pytest
 
 from bots.app.root import App
-from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
+from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings, load_settings
 from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.errors import ConfigError
 from pipeline.posts import post_from_text
 from pipeline.records import Check, Label
 from tests.bots.test_web_check import FACT_CHECK, NEWS, _searx_results
@@ -157,3 +158,17 @@ def test_the_watch_catches_a_callback_that_holds_the_loop() -> None:
 
     _, slow = run_watched(hold)
     assert len(slow) == 1 and "took 0.1" in slow[0]
+
+
+def test_the_cpu_pool_size_is_a_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTBOT_CPU_THREADS", "3")
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path))
+    app = App(load_settings())
+    try:
+        assert app.cpu.threads == 3
+        assert app.embedder.cpu is app.cpu and app.deps().cpu is app.cpu
+    finally:
+        app.close()
+    monkeypatch.setenv("FACTBOT_CPU_THREADS", "0")
+    with pytest.raises(ConfigError, match="FACTBOT_CPU_THREADS"):
+        load_settings()
