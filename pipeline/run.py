@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from pipeline.claims.heuristic import extract_claims
 from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import Query, build_queries
+from pipeline.cpu import CpuPool
 from pipeline.embedder import Embedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.ranking import Rater, rank_evidence
@@ -92,6 +93,7 @@ class CheckDeps:
     judge: Judge
     web: WebDeps | None = None  # live web search; None keeps to the local index
     references: ReferenceDeps | None = None  # reachability check; None skips it
+    cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
 
 
 @dataclass(frozen=True)
@@ -148,11 +150,12 @@ async def run_check(
                         search=web.search,
                         fetcher=web.fetcher,
                         rater=deps.rater,
-                        ingester=Ingester(deps.index, deps.embedder),
+                        ingester=Ingester(deps.index, deps.embedder, cpu=deps.cpu),
                         before=before,
                         pages_per_claim=web.pages_per_claim,
                         fact_check_sites=web.fact_check_sites,
                         limit=web.results_per_provider,
+                        cpu=deps.cpu,
                     ),
                 )
         candidates = await timed(
@@ -190,7 +193,9 @@ async def run_check(
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
     if model is None:
-        claims = await timed("claims", extract_claims(post, max_claims=config.max_claims))
+        claims = await timed(
+            "claims", extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu)
+        )
         queries = await timed("queries", build_queries(claims))
         evidence = await gather(claims, queries)
         verdict, judged = await timed("judgement", deps.judge.judge(claims, evidence))
@@ -331,7 +336,9 @@ async def _judge(
     for claim in claims:
         mine = [e for e in evidence if e.claim_id == claim.id]
         if mine:
-            narratives += await cluster_narratives(claim.id, mine, embedder=deps.embedder)
+            narratives += await cluster_narratives(
+                claim.id, mine, embedder=deps.embedder, cpu=deps.cpu
+            )
     verdict, judged, assessments = await model.judge.judge_with(
         claims, evidence, narratives=narratives, quotes=quotes
     )

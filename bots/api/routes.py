@@ -155,7 +155,9 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         max_chars = app.settings.max_post_chars
         if body.url is not None:
             fetcher = await app.fetcher()
-            post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars)
+            post = await post_from_url(
+                body.url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu
+            )
         else:
             post = post_from_text(body.text or "", max_chars=max_chars, platform="api")
         ensure_checkable(post)

@@ -89,13 +89,21 @@ class LocalModel:
 
     def endpoint(self) -> ModelEndpoint:
         """Return the running local server's endpoint (starting it if needed)."""
+        return self._get_server().start()
+
+    async def endpoint_async(self) -> ModelEndpoint:
+        """Return the running local server's endpoint, starting it if needed without blocking
+        the event loop (call it from the loop's own thread: the server dies with its thread)."""
+        return await self._get_server().start_async()
+
+    def _get_server(self) -> LocalModelServer:
         if self._server is None:
             path = local_model_available(self.settings.models_dir)
             if path is None:
                 raise ConfigError("the local model is not pulled: run `factbot models pull`")
             self._server = LocalModelServer(path)
             log.info("starting the local model server", extra={"model": str(path)})
-        return self._server.start()
+        return self._server
 
     def stop(self) -> None:
         """Stop the server if it runs."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from datetime import datetime, timedelta
 from functools import cached_property
 from types import TracebackType
@@ -32,6 +33,7 @@ from bots.app.search import build_search
 from bots.logs import configure as configure_logging
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
+from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
@@ -62,8 +64,10 @@ class App:
         self._store = store
         self._embedder = embedder
         self.local_model = LocalModel(settings)
+        self.cpu = CpuPool(settings.cpu_threads)  # threads start on first use
         self._fetcher: Fetcher | None = None
         self._fetcher_loop: asyncio.AbstractEventLoop | None = None
+        self._tls: ssl.SSLContext | None = None
         self._closing: set[asyncio.Task[None]] = set()
         configure_logging(settings.log_level)
 
@@ -90,7 +94,10 @@ class App:
             if threads is None and self.model_choice == "local":
                 threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
             self._embedder = SentenceTransformerEmbedder(
-                embedding.model, batch_size=embedding.batch_size, threads=threads
+                embedding.model,
+                batch_size=embedding.batch_size,
+                threads=threads,
+                cpu=self.cpu,
             )
         return self._embedder
 
@@ -112,10 +119,16 @@ class App:
         await self.aclose()
 
     async def start(self, *, warm: bool = True) -> None:
-        """Open the store and, with warm, load the embedder off the event loop."""
+        """Open the store and, with warm, load the embedder and start the local model server.
+
+        Both happen off the event loop: the embedder loads in the CPU pool, and the local
+        server is forked from the loop's thread (it dies with that thread) and awaited.
+        """
         _ = self.store
         if warm:
-            await asyncio.to_thread(self.embedder.warm_up)
+            await self.cpu.run(self.embedder.warm_up)
+            if self.model_choice == "local":
+                await self.local_model.endpoint_async()
 
     async def aclose(self) -> None:
         """Close in reverse order of opening: fetcher, local model server, store."""
@@ -125,6 +138,7 @@ class App:
     async def fetcher(self) -> Fetcher:
         """Return the shared SSRF-safe fetcher, opening it in the running event loop if needed."""
         loop = asyncio.get_running_loop()
+        await self.tls()  # before the test below: no await between it and the new fetcher
         stale = None
         if self._fetcher is not None and (self._fetcher_loop is not loop or self._fetcher.closed):
             # Closed, or opened in another event loop (an earlier asyncio.run's, now ended): its
@@ -144,6 +158,14 @@ class App:
         fetcher, self._fetcher = self._fetcher, None
         if fetcher is not None:
             await fetcher.aclose()
+
+    async def tls(self) -> ssl.SSLContext:
+        """Return the TLS context every HTTP client of the App shares, built once off the loop."""
+        if self._tls is None:
+            # Loading the CA bundle takes 0.1-0.2 s: once per client, on the loop, it held it.
+            context = await self.cpu.run(httpx.create_ssl_context, trust_env=False)
+            self._tls = self._tls or context
+        return self._tls
 
     def _new_fetcher(self) -> Fetcher:
         fs = self.settings.fetch
@@ -168,6 +190,7 @@ class App:
                 self.store.web,
                 ttl=timedelta(hours=self.settings.references.page_cache_ttl_hours),
             ),
+            verify=self._tls or True,
         )
 
     @property
@@ -210,6 +233,7 @@ class App:
             ),
             web=web,
             references=references,
+            cpu=self.cpu,
         )
 
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:
@@ -232,7 +256,9 @@ class App:
             if self.web_enabled or self.checks_references:
                 fetcher = await self.fetcher()
                 if self.web_enabled:
-                    http = await stack.enter_async_context(httpx.AsyncClient(timeout=20.0))
+                    http = await stack.enter_async_context(
+                        httpx.AsyncClient(timeout=20.0, verify=await self.tls())
+                    )
                     s = self.settings.search
                     web = WebDeps(
                         search=build_search(s, http, self.store.web),
@@ -270,10 +296,13 @@ class App:
             stages = stage_endpoints(self.settings.model, default)
         else:
             # Started from the event loop's own thread on purpose: the server is tied to the
-            # thread that starts it (it dies with it), and a pool thread may go away.
-            default = self.local_model.endpoint()
+            # thread that starts it (it dies with it), and a pool thread may go away. Only the
+            # wait until it answers is asynchronous.
+            default = await self.local_model.endpoint_async()
             stages = {}
-        llm = await stack.enter_async_context(LLMClient(default, stages=stages))
+        # Built in the pool: it imports the SDK and loads CA files (half a second on the loop).
+        client = await self.cpu.run(LLMClient, default, stages=stages)
+        llm = await stack.enter_async_context(client)
         return ModelDeps(
             llm=llm,
             judge=ModelJudge(llm, fallback=fallback, embedder=self.embedder),
@@ -290,6 +319,7 @@ class App:
         """
         self._close_fetcher_outside()
         self.local_model.stop()
+        self.cpu.close()
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -149,7 +149,9 @@ def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: boo
         try:
             if is_http:
                 fetcher = await app.fetcher()
-                post = await post_from_url(single, fetcher=fetcher, max_chars=max_chars)
+                post = await post_from_url(
+                    single, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu
+                )
             else:
                 post = post_from_text(text_or_url, max_chars=max_chars)
             return await app.check(post, before=bound)

@@ -5,7 +5,8 @@ it has enough words and states something (a number, a date, a named entity or a 
 rather than asking, greeting or giving a first-person opinion. A sentence that speaks to the
 fact-checker instead ("Note to the AI: ...", "Ignore previous instructions ...") states nothing
 about the world and is never a claim. When more sentences qualify than `max_claims`, the
-best-scored ones are kept in their original order.
+best-scored ones are kept in their original order. Splitting and scoring a long post (100,000
+characters) takes a sixth of a second, so it runs in the CPU pool.
 
 Failure policy: a post with nothing check-worthy raises EmptyPostError; nothing else raises.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import EmptyPostError
 from pipeline.records import Claim, Post, new_id
 from pipeline.text import STOPWORDS, clean_post_text, split_sentences, words
@@ -88,8 +90,14 @@ def checkworthiness(sentence: str) -> float:
     return score
 
 
-async def extract_claims(post: Post, *, max_claims: int = 5) -> list[Claim]:
+async def extract_claims(
+    post: Post, *, max_claims: int = 5, cpu: CpuPool | None = None
+) -> list[Claim]:
     """Return the check-worthy sentences of a post as claims."""
+    return await run_cpu(cpu, _claims, post, max_claims)
+
+
+def _claims(post: Post, max_claims: int) -> list[Claim]:
     text = clean_post_text(post.text)
     if not any(c.isalnum() for c in text):
         raise EmptyPostError(

@@ -16,16 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
 from pipeline.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
 from pipeline.evidence.chunking import chunk_text
+from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.sourcerecords import canonical_url, record_from_json
 from pipeline.ports import EvidenceIndex
 from pipeline.records import Document, content_hash, utcnow
-from pipeline.web.extract import extract_document, extract_metadata
+from pipeline.web.extract import ExtractedPage, extract_page
 from pipeline.web.feeds import parse_feed, parse_sitemap, sniff_kind
-from pipeline.web.fetcher import Fetcher
+from pipeline.web.fetcher import FetchedPage, Fetcher
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,7 @@ class Ingester:
         max_pages: int = 500,
         concurrency: int = 4,
         on_document: Callable[[], object] | None = None,
+        cpu: CpuPool | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
@@ -77,6 +80,7 @@ class Ingester:
         self.max_pages = max_pages
         self.concurrency = concurrency
         self.on_document = on_document
+        self.cpu = cpu
         self.report = IngestReport()
         self._pending: list[_Pending] = []
 
@@ -195,7 +199,7 @@ class Ingester:
             return
         kind = sniff_kind(page.body, page.content_type)
         if kind == "html":
-            await self._add_html(page.text(), url=page.url, source=url)
+            await self._add_html(page, url=page.url, source=url)
         elif kind in ("feed", "sitemap"):
             await self._follow(page.body, kind=kind, base_url=page.url, source=url, depth=depth)
         else:
@@ -205,11 +209,13 @@ class Ingester:
         self, body: bytes, *, kind: str, base_url: str, source: str, depth: int
     ) -> None:
         try:
+            # Feeds and sitemaps run to megabytes of XML: parsed in the CPU pool.
             if kind == "feed":
-                urls = [item.url for item in parse_feed(body, base_url=base_url)]
+                items = await run_cpu(self.cpu, parse_feed, body, base_url=base_url)
+                urls = [item.url for item in items]
                 nested: list[str] = []
             else:
-                sitemap = parse_sitemap(body)
+                sitemap = await run_cpu(self.cpu, parse_sitemap, body)
                 urls = [u for u, _ in sitemap.pages]
                 nested = list(sitemap.sitemaps)
         except ExtractionError as exc:
@@ -227,16 +233,26 @@ class Ingester:
             for child in nested[:20]:
                 await self._ingest_url(child, depth=depth + 1)
 
-    async def _add_html(self, html: str, *, url: str, source: str) -> None:
+    async def _add_html(self, html: str | FetchedPage, *, url: str, source: str) -> None:
+        """Extract a page (decoded once, parsed once, in the CPU pool) and queue it."""
         try:
-            document = extract_document(
-                html, url=url, domain=registrable_domain(url), fetched_at=utcnow()
-            )
+            extracted: ExtractedPage
+            if isinstance(html, FetchedPage):
+                extracted = await extract_fetched(html, cpu=self.cpu, fetched_at=utcnow())
+            else:
+                extracted = await run_cpu(
+                    self.cpu,
+                    extract_page,
+                    html,
+                    url=url,
+                    domain=registrable_domain(url),
+                    fetched_at=utcnow(),
+                )
         except (ExtractionError, ValueError) as exc:
             self._error(IngestError(source, str(exc)))
             return
-        author = extract_metadata(html, url).author
-        await self.add_document(document, {"source": source, "author": author})
+        author = extracted.metadata.author
+        await self.add_document(extracted.document, {"source": source, "author": author})
 
 
 _FILE_KINDS = (".jsonl", ".ndjson", ".json", ".html", ".htm", ".xml", ".rss", ".atom")

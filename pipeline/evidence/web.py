@@ -26,14 +26,15 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pipeline.claims.queries import Query
+from pipeline.cpu import CpuPool
 from pipeline.credibility.domains import registrable_domain
 from pipeline.errors import ExtractionError, FactbotError
 from pipeline.evidence.ingest import Ingester
+from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.ranking import Rater
 from pipeline.records import Document, utcnow
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch
-from pipeline.web.extract import extract_document, extract_metadata
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ async def gather_web_evidence(
     pages_per_claim: int = 6,
     fact_check_sites: tuple[str, ...] = (),
     limit: int = 8,
+    cpu: CpuPool | None = None,
 ) -> WebReport:
     """Search, filter, fetch and ingest pages for every query; return what happened."""
     report = WebReport()
@@ -117,7 +119,7 @@ async def gather_web_evidence(
                     break
                 picked.add(result.url)
                 chosen += 1
-                fetches.append(start(_fetch_one(result, fetcher=fetcher)))
+                fetches.append(start(_fetch_one(result, fetcher=fetcher, cpu=cpu)))
         for fetch in fetches:  # in the order picked, whatever order they finish in
             outcome = await fetch
             if isinstance(outcome, str):
@@ -185,19 +187,18 @@ def _rated_target(result: SearchResult) -> str:
 
 
 async def _fetch_one(
-    result: SearchResult, *, fetcher: Fetcher
+    result: SearchResult, *, fetcher: Fetcher, cpu: CpuPool | None
 ) -> tuple[Document, dict[str, Any]] | str:
     try:
         page = await fetcher.fetch(result.url)
-        document = extract_document(
-            page.text(), url=page.url, domain=registrable_domain(page.url), fetched_at=utcnow()
-        )
+        extracted = await extract_fetched(page, cpu=cpu, fetched_at=utcnow())
     except ExtractionError as exc:
         return f"no usable text: {exc.reason.split(':')[0]}"
     except FactbotError as exc:
         return f"fetch failed: {type(exc).__name__}"
     except ValueError:
         return "fetch failed: bad URL"
+    document = extracted.document
     if document.claim_review is None and result.claim_review is not None:
         document = dataclasses.replace(document, claim_review=result.claim_review)
     if document.published_at is None and result.published_at is not None:
@@ -205,6 +206,6 @@ async def _fetch_one(
     extra: dict[str, Any] = {
         "search_provider": result.provider,
         "search_rank": result.rank,
-        "author": extract_metadata(page.text(), page.url).author,
+        "author": extracted.metadata.author,
     }
     return document, extra

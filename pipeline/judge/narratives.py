@@ -9,28 +9,27 @@ keep that order and narratives are ordered by their best-ranked member.
 Narrative ids are derived from the claim id and the member ids, so clustering the same evidence
 again gives the same ids.
 
+Clustering runs in the CPU pool; scikit-learn is imported there, on first use.
+
 Failure policy: never raises for ordinary input; evidence of other claims is ignored (logged),
 and no evidence gives no narratives.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.cluster import KMeans
-from threadpoolctl import threadpool_limits
 
+from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Embedder, Vectors
 from pipeline.records import Evidence, Narrative, content_hash
 
 log = logging.getLogger(__name__)
 
 N_INIT = 10  # k-means restarts; cheap at these sizes and stabler than one
-INLINE_MAX_ITEMS = 64  # above this, k-means runs in a worker thread to keep the loop free
 _DISTINCT_DECIMALS = 5  # vectors equal to this precision count as one point
 
 
@@ -45,6 +44,9 @@ def _labels(
     """Return each row's cluster label and the cluster centroids."""
     if k == 1:
         return np.zeros(len(vectors), dtype=np.int64), vectors.mean(axis=0, keepdims=True)
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
     # A few dozen points: one thread is fastest, and an OpenMP pool of sklearn's own would
     # fight torch's (the embedder) for the same cores, slowing both many times over.
     with threadpool_limits(limits=1):
@@ -86,6 +88,7 @@ async def cluster_narratives(
     embedder: Embedder,
     max_k: int = 4,
     seed: int = 0,
+    cpu: CpuPool | None = None,
 ) -> list[Narrative]:
     """Cluster a claim's ranked evidence into at most max_k narratives, best-ranked first."""
     if max_k < 1:
@@ -99,12 +102,8 @@ async def cluster_narratives(
     if not items:
         return []
     vectors = np.asarray(await embedder.embed([e.passage.text for e in items]), dtype=np.float32)
-    if len(items) > INLINE_MAX_ITEMS:
-        narratives = await asyncio.to_thread(
-            _group, claim_id, items, vectors, max_k=max_k, seed=seed
-        )
-    else:
-        narratives = _group(claim_id, items, vectors, max_k=max_k, seed=seed)
+    # Even a few dozen points take k-means (10 restarts) tens of milliseconds: never inline.
+    narratives = await run_cpu(cpu, _group, claim_id, items, vectors, max_k=max_k, seed=seed)
     log.info(
         "narratives clustered",
         extra={"claim_id": claim_id, "evidence": len(items), "narratives": len(narratives)},

@@ -35,11 +35,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
-from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import FactbotError
@@ -48,6 +45,11 @@ from pipeline.llm.endpoint import ModelEndpoint, RetryPolicy
 from pipeline.llm.usage import MeterScope, StageUsage, UsageMeter, metering, open_meters
 from pipeline.retry_after import retry_after
 from pipeline.retrying import Retryable, retried
+
+if TYPE_CHECKING:  # the SDK is imported when a client is built: processes without one skip it
+    import openai
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat.completion_create_params import ResponseFormat
 
 __all__ = [
     "STAGE_HEADER",
@@ -104,6 +106,8 @@ class ModelUnavailableError(ModelError):
 
 def _answer_of(completion: object) -> _Answer | None:
     """Return the answer in completion, or None when it is not a readable chat completion."""
+    from openai.types.chat import ChatCompletion
+
     if not isinstance(completion, ChatCompletion):
         return None
     try:  # the SDK builds responses without validating them: fields may be missing
@@ -141,6 +145,8 @@ class LLMClient:
         self.default = default
         self.stages = dict(stages or {})
         self.retry = retry or RetryPolicy()
+        import openai
+
         self._meter = UsageMeter()
         self._sdk: dict[ModelEndpoint, openai.AsyncOpenAI] = {}
         self._slots: dict[ModelEndpoint, asyncio.Semaphore] = {}
@@ -260,6 +266,8 @@ class LLMClient:
         max_tokens: int,
     ) -> _Answer:
         """Send one completion request, retrying what is worth retrying."""
+        import openai
+
         endpoint, stage = request.endpoint, request.stage
         sdk, slots = self._sdk[endpoint], self._slots[endpoint]
         attempts = max(1, self.retry.attempts)

@@ -23,8 +23,9 @@ The server is configured through a JSON config file, because it reads environmen
 without a prefix (`HOST`, `PORT`, `API_KEY`, ...) for any setting given on its command line; the
 config file path skips them, and HOST, PORT and CONFIG_FILE are removed from its environment.
 
-Failure policy: `start()` raises `LocalModelError` (with the tail of the server's log) when the
-server exits or does not answer within `startup_timeout`; `stop()` never raises.
+Failure policy: `start()` and `start_async()` raise `LocalModelError` (with the tail of the
+server's log) when the server exits or does not answer within `startup_timeout`; `stop()` never
+raises.
 
 Exceptions (to join the tree in `pipeline.errors`):
 
@@ -34,6 +35,7 @@ Exceptions (to join the tree in `pipeline.errors`):
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import ctypes
 import importlib.util
@@ -43,10 +45,12 @@ import os
 import secrets
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -60,6 +64,7 @@ log = logging.getLogger(__name__)
 
 _STRIPPED_ENV = ("HOST", "PORT", "CONFIG_FILE")  # the server lets these override its config
 _GRACE_SECONDS = 10.0
+_POLL_SECONDS = 0.25  # between readiness probes while the model loads
 _LOG_TAIL = 3000
 
 
@@ -98,6 +103,7 @@ class LocalModelServer:
         chat_format: str | None = None,
         startup_timeout: float = 120.0,
         request_timeout: float = 600.0,  # answers end at max_tokens; this catches a hung server
+        command: Sequence[str] | None = None,  # run with --config_file; None: llama-cpp-python's
     ) -> None:
         self.model_path = model_path
         self.alias = alias
@@ -106,10 +112,12 @@ class LocalModelServer:
         self.chat_format = chat_format
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
+        self.command = tuple(command or (sys.executable, "-m", "llama_cpp.server"))
         self.port: int | None = None  # set at start: the one asked for, else a free one
         self._requested_port = port
         self._key = secrets.token_urlsafe(24)  # other local users cannot borrow the server
         self._proc: subprocess.Popen[bytes] | None = None
+        self._answered = False  # the running process has answered a readiness probe
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
 
     @property
@@ -141,22 +149,51 @@ class LocalModelServer:
 
     def start(self) -> ModelEndpoint:
         """Start the server and wait until it answers; return its endpoint."""
-        if self._proc is not None and self._proc.poll() is None:
+        if self.running and self._answered:
             return self.endpoint
+        started = time.monotonic() if self.running else self._spawn()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self._ready(started)
+
+    async def start_async(self) -> ModelEndpoint:
+        """Start the server from this thread and wait, without blocking the loop, until it
+        answers; return its endpoint.
+
+        The process is forked here, in the calling (event loop) thread, because Linux kills it
+        when the thread that forked it ends (`PR_SET_PDEATHSIG`); only the wait is asynchronous.
+        """
+        if self.running and self._answered:
+            return self.endpoint
+        # Already spawned by a concurrent caller still waiting: wait for the same process.
+        started = time.monotonic() if self.running else self._spawn()
+        try:
+            await self._wait_ready_async()
+        except BaseException:
+            self.stop()
+            raise
+        return self._ready(started)
+
+    def _spawn(self) -> float:
+        """Start the server process (not yet answering); return when it started."""
         if self._proc is not None:  # it died: clean up and start again
             self.stop()
-        if not llama_cpp_installed():
+        if self.command[1:3] == ("-m", "llama_cpp.server") and not llama_cpp_installed():
             raise LocalModelError(
                 "llama-cpp-python is not installed (pip install llama-cpp-python)"
             )
         if not self.model_path.is_file():
             raise LocalModelError(f"no model file at {self.model_path}")
+        self._answered = False
         self._workdir = tempfile.TemporaryDirectory(prefix="factbot-llama-")
         self.port = self._requested_port or _free_port()
         config = Path(self._workdir.name) / "config.json"
         config.write_text(json.dumps(self._config()), "utf-8")
         env = {k: v for k, v in os.environ.items() if k.upper() not in _STRIPPED_ENV}
-        command = [sys.executable, "-m", "llama_cpp.server", "--config_file", str(config)]
+        command = [*self.command, "--config_file", str(config)]
         started = time.monotonic()
         assert self.log_path is not None
         with self.log_path.open("wb") as output:
@@ -170,11 +207,10 @@ class LocalModelServer:
             )
         atexit.register(self.stop)
         log.info("local model server starting", extra={"port": self.port, "pid": self._proc.pid})
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+        return started
+
+    def _ready(self, started: float) -> ModelEndpoint:
+        self._answered = True
         log.info(
             "local model server ready",
             extra={"port": self.port, "seconds": round(time.monotonic() - started, 2)},
@@ -200,25 +236,47 @@ class LocalModelServer:
             "models": [model],
         }
 
-    def _wait_ready(self) -> None:
+    def _probe(self) -> tuple[str, dict[str, str]]:
+        """Return the readiness URL and its headers; raise if the process has exited."""
         assert self._proc is not None
-        url = f"http://127.0.0.1:{self.port}/v1/models"
-        headers = {"Authorization": f"Bearer {self._key}"}
+        code = self._proc.poll()
+        if code is not None:
+            raise LocalModelError(f"exited with code {code}", log_tail=self.log_tail())
+        return f"http://127.0.0.1:{self.port}/v1/models", {"Authorization": f"Bearer {self._key}"}
+
+    def _timed_out(self) -> LocalModelError:
+        return LocalModelError(
+            f"no answer within {self.startup_timeout:g}s", log_tail=self.log_tail()
+        )
+
+    def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
         with httpx.Client(timeout=2.0) as http:
             while time.monotonic() < deadline:
-                code = self._proc.poll()
-                if code is not None:
-                    raise LocalModelError(f"exited with code {code}", log_tail=self.log_tail())
+                url, headers = self._probe()
                 try:
                     if http.get(url, headers=headers).status_code == 200:
                         return
                 except httpx.TransportError:
                     pass  # not listening yet
-                time.sleep(0.25)
-        raise LocalModelError(
-            f"no answer within {self.startup_timeout:g}s", log_tail=self.log_tail()
-        )
+                time.sleep(_POLL_SECONDS)
+        raise self._timed_out()
+
+    async def _wait_ready_async(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        # Plain HTTP to 127.0.0.1: a TLS context without the CA bundle, whose loading would
+        # hold the loop for a tenth of a second.
+        no_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        async with httpx.AsyncClient(timeout=2.0, verify=no_tls) as http:
+            while time.monotonic() < deadline:
+                url, headers = self._probe()
+                try:
+                    if (await http.get(url, headers=headers)).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass  # not listening yet
+                await asyncio.sleep(_POLL_SECONDS)
+        raise self._timed_out()
 
     def log_tail(self) -> str:
         """Return the end of the server's output (its error, when it failed)."""

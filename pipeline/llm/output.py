@@ -10,10 +10,12 @@ import copy
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import BaseModel, Field, ValidationError
+
+if TYPE_CHECKING:  # types only: the SDK is not needed to build a request
+    from openai.types.chat.completion_create_params import ResponseFormat
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -127,7 +129,7 @@ def response_format(
     if not json_schema:
         if schema_in_json_object:
             # not in the SDK's type: llama-cpp-python's extension of JSON mode
-            return cast(ResponseFormat, {"type": "json_object", "schema": body})
+            return cast("ResponseFormat", {"type": "json_object", "schema": body})
         return {"type": "json_object"}
     return {
         "type": "json_schema",

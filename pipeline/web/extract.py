@@ -8,7 +8,14 @@ away or pushed off the page, by inline styles or the page's own `<style>` rules.
 a favourite place for prompt injection - thus never reaches the document text, a model or a
 quote. Styles from external stylesheets cannot be seen without fetching them.
 
-Extraction is CPU-bound: async callers run `extract_document` in a worker thread.
+Each page is parsed once: one lxml tree gives the ClaimReviews, a copy of it the wall check
+(walls are judged on the page as served, hidden consent containers included), and the tree
+after the visibility pass serves trafilatura for the text and metadata, author included.
+trafilatura and htmldate copy the tree they are given rather than parse the HTML again.
+
+Extraction is CPU-bound: async callers run `extract_page` in a worker thread (`pipeline.cpu`).
+trafilatura (and htmldate with it) is imported on first use, so processes that never extract
+a page never load it.
 
 Failure policy: `extract_document` raises `ExtractionError` when a page has no usable main
 text, and when it is a wall whose text is too short to be the article (the reason then starts
@@ -19,6 +26,7 @@ empty or unparsable page.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -27,20 +35,20 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
-import trafilatura
 from lxml import etree
-from trafilatura.metadata import extract_metadata as trafilatura_metadata
-from trafilatura.settings import Document as TrafilaturaDocument
 
 from pipeline.errors import ExtractionError
 from pipeline.records import ClaimReview, Document, Label, document_id_for
 from pipeline.web.feeds import parse_date
 from pipeline.web.visibility import drop_invisible
 from pipeline.web.walls import detect_wall
+
+if TYPE_CHECKING:
+    from trafilatura.settings import Document as TrafilaturaDocument
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +110,15 @@ class PageMetadata:
     published_at: datetime | None
 
 
-def extract_document(
+@dataclass(frozen=True)
+class ExtractedPage:
+    """A page's document and what else the page declares about itself (its author)."""
+
+    document: Document
+    metadata: PageMetadata
+
+
+def extract_page(
     html: str,
     *,
     url: str,
@@ -110,12 +126,16 @@ def extract_document(
     fetched_at: datetime | None = None,
     status: int | None = None,
     headers: Mapping[str, str] | None = None,
-) -> Document:
-    """Extract the main text and metadata of an HTML page into a Document."""
+) -> ExtractedPage:
+    """Extract the main text and metadata of an HTML page, parsing it once."""
+    from trafilatura import bare_extraction
+    from trafilatura.settings import Document as TrafilaturaDocument
+
     tree = _parse_html(html, url)
     reviews = _claim_reviews_in(tree, page_url=url)
+    served = copy.deepcopy(tree)  # a tenth of a parse; the wall check needs the page as served
     drop_invisible(tree)
-    result = trafilatura.bare_extraction(
+    result = bare_extraction(
         tree,
         url=url,
         with_metadata=True,
@@ -129,7 +149,7 @@ def extract_document(
     words = len(text.split())
     if words < WALL_MAX_WORDS:
         # Only short pages are checked: a wall's markers also sit on pages with their article.
-        wall = detect_wall(html, status, headers)
+        wall = detect_wall(html, status, headers, tree=served)
         if wall:
             raise ExtractionError(url, f"{wall}: only {words} words of main text")
     if not isinstance(result, TrafilaturaDocument):
@@ -152,11 +172,28 @@ def extract_document(
         claim_review=review,
     )
     log.debug("extracted", extra={"url": url, "words": words, "reviews": len(reviews)})
-    return document
+    return ExtractedPage(document=document, metadata=metadata)
+
+
+def extract_document(
+    html: str,
+    *,
+    url: str,
+    domain: str,
+    fetched_at: datetime | None = None,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Document:
+    """Extract the main text and metadata of an HTML page into a Document."""
+    return extract_page(
+        html, url=url, domain=domain, fetched_at=fetched_at, status=status, headers=headers
+    ).document
 
 
 def extract_metadata(html: str, url: str) -> PageMetadata:
     """Return the title, author, site name and publication time a page declares."""
+    from trafilatura.metadata import extract_metadata as trafilatura_metadata
+
     tree = _parse_html(html, url)
     drop_invisible(tree)
     return _page_metadata(trafilatura_metadata(tree, url, dict(_DATE_PARAMS)), tree, url)

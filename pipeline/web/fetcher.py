@@ -30,6 +30,7 @@ import codecs
 import ipaddress
 import logging
 import re
+import ssl
 import zlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -208,6 +209,7 @@ class Fetcher:
         transport: httpx.AsyncBaseTransport | None = None,
         cache: PageCache | None = None,
         clock: Clock = SYSTEM,
+        verify: ssl.SSLContext | bool = True,  # a shared context: loading CA files takes 0.1 s
     ) -> None:
         self.policy = policy
         self.cache = cache
@@ -244,6 +246,7 @@ class Fetcher:
             ),
             headers={"User-Agent": policy.user_agent},
             transport=transport,
+            verify=verify,
         )
 
     async def __aenter__(self) -> Self:

@@ -125,11 +125,20 @@ _TAGS = re.compile(r"<script\b.*?</script>|<style\b.*?</style>|<[^>]*>", re.I | 
 
 
 def detect_wall(
-    html: str, status: int | None = None, headers: Mapping[str, str] | None = None
+    html: str,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    tree: Any = None,
 ) -> str | None:
-    """Return why the page is a wall ("paywall (...)", "consent wall (...)", ...) or None."""
+    """Return why the page is a wall ("paywall (...)", "consent wall (...)", ...) or None.
+
+    tree, when given, is html already parsed (as served: before any visibility pass); the page
+    is then not parsed again.
+    """
     lowered = {k.lower(): v for k, v in (headers or {}).items()}
-    tree = _parse(html)
+    if tree is None:
+        tree = _parse(html)
     page = _Page(tree, html)
     return (
         _bot_protection(html, page, status, lowered)

@@ -1,0 +1,31 @@
+"""Reading a fetched page into a document: decoded once, parsed once, off the event loop.
+
+Decoding (charset detection on legacy pages), parsing, the visibility pass and trafilatura are
+all CPU-bound, so `extract_fetched` runs the whole of `read_page` in the CPU pool.
+
+Failure policy: `read_page` raises `ExtractionError` when the page has no usable text (see
+`pipeline.web.extract`) and ValueError when its URL has no registrable domain.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pipeline.cpu import CpuPool, run_cpu
+from pipeline.credibility.domains import registrable_domain
+from pipeline.web.extract import ExtractedPage, extract_page
+from pipeline.web.fetcher import FetchedPage
+
+
+def read_page(page: FetchedPage, *, fetched_at: datetime | None = None) -> ExtractedPage:
+    """Decode and extract a fetched page in the calling thread."""
+    return extract_page(
+        page.text(), url=page.url, domain=registrable_domain(page.url), fetched_at=fetched_at
+    )
+
+
+async def extract_fetched(
+    page: FetchedPage, *, cpu: CpuPool | None, fetched_at: datetime | None = None
+) -> ExtractedPage:
+    """Decode and extract a fetched page in the CPU pool."""
+    return await run_cpu(cpu, read_page, page, fetched_at=fetched_at)
