@@ -2,7 +2,9 @@
 
 POST /api/checks            {"text": "..."} or {"url": "..."}, optional "before" (ISO date)
                             → 202 {job} with Location: /api/jobs/{id}; with ?wait=N, 201 and the
-                            check when it finishes within N seconds (else still 202)
+                            check when it finishes within N seconds (else still 202); 200 and
+                            a stored check when one answers the same or a near-duplicate post
+                            (`"reused"` says why; ?fresh=true checks again)
 GET  /api/jobs/{id}         status, attempts, error and stage progress
 GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
@@ -43,6 +45,7 @@ from pipeline.errors import (
     UnsafeURLError,
 )
 from pipeline.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.records import Post
 
 log = logging.getLogger(__name__)
 
@@ -150,17 +153,20 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
     async def create_check(
         body: CheckRequest,
         wait: float = Query(default=0, ge=0, description="seconds to wait for the result"),
+        fresh: bool = Query(default=False, description="check again even if a stored check fits"),
         idempotency_key: str | None = Header(default=None, max_length=200),
     ) -> JSONResponse:
         max_chars = app.settings.max_post_chars
         if body.url is not None:
             fetcher = await app.fetcher()
-            post = await post_from_url(
-                body.url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu
-            )
+            post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
         else:
             post = post_from_text(body.text or "", max_chars=max_chars, platform="api")
         ensure_checkable(post)
+        if not fresh:
+            reused = await _reused(post, body.before)
+            if reused is not None:
+                return reused
         submission = submit_check(
             app.store,
             post,
@@ -188,6 +194,22 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
             content=job_to_json(app.store, job),
             headers={"Location": f"/api/jobs/{job.id}"},
         )
+
+    async def _reused(post: Post, before: datetime | None) -> JSONResponse | None:
+        hit = await app.reuse.find(post, before=before)
+        if hit is None:
+            return None
+        try:
+            check = app.store.checks.get(hit.check_id)
+        except NotFoundError:  # the fingerprint outlived its check: a miss
+            return None
+        content = check_to_json(check)
+        content["reused"] = {
+            "reason": hit.reason,
+            "similarity": round(hit.similarity, 4),
+            "age_seconds": round(hit.age.total_seconds(), 1),
+        }
+        return JSONResponse(content=content, headers={"Location": f"/api/checks/{check.id}"})
 
     @api.get("/api/jobs/{job_id}")
     async def get_job(job_id: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ import httpx
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.app.search import build_search
 from bots.logs import configure as configure_logging
+from bots.runtime.reuse import ReuseIndex
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
 from pipeline.cpu import CpuPool
@@ -101,6 +102,11 @@ class App:
             )
         return self._embedder
 
+    @cached_property
+    def reuse(self) -> ReuseIndex:
+        """Return the index that answers repeated and near-duplicate posts from stored checks."""
+        return ReuseIndex(self.store.reuse, self.embedder, self.settings.reuse, clock=self.clock)
+
     @property
     def embedder_loaded(self) -> bool:
         """Return whether the embedder's model is loaded (warm-up done)."""
@@ -127,6 +133,8 @@ class App:
         _ = self.store
         if warm:
             await self.cpu.run(self.embedder.warm_up)
+            if self.settings.reuse.enabled:
+                await self.cpu.run(self.reuse.warm)
             if self.model_choice == "local":
                 await self.local_model.endpoint_async()
 

@@ -16,15 +16,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from bots.runtime.worker import Outcome, PermanentJobError
 from pipeline.records import Check, Post, new_id
+from pipeline.run import Progress
 from storage import Store
 from storage.jobs import Job
-
-if TYPE_CHECKING:
-    from bots.app.root import App
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +60,29 @@ def submit_check(
     )
 
 
-class CheckJobs:
-    """Runs `check` jobs through the App's pipeline."""
+class CheckRunner(Protocol):
+    """What a check job needs of the composition root: the store, and running a check."""
 
-    def __init__(self, app: App, *, after: AfterCheck | None = None) -> None:
+    @property
+    def store(self) -> Store:
+        """Return the database."""
+        ...
+
+    async def run_check(
+        self,
+        post: Post,
+        *,
+        before: datetime | None = None,
+        progress: Progress | None = None,
+    ) -> Check:
+        """Run a check and return it unsaved."""
+        ...
+
+
+class CheckJobs:
+    """Runs `check` jobs through the composition root's pipeline (`bots.app.root.App`)."""
+
+    def __init__(self, app: CheckRunner, *, after: AfterCheck | None = None) -> None:
         self.app = app
         self.after = after
 

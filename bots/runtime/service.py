@@ -1,5 +1,8 @@
 """The worker side of a process: build the pool over an open App and run it until stopped.
 
+The runtime never imports the composition root (`bots.app` composes the runtime, not the
+other way round): it takes anything with the App's shape, `RuntimeApp`.
+
 `factbot serve` runs it beside the API in the server's event loop; `factbot worker` runs it
 alone. `install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop event.
 """
@@ -8,15 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from bots.runtime.checks import CHECK, AfterCheck, CheckJobs
+from bots.runtime.checks import CHECK, AfterCheck, CheckJobs, CheckRunner
+from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import WorkerConfig, WorkerPool, worker_name
-from storage.jobs import Backoff
+from bots.settings import JobSettings, Settings
+from pipeline.clock import Clock
+from pipeline.records import Check
+from storage.jobs import Backoff, Job
 
-if TYPE_CHECKING:
-    from bots.app.root import App
-    from bots.settings import JobSettings
+
+class RuntimeApp(CheckRunner, Protocol):
+    """The parts of the App that workers use."""
+
+    settings: Settings
+    clock: Clock
+
+    @property
+    def reuse(self) -> ReuseIndex:
+        """Return the reuse index."""
+        ...
 
 
 def worker_config(jobs: JobSettings, *, concurrency: int) -> WorkerConfig:
@@ -33,12 +48,18 @@ def worker_config(jobs: JobSettings, *, concurrency: int) -> WorkerConfig:
 
 
 def build_pool(
-    app: App, *, concurrency: int, prefix: str = "worker", after: AfterCheck | None = None
+    app: RuntimeApp, *, concurrency: int, prefix: str = "worker", after: AfterCheck | None = None
 ) -> WorkerPool:
-    """Return a pool that runs check jobs through app."""
+    """Return a pool that runs check jobs through app; each finished check is kept for reuse."""
+
+    async def remember(job: Job, check: Check) -> None:
+        await app.reuse.remember(check)
+        if after is not None:
+            await after(job, check)
+
     return WorkerPool(
         app.store,
-        {CHECK: CheckJobs(app, after=after)},
+        {CHECK: CheckJobs(app, after=remember)},
         worker_config(app.settings.jobs, concurrency=concurrency),
         name=worker_name(prefix),
         clock=app.clock,

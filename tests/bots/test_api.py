@@ -123,7 +123,10 @@ def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path
         site.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
         with serving(app) as base:
             for url in urls:
-                answer = httpx.post(f"{base}/api/checks?wait=60", json={"url": url}, timeout=60)
+                # fresh: the two pages have the same text, which would otherwise be reused.
+                answer = httpx.post(
+                    f"{base}/api/checks?wait=60&fresh=true", json={"url": url}, timeout=60
+                )
                 assert answer.status_code == 201, answer.text
             (fetcher,) = set(app.handed_out)
             assert not fetcher.closed

@@ -186,3 +186,20 @@ def test_a_post_with_nothing_checkable_ends_dead_at_once_and_says_why(api: str) 
     job = answer.json()
     assert job["status"] == "dead" and job["attempts"] == 1
     assert job["error"].startswith("EmptyPostError: the post has no check-worthy statement")
+
+
+def test_a_repeated_post_is_answered_from_the_stored_check(api: str) -> None:
+    first = httpx.post(f"{api}/api/checks?wait=60", json=CLAIM, timeout=70)
+    assert first.status_code == 201, first.text
+    started = time.perf_counter()
+    again = httpx.post(
+        f"{api}/api/checks", json={"text": "5G NETWORKS spread the coronavirus!!"}, timeout=30
+    )
+    elapsed = time.perf_counter() - started
+    assert again.status_code == 200, again.text
+    body = again.json()
+    assert body["id"] == first.json()["id"] and body["reused"]["reason"] == "same text"
+    assert again.headers["location"] == f"/api/checks/{body['id']}"
+    assert elapsed < 5  # no job, no pipeline: answered from the database
+    fresh = httpx.post(f"{api}/api/checks?fresh=true", json=CLAIM, timeout=30)
+    assert fresh.status_code == 202  # asked to check again
