@@ -29,12 +29,13 @@ from bots.settings import Settings
 from pipeline.evidence.ingest import Ingester
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "corpus.jsonl"
+# Claims the test corpus has evidence about (a check without any evidence is never reused).
 CLAIMS = [
     "5G networks spread the coronavirus.",
-    "Drinking hot water cures COVID-19.",
-    "Hydroxychloroquine cures COVID-19, a new study shows.",
-    "The WHO declared that masks cause oxygen deficiency.",
-    "Vitamin C prevents infection with the coronavirus.",
+    "Drinking bleach protects you against COVID-19.",
+    "Hydroxychloroquine cures hospitalized COVID-19 patients, a large study shows.",
+    "The vaccine trial showed 95 percent efficacy against COVID-19.",
+    "A heatwave brought record temperatures to London in July 2022.",
 ]
 
 
