@@ -23,9 +23,11 @@ from tests.support.httpserver import serve
 
 
 @contextmanager
-def serving(app: App) -> Iterator[str]:
-    """Serve the API over app on a free port until the block ends, then stop it."""
-    config = uvicorn.Config(create_api(app), host="127.0.0.1", port=0, log_level="warning")
+def serving(app: App, *, workers: int | None = None) -> Iterator[str]:
+    """Serve the API (and `workers` workers) over app on a free port until the block ends."""
+    config = uvicorn.Config(
+        create_api(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
+    )
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import JobSettings, Settings
 from pipeline.evidence.ingest import Ingester
@@ -43,34 +39,9 @@ def api(tmp_path: Path, embedder: Any) -> Iterator[str]:
 @pytest.fixture
 def api_without_workers(tmp_path: Path, embedder: Any) -> Iterator[str]:
     app = _app(tmp_path / "no-workers", embedder)  # its own database: no worker ever ran there
-    with serving_api(app, workers=0) as base:
+    with serving(app, workers=0) as base:
         yield base
     app.close()
-
-
-def serving_api(app: App, *, workers: int) -> Any:
-    """Serve create_api(app, workers=...) like tests.bots.test_api.serving."""
-
-    @contextmanager
-    def run() -> Iterator[str]:
-        config = uvicorn.Config(
-            create_api(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
-        )
-        srv = uvicorn.Server(config)
-        thread = threading.Thread(target=srv.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not srv.started:
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
-        port = srv.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            srv.should_exit = True
-            thread.join(timeout=10)
-
-    return run()
 
 
 def _poll(base: str, job_url: str, *, until: tuple[str, ...] = ("done", "dead")) -> dict[str, Any]:

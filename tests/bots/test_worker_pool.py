@@ -75,9 +75,8 @@ async def _until(predicate: object, seconds: float = 10.0) -> None:
             await asyncio.sleep(0.01)
 
 
-async def test_a_job_that_keeps_failing_ends_dead_with_its_error(store: Store) -> None:
+async def _run_until_dead(store: Store, handler: Failing) -> Job:
     job, _ = store.jobs.enqueue("check", {}, max_attempts=3)
-    handler = Failing(RuntimeError("search is down"))
     pool = WorkerPool(store, {"check": handler}, _config(), name="t")
     stop = asyncio.Event()
     task = asyncio.create_task(pool.run(stop))
@@ -85,22 +84,23 @@ async def test_a_job_that_keeps_failing_ends_dead_with_its_error(store: Store) -
     stop.set()
     await task
     dead = store.jobs.get(job.id)
-    assert dead is not None and dead.attempts == 3 and handler.calls == 3
+    assert dead is not None
+    return dead
+
+
+async def test_a_job_that_keeps_failing_ends_dead_with_its_error(store: Store) -> None:
+    handler = Failing(RuntimeError("search is down"))
+    dead = await _run_until_dead(store, handler)
+    assert dead.attempts == 3 and handler.calls == 3
     assert dead.last_error == "RuntimeError: search is down"
-    statuses = [e.status for e in store.jobs.events(job.id) if e.stage == "job"]
+    statuses = [e.status for e in store.jobs.events(dead.id) if e.stage == "job"]
     assert statuses == ["queued", "running", "queued", "running", "queued", "running", "dead"]
 
 
 async def test_bad_input_is_dead_at_the_first_attempt(store: Store) -> None:
-    job, _ = store.jobs.enqueue("check", {}, max_attempts=3)
     handler = Failing(PermanentJobError("no post"))
-    pool = WorkerPool(store, {"check": handler}, _config(), name="t")
-    stop = asyncio.Event()
-    task = asyncio.create_task(pool.run(stop))
-    await _until(lambda: store.jobs.get(job.id).status == "dead")  # type: ignore[union-attr]
-    stop.set()
-    await task
-    assert handler.calls == 1
+    dead = await _run_until_dead(store, handler)
+    assert dead.attempts == 1 and handler.calls == 1
 
 
 async def test_stopping_lets_a_running_job_finish_within_the_timeout(store: Store) -> None:
