@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -246,8 +247,13 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         )
 
     async def _stream(job_id: str, after: int, request: Request) -> AsyncIterator[str]:
+        quiet_since = time.monotonic()
         while True:
+            if time.monotonic() - quiet_since > KEEP_ALIVE:
+                yield ": keep-alive\n\n"  # a comment: proxies keep a long stage's stream open
+                quiet_since = time.monotonic()
             for event in app.store.jobs.events(job_id, after=after):
+                quiet_since = time.monotonic()
                 after = event.seq
                 data = {"stage": event.stage, "status": event.status, "at": event.at.isoformat()}
                 data.update(event.detail)
@@ -270,6 +276,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
 
 
 SSE = "text/event-stream"
+KEEP_ALIVE = 15.0  # seconds of silence before the stream sends a comment line
 
 
 def _sse(event: str, data: dict[str, Any], seq: int) -> str:
