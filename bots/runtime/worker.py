@@ -102,7 +102,7 @@ class WorkerPool:
         ]
         try:
             await stop.wait()
-            _, pending = await asyncio.wait(slots, timeout=self.config.shutdown_timeout or None)
+            _, pending = await asyncio.wait(slots, timeout=self.config.shutdown_timeout)
             for task in pending:
                 task.cancel()
             await asyncio.gather(*slots, return_exceptions=True)
