@@ -34,6 +34,7 @@ from storage.codec import (
     post_from_row,
     post_row,
 )
+from storage.tx import immediate
 
 
 class CheckRepo:
@@ -45,7 +46,7 @@ class CheckRepo:
     def save(self, check: Check) -> None:
         """Write the post, the check, its claims and its evidence atomically."""
         verdicts = {v.claim_id: v for v in check.verdict.claims}
-        with self.db.atomic():
+        with immediate(self.db):
             existing = self.db.execute(
                 "SELECT id FROM posts WHERE platform = ? AND platform_id = ?",
                 [check.post.platform, check.post.platform_id],

@@ -19,6 +19,7 @@ from sqlite_utils import Database
 from pipeline.ports import UpsertStatus, VectorTable
 from pipeline.records import Document, Passage, document_id_for, utcnow
 from storage.codec import claim_review_out, document_from_row, dt_out
+from storage.tx import immediate
 
 __all__ = ["DocumentIndex", "IndexStats", "VectorTable", "document_id_for"]
 
@@ -72,7 +73,7 @@ class DocumentIndex:
             "extra": json.dumps(extra or {}, default=str),
             "ingested_at": dt_out(utcnow()),
         }
-        with self.db.atomic():
+        with immediate(self.db):
             if previous is not None:
                 old_id = self.db.execute(
                     "SELECT id FROM documents WHERE url = ?", [document.url]

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from sqlite_utils import Database
 
 from storage.codec import dt_in, dt_out
+from storage.tx import immediate
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class ReuseRepo:
 
     def add_all(self, fps: Sequence[Fingerprint]) -> int:
         """Store many fingerprints in one transaction; return how many were new."""
-        with self.db.atomic():
+        with immediate(self.db):
             before = self.count()
             self.db.conn.executemany(_INSERT, [_row(fp) for fp in fps])
             return self.count() - before

@@ -10,6 +10,7 @@ from sqlite_utils import Database
 
 from pipeline.records import SourceRating, Tier, utcnow
 from storage.codec import dt_out
+from storage.tx import immediate
 
 
 class SourceTable:
@@ -32,7 +33,9 @@ class SourceTable:
             }
             for r in ratings
         ]
-        with self.db.atomic():
+        # Immediate: every process refreshes the seed list when it opens the database, and a
+        # deferred transaction that reads the schema first fails at once when another writes.
+        with immediate(self.db):
             self.db.table("sources").upsert_all(rows, pk="domain")
         return len(rows)
 

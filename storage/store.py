@@ -22,6 +22,7 @@ from storage.migrations import migrations
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
+from storage.tx import immediate
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
 
@@ -53,7 +54,8 @@ class Store:
         if str(path) != ":memory:":
             db.enable_wal()
         conn.execute("PRAGMA synchronous = NORMAL")
-        migrations.apply(db)
+        with immediate(db):  # processes opening one new database migrate it one at a time
+            migrations.apply(db)
         return cls(db, clock=clock)
 
     def applied_migrations(self) -> list[str]:

@@ -18,6 +18,7 @@ from sqlite_utils import Database
 from pipeline.clock import SYSTEM, Clock
 from pipeline.records import Reachability
 from storage.codec import dt_in, dt_out
+from storage.tx import immediate
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ class WebCache:
         """Delete expired entries of every cache; return how many."""
         now = self._now()
         removed = 0
-        with self.db.atomic():
+        with immediate(self.db):
             for table in ("search_cache", "page_cache", "url_checks"):
                 cursor = self.db.execute(f"DELETE FROM {table} WHERE expires_at <= ?", [now])
                 removed += int(cursor.rowcount)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import Outcome, PermanentJobError
 from pipeline.records import Check, Post, new_id
 from pipeline.run import Progress
@@ -82,8 +83,15 @@ class CheckRunner(Protocol):
 class CheckJobs:
     """Runs `check` jobs through the composition root's pipeline (`bots.app.root.App`)."""
 
-    def __init__(self, app: CheckRunner, *, after: AfterCheck | None = None) -> None:
+    def __init__(
+        self,
+        app: CheckRunner,
+        *,
+        reuse: ReuseIndex | None = None,
+        after: AfterCheck | None = None,
+    ) -> None:
         self.app = app
+        self.reuse = reuse
         self.after = after
 
     async def run(self, job: Job) -> Outcome:
@@ -104,10 +112,18 @@ class CheckJobs:
         check = await self.app.run_check(post, before=before, progress=progress)
         check_id = str(job.payload.get("check_id") or check.id)
         check = dataclasses.replace(check, id=check_id)
+        # Its reuse fingerprint is stored with it: whoever is answered with the check can be
+        # answered again from it at once.
+        fingerprint = await self.reuse.fingerprint(check) if self.reuse is not None else None
         after = self.after
+
+        def save() -> None:
+            store.checks.save(check)
+            if fingerprint is not None:
+                store.reuse.add(fingerprint)
 
         async def follow() -> None:
             if after is not None:
                 await after(job, check)
 
-        return Outcome(result_id=check.id, store=lambda: store.checks.save(check), after=follow)
+        return Outcome(result_id=check.id, store=save, after=follow)

@@ -243,29 +243,36 @@ class ReuseIndex:
 
     async def remember(self, check: Check) -> bool:
         """Record a finished, stored check's fingerprints; return False when it is not reusable."""
+        fingerprint = await self.fingerprint(check)
+        return fingerprint is not None and self.repo.add(fingerprint)
+
+    async def fingerprint(self, check: Check) -> Fingerprint | None:
+        """Return what `remember` would store for check (None when it is not reusable).
+
+        Workers compute it before the job completes and store it in the same transaction as
+        the check, so a request answered with the check already finds it for reuse.
+        """
         if not self.settings.enabled:
-            return False
+            return None
         if not check.claims or (not check.evidence and check.verdict.label is Label.UNVERIFIABLE):
             log.info("check not reusable", extra={"check_id": check.id})
-            return False
+            return None
         keys = await post_print(check.post)
         embedding = None
         if keys.embed_text:
             embedding = (await self.embedder.embed([keys.embed_text]))[0]
-        return self.repo.add(
-            Fingerprint(
-                check_id=check.id,
-                platform=check.post.platform,
-                platform_id=check.post.platform_id,
-                text_hash=keys.text_hash,
-                claims_hash=keys.claims_hash,
-                numbers=keys.numbers,
-                before=check.before,
-                bound_at=_capped(check.before, check.created_at),
-                created_at=check.created_at,
-                model=self.embedder.name,
-                embedding=embedding,
-            )
+        return Fingerprint(
+            check_id=check.id,
+            platform=check.post.platform,
+            platform_id=check.post.platform_id,
+            text_hash=keys.text_hash,
+            claims_hash=keys.claims_hash,
+            numbers=keys.numbers,
+            before=check.before,
+            bound_at=_capped(check.before, check.created_at),
+            created_at=check.created_at,
+            model=self.embedder.name,
+            embedding=embedding,
         )
 
     @staticmethod

@@ -18,8 +18,7 @@ from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
 from pipeline.clock import Clock
-from pipeline.records import Check
-from storage.jobs import Backoff, Job
+from storage.jobs import Backoff
 
 
 class RuntimeApp(CheckRunner, Protocol):
@@ -52,14 +51,9 @@ def build_pool(
 ) -> WorkerPool:
     """Return a pool that runs check jobs through app; each finished check is kept for reuse."""
 
-    async def remember(job: Job, check: Check) -> None:
-        await app.reuse.remember(check)
-        if after is not None:
-            await after(job, check)
-
     return WorkerPool(
         app.store,
-        {CHECK: CheckJobs(app, after=remember)},
+        {CHECK: CheckJobs(app, reuse=app.reuse, after=after)},
         worker_config(app.settings.jobs, concurrency=concurrency),
         name=worker_name(prefix),
         clock=app.clock,

@@ -1,0 +1,35 @@
+"""Several processes opening one database at once (a serve and its workers starting together)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+OPEN = """
+import sys
+from bots.app.root import App
+from bots.settings import Settings
+app = App(Settings(data_dir=sys.argv[1]))
+app.store.jobs.counts()   # migrated, seed sources refreshed
+app.close()
+"""
+
+
+def test_processes_opening_a_new_database_together_all_succeed(tmp_path: Path) -> None:
+    env = {**os.environ, "FACTBOT_MODEL__MODE": "none"}
+    for round_no in range(3):
+        data = tmp_path / f"round{round_no}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPEN, str(data)],
+                env=env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
