@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from bots.runtime.service import stop_when_idle
 from bots.runtime.worker import Outcome, WorkerConfig, WorkerPool
 from storage import Store
 from storage.jobs import Backoff, Job
@@ -41,14 +42,7 @@ async def main(db: str, latency: float, concurrency: int, name: str) -> None:
         )
         pool = WorkerPool(store, {"check": StandInCheck(store, latency, name)}, config, name=name)
         stop = asyncio.Event()
-        task = asyncio.create_task(pool.run(stop))
-        while True:  # stop once the queue is drained
-            await asyncio.sleep(0.05)
-            counts = store.jobs.counts()
-            if counts["queued"] == 0 and counts["running"] == 0:
-                break
-        stop.set()
-        await task
+        await asyncio.gather(pool.run(stop), stop_when_idle(store, stop, poll=0.05))
 
 
 if __name__ == "__main__":

@@ -332,13 +332,13 @@ class JobQueue:
         rows = list(self.db.query("SELECT * FROM jobs WHERE id = ?", [job_id]))
         return _job(rows[0]) if rows else None
 
-    def by_result(self, result_id: str) -> Job | None:
-        """Return the job that produced (or will produce) result_id."""
+    def for_check(self, check_id: str) -> Job | None:
+        """Return the newest job that produces (or produced) the check with this id."""
         rows = list(
             self.db.query(
-                "SELECT * FROM jobs WHERE result_id = ? OR json_extract(payload, '$.check_id') = ? "
+                "SELECT * FROM jobs WHERE json_extract(payload, '$.check_id') = ? "
                 "ORDER BY created_at DESC LIMIT 1",
-                [result_id, result_id],
+                [check_id],
             )
         )
         return _job(rows[0]) if rows else None

@@ -202,6 +202,8 @@ def m008_job_runtime(db: Database) -> None:
     db.execute("UPDATE jobs SET status = 'queued' WHERE status = 'running'")
     db.execute("CREATE INDEX jobs_lease ON jobs(status, lease_expires_at)")
     db.execute("CREATE INDEX jobs_created ON jobs(created_at)")
+    # A check's id is known when its job is queued: the API finds the job by it.
+    db.execute("CREATE INDEX jobs_check ON jobs(json_extract(payload, '$.check_id'))")
     db.execute("""
         CREATE TABLE job_events (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -31,7 +31,7 @@ from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
-from bots.api.jobs import job_to_json, wait_for_job
+from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
@@ -50,8 +50,6 @@ from pipeline.records import Post
 
 log = logging.getLogger(__name__)
 
-TERMINAL = ("done", "dead")
-
 
 class CheckRequest(BaseModel):
     """A request to check a text or the page at a URL."""
@@ -69,21 +67,21 @@ class CheckRequest(BaseModel):
         return self
 
 
-def _status(exc: FactbotError) -> int:
-    if isinstance(exc, NotFoundError):
+def _status(kind: type[BaseException]) -> int:
+    """Return the HTTP status for an error of this kind, raised now or by a job that died."""
+    if issubclass(kind, NotFoundError):
         return 404
-    if isinstance(exc, (UnsafeURLError, InputError)):
+    if issubclass(kind, (UnsafeURLError, InputError)):
         return 422
-    if isinstance(exc, (FetchError, ExtractionError)):
+    if issubclass(kind, (FetchError, ExtractionError)):
         return 502
     return 500
 
 
-def _dead_status(error: str | None) -> int:
-    """422 when the job died of bad input (an InputError), else 502: the check could not be made."""
-    name = (error or "").split(":", 1)[0]
-    kind = getattr(errors, name, None)
-    return 422 if isinstance(kind, type) and issubclass(kind, InputError) else 502
+def _error_kind(error: str | None) -> type[BaseException]:
+    """Return the factbot error class a job's `last_error` ("Name: message") names."""
+    kind = getattr(errors, (error or "").split(":", 1)[0], None)
+    return kind if isinstance(kind, type) and issubclass(kind, FactbotError) else Exception
 
 
 def create_api(app: App, *, workers: int | None = None) -> FastAPI:
@@ -110,7 +108,8 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
     @api.exception_handler(FactbotError)
     async def _factbot_error(request: Request, exc: FactbotError) -> JSONResponse:
         return JSONResponse(
-            status_code=_status(exc), content={"error": type(exc).__name__, "detail": str(exc)}
+            status_code=_status(type(exc)),
+            content={"error": type(exc).__name__, "detail": str(exc)},
         )
 
     @api.get("/healthz")
@@ -186,7 +185,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
                 )
             if job.status == "dead":
                 return JSONResponse(
-                    status_code=_dead_status(job.last_error),
+                    status_code=_status(_error_kind(job.last_error)),
                     content=job_to_json(app.store, job),
                     headers={"Location": f"/api/jobs/{job.id}"},
                 )
@@ -224,7 +223,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         try:
             return JSONResponse(check_to_json(app.store.checks.get(check_id)))
         except NotFoundError:
-            job = app.store.jobs.by_result(check_id)
+            job = app.store.jobs.for_check(check_id)
             if job is None:
                 raise
             return JSONResponse(
@@ -237,7 +236,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
     async def check_events(
         check_id: str, request: Request, last_event_id: str | None = Header(default=None)
     ) -> StreamingResponse:
-        job = app.store.jobs.get(check_id) or app.store.jobs.by_result(check_id)
+        job = app.store.jobs.get(check_id) or app.store.jobs.for_check(check_id)
         if job is None:
             stored = app.store.checks.get(check_id)  # 404 when unknown
             return StreamingResponse(_replay(stored.id, stored.timings), media_type=SSE)

@@ -284,7 +284,7 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
       factbot worker
       factbot worker --concurrency 4
     """
-    from bots.runtime.service import build_pool, install_signal_handlers
+    from bots.runtime.service import build_pool, install_signal_handlers, stop_when_idle
 
     app = _app(ctx)
     jobs = app.settings.jobs
@@ -294,7 +294,11 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
         install_signal_handlers(stop)
         async with app:
             pool = build_pool(app, concurrency=concurrency or jobs.concurrency)
-            watcher = asyncio.create_task(_stop_when_idle(app, stop)) if until_idle else None
+            watcher = None
+            if until_idle:
+                watcher = asyncio.create_task(
+                    stop_when_idle(app.store, stop, poll=jobs.poll_seconds)
+                )
             await pool.run(stop)
             if watcher is not None:
                 watcher.cancel()
@@ -302,15 +306,6 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
 
     completed, failed = asyncio.run(go())
     click.echo(f"worker stopped: {completed} jobs done, {failed} failed attempts", err=True)
-
-
-async def _stop_when_idle(app: Any, stop: asyncio.Event) -> None:
-    poll = app.settings.jobs.poll_seconds
-    while not stop.is_set():
-        await asyncio.sleep(poll)
-        counts = app.store.jobs.counts()
-        if counts["queued"] == 0 and counts["running"] == 0:
-            stop.set()
 
 
 if __name__ == "__main__":  # pragma: no cover

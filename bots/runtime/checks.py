@@ -123,7 +123,7 @@ class CheckJobs:
                 store.reuse.add(fingerprint)
 
         async def follow() -> None:
-            if after is not None:
-                await after(job, check)
+            assert after is not None
+            await after(job, check)
 
-        return Outcome(result_id=check.id, store=save, after=follow)
+        return Outcome(result_id=check.id, store=save, after=follow if after else None)

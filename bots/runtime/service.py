@@ -18,6 +18,7 @@ from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
 from pipeline.clock import Clock
+from storage import Store
 from storage.jobs import Backoff
 
 
@@ -72,3 +73,12 @@ def install_signal_handlers(stop: asyncio.Event) -> None:
 
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, on_int)
+
+
+async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> None:
+    """Set stop once no job is queued or running (`factbot worker --until-idle`, benchmarks)."""
+    while not stop.is_set():
+        await asyncio.sleep(poll)
+        counts = store.jobs.counts()
+        if counts["queued"] == 0 and counts["running"] == 0:
+            stop.set()

@@ -121,8 +121,7 @@ class WorkerPool:
     async def _report_alive(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self.store.workers.heartbeat(self.name)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.config.registry_seconds)
+            await _pause(stop, self.config.registry_seconds)
 
     async def _slot(self, n: int, stop: asyncio.Event) -> None:
         owner = f"{self.name}/{n}"
@@ -131,8 +130,7 @@ class WorkerPool:
                 owner, lease=self.config.lease_seconds, kinds=tuple(self.handlers)
             )
             if job is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.config.poll_seconds)
+                await _pause(stop, self.config.poll_seconds)
                 continue
             await self.run_one(job, owner)
 
@@ -191,3 +189,9 @@ class WorkerPool:
                 log.warning("lease lost; abandoning the job", extra={"job": job.id})
                 work.cancel()
                 return False
+
+
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
+    """Wait for seconds, or less when stop is set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)

@@ -9,7 +9,6 @@ belong in the CPU pool. The embedder is loaded before (the `embedder` fixture wa
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -24,9 +23,9 @@ from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.errors import ConfigError
 from pipeline.posts import post_from_text
 from pipeline.records import Check, Label
-from tests.bots.test_web_check import FACT_CHECK, NEWS, _searx_results
+from tests.bots.test_web_check import publishers
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
-from tests.support.httpserver import LocalServer, serve
+from tests.support.httpserver import LocalServer
 from tests.support.slowloop import run_watched
 
 T = TypeVar("T")
@@ -35,11 +34,7 @@ POST = "5G networks spread the coronavirus!"
 
 @pytest.fixture
 def site() -> Iterator[LocalServer]:
-    with serve() as running:
-        running.add("/fact-check", FACT_CHECK)
-        running.add("/news", NEWS)
-        running.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
-        running.add("/search", json.dumps(_searx_results(running)), "application/json")
+    with publishers() as running:
         yield running
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -83,13 +85,20 @@ def _searx_results(site: LocalServer) -> dict[str, object]:
     }
 
 
-@pytest.fixture
-def site():  # type: ignore[no-untyped-def]
+@contextmanager
+def publishers() -> Iterator[LocalServer]:
+    """A fact-checker, a news page and a SearXNG stand-in that finds both, on one server."""
     with serve() as running:
         running.add("/fact-check", FACT_CHECK)
         running.add("/news", NEWS)
         running.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
         running.add("/search", json.dumps(_searx_results(running)), "application/json")
+        yield running
+
+
+@pytest.fixture
+def site() -> Iterator[LocalServer]:
+    with publishers() as running:
         yield running
 
 
