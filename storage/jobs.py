@@ -58,6 +58,7 @@ class Job:
     created_at: datetime | None
     started_at: datetime | None  # when the current (or last) attempt was claimed
     finished_at: datetime | None
+    waits_for: str | None = None  # a job that must be done or dead before this one runs
 
 
 @dataclass(frozen=True)
@@ -107,11 +108,13 @@ class JobQueue:
         dedupe_key: str | None = None,
         post: Post | None = None,
         max_attempts: int = 3,
+        waits_for: str | None = None,
     ) -> tuple[Job, bool]:
         """Store a job (and its post) unless its dedupe key exists; return it and whether it is new.
 
         The post is stored first in the same transaction, so an acknowledged request always has
         both. A post already stored under the same platform key is reused, not duplicated.
+        A job that `waits_for` another is not claimed before that one is done or dead.
         """
         now = self._now()
         job_id = new_id()
@@ -119,7 +122,7 @@ class JobQueue:
             post_id = self._store_post(post) if post is not None else None
             cursor = self.db.execute(
                 "INSERT OR IGNORE INTO jobs (id, kind, dedupe_key, payload, created_at, "
-                "updated_at, max_attempts, post_id) VALUES (?,?,?,?,?,?,?,?)",
+                "updated_at, max_attempts, post_id, waits_for) VALUES (?,?,?,?,?,?,?,?,?)",
                 [
                     job_id,
                     kind,
@@ -129,6 +132,7 @@ class JobQueue:
                     now,
                     max_attempts,
                     post_id,
+                    waits_for,
                 ],
             )
             created = cursor.rowcount == 1
@@ -158,8 +162,9 @@ class JobQueue:
     ) -> Job | None:
         """Take the oldest runnable job for owner with a lease of `lease` seconds.
 
-        Runnable: queued and due, or running with an expired lease (its worker died). Jobs whose
-        lease expired with no attempts left are made dead first.
+        Runnable: queued and due (and the job it waits for, if any, done or dead), or running
+        with an expired lease (its worker died). Jobs whose lease expired with no attempts left
+        are made dead first.
         """
         now = self._now()
         until = dt_out(self.clock.now() + timedelta(seconds=lease))
@@ -182,7 +187,9 @@ class JobQueue:
                 "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
                 "lease_expires_at = ?, started_at = ?, updated_at = ? "
                 "WHERE id = (SELECT id FROM jobs WHERE ("
-                "(status = 'queued' AND (run_after IS NULL OR run_after <= ?)) OR "
+                "(status = 'queued' AND (run_after IS NULL OR run_after <= ?) AND "
+                "(waits_for IS NULL OR (SELECT w.status FROM jobs w WHERE w.id = jobs.waits_for) "
+                "IN ('done', 'dead'))) OR "
                 "(status = 'running' AND lease_expires_at < ?))"
                 f"{kind_sql} ORDER BY created_at, id LIMIT 1) RETURNING id, attempts",
                 [owner, until, now, now, now, now, *kind_params],
@@ -388,4 +395,5 @@ def _job(r: dict[str, Any]) -> Job:
         created_at=dt_in(r["created_at"]),
         started_at=dt_in(r["started_at"]),
         finished_at=dt_in(r["finished_at"]),
+        waits_for=r.get("waits_for"),
     )

@@ -270,3 +270,63 @@ def m010_reuse_fingerprints(db: Database) -> None:
     db.execute("CREATE INDEX reuse_text ON reuse_fingerprints(text_hash)")
     db.execute("CREATE INDEX reuse_claims ON reuse_fingerprints(claims_hash)")
     db.execute("CREATE INDEX reuse_created ON reuse_fingerprints(created_at)")
+
+
+@migrations()
+def m011_platform_requests(db: Database) -> None:
+    # A job may wait for another to end (a reply job waits for its check job, done or dead).
+    db.execute("ALTER TABLE jobs ADD COLUMN waits_for TEXT")
+    db.execute("CREATE INDEX jobs_waits_for ON jobs(waits_for)")
+    # Small durable state of adapters and the runtime: a command-definitions hash, cursors.
+    db.execute("""
+        CREATE TABLE kv (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""")
+    # Token buckets of the rate limits; they survive restarts. refused_at: when the one
+    # friendly refusal of the current empty spell was sent.
+    db.execute("""
+        CREATE TABLE buckets (
+            key TEXT PRIMARY KEY,
+            tokens REAL NOT NULL,
+            updated_at TEXT NOT NULL,
+            refused_at TEXT
+        )""")
+    # One row a platform request that became a check: whose, where, at what cost; user ids are
+    # pseudonyms unless the operator keeps raw ids. What budgets, retention and forget read.
+    db.execute("""
+        CREATE TABLE platform_requests (
+            id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            event_key TEXT NOT NULL,
+            workspace_id TEXT NOT NULL,
+            channel_id TEXT NOT NULL,
+            requester TEXT NOT NULL,
+            author TEXT,
+            message_id TEXT,
+            post_id TEXT,
+            check_id TEXT,
+            check_job_id TEXT,
+            reply_job_id TEXT,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            redacted_at TEXT,
+            UNIQUE (platform, event_key)
+        )""")
+    db.execute(
+        "CREATE INDEX platform_requests_budget ON platform_requests(platform, workspace_id, "
+        "created_at)"
+    )
+    db.execute("CREATE INDEX platform_requests_requester ON platform_requests(requester)")
+    db.execute("CREATE INDEX platform_requests_channel ON platform_requests(platform, channel_id)")
+    db.execute("CREATE INDEX platform_requests_created ON platform_requests(created_at)")
+    # Users and channels that asked factbot to leave them alone.
+    db.execute("""
+        CREATE TABLE optouts (
+            platform TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (platform, scope, subject)
+        )""")

@@ -200,3 +200,20 @@ def test_workers_alive_are_those_that_heartbeat(db: Store, clock: FakeClock) -> 
     assert [w.id for w in db.workers.alive(within=15)] == ["a"]
     db.workers.stopped("a")
     assert db.workers.alive(within=15) == []
+
+
+@pytest.mark.parametrize("end", ["done", "dead"])
+def test_a_job_waiting_for_another_runs_only_once_that_one_ended(db: Store, end: str) -> None:
+    first, _ = db.jobs.enqueue("check", {}, max_attempts=1)
+    waiting, _ = db.jobs.enqueue("reply", {}, waits_for=first.id)
+    assert waiting.waits_for == first.id
+    assert db.jobs.claim("w", lease=LEASE, kinds=("reply",)) is None  # first is queued
+    claimed = db.jobs.claim("w", lease=LEASE, kinds=("check",))
+    assert claimed is not None and claimed.id == first.id
+    assert db.jobs.claim("w", lease=LEASE, kinds=("reply",)) is None  # first is running
+    if end == "done":
+        db.jobs.complete(claimed, "w")
+    else:
+        assert db.jobs.fail(claimed, "w", "boom") == "dead"
+    after = db.jobs.claim("w", lease=LEASE)
+    assert after is not None and after.id == waiting.id

@@ -67,6 +67,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m008_job_runtime",
         "m009_structured_correction",
         "m010_reuse_fingerprints",
+        "m011_platform_requests",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

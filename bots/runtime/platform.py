@@ -1,0 +1,194 @@
+"""What a platform adapter and the service say to each other.
+
+An adapter (`bots.platforms.<name>`) only translates. Inbound, it turns a platform event into a
+`CheckRequest` — the `Post` to check, who asked (`Actor`), who wrote it, where the answer goes
+(`Destination`) and the event's natural key — and hands it to `PlatformService.intake`, which
+applies the guards and stores the post, a check job and a reply job in one transaction.
+Outbound, a worker runs the reply job once the check job has ended (done or dead), builds an
+`Answer` and gives it to the adapter's `ReplySender`: `render` turns it into the platform's
+message (`Rendered`), `send` posts it. Every rendered text is audited before it is sent: a URL
+that is not one of the check's retrieved references (or factbot's own report link) stops it.
+
+Nothing here imports a platform library; adapters are loaded by name (`load_adapters`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pipeline.records import Check, Correction, Post
+
+if TYPE_CHECKING:  # pragma: no cover - types only
+    import asyncio
+
+    from bots.settings import Settings
+    from pipeline.clock import Clock
+    from storage import Store
+
+PLATFORMS = ("discord", "slack")
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A platform account: who asked for a check, or who wrote the post checked."""
+
+    platform: str
+    user_id: str  # the platform's raw id; pseudonymised before it is stored
+    is_bot: bool = False
+    is_self: bool = False  # factbot's own account
+    name: str | None = None  # a display name, used in messages only, never stored
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where and how the answer to a request is posted.
+
+    `public` holds routing the reply job may keep (ids of the workspace, channel, thread and
+    target message, an application id). `private` holds what only the reply may use and what
+    is deleted once it is sent: interaction tokens, response URLs, a raw user id for a message
+    only the requester sees.
+    """
+
+    platform: str
+    workspace_id: str  # Discord guild, Slack team ("" for a direct message)
+    channel_id: str
+    message_id: str | None = None  # the message checked (the reply answers it)
+    thread_id: str | None = None  # an existing thread to reply in
+    public: Mapping[str, str] = field(default_factory=dict)
+    private: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the destination as a job payload part."""
+        return {
+            "platform": self.platform,
+            "workspace_id": self.workspace_id,
+            "channel_id": self.channel_id,
+            "message_id": self.message_id,
+            "thread_id": self.thread_id,
+            "public": dict(self.public),
+            "private": dict(self.private),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Destination:
+        """Return the destination stored by `to_json`."""
+        return cls(
+            platform=str(data["platform"]),
+            workspace_id=str(data.get("workspace_id") or ""),
+            channel_id=str(data["channel_id"]),
+            message_id=data.get("message_id"),
+            thread_id=data.get("thread_id"),
+            public=dict(data.get("public") or {}),
+            private=dict(data.get("private") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """A platform's request to check a post, as an adapter translated it."""
+
+    post: Post
+    requester: Actor
+    destination: Destination
+    event_key: str  # the inbound event's natural key: Slack event_id, Discord interaction id
+    author: Actor | None = None  # who wrote the post, when known
+    via: Literal["command", "menu", "mention", "shortcut"] = "command"
+    notes: tuple[str, ...] = ()  # said in the reply, e.g. "the attached image could not be read"
+
+
+AnswerKind = Literal["correction", "failure", "refusal", "notice"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the service asks an adapter to post.
+
+    A `correction` carries the check's structured correction; the other kinds carry only
+    `message`, a short text written for people (a polite failure, a friendly refusal). `private`
+    asks for a message only the requester sees where the platform has one.
+    """
+
+    kind: AnswerKind
+    message: str = ""
+    correction: Correction | None = None
+    check: Check | None = None
+    report_url: str | None = None  # the full report on factbot's own site, when configured
+    footer: str | None = None  # e.g. what the check cost
+    notes: tuple[str, ...] = ()
+    private: bool = False
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A platform message ready to send, with every text a reader will see (for the audit)."""
+
+    payload: Any
+    texts: tuple[str, ...]
+
+
+class ReplySender(Protocol):
+    """The outbound half of an adapter: render an answer, post it where it belongs."""
+
+    platform: str
+
+    def render(self, answer: Answer, destination: Destination) -> Rendered:
+        """Return the platform message for answer, within the platform's limits."""
+        ...
+
+    async def send(self, destination: Destination, rendered: Rendered) -> str | None:
+        """Post rendered; return the platform's id of the message posted.
+
+        Raise `bots.runtime.replies.ReplyRejectedError` only when the platform surely did not
+        post it (a later attempt may); anything else leaves the reply pending, never repeated.
+        """
+        ...
+
+
+class PlatformAdapter(Protocol):
+    """One platform: its sender (workers), its listener (gateway, socket), its HTTP routes."""
+
+    name: str
+
+    def sender(self) -> ReplySender:
+        """Return the outbound half."""
+        ...
+
+    async def listen(self, stop: asyncio.Event) -> None:
+        """Receive events until stop is set (return at once when events arrive over HTTP)."""
+        ...
+
+    def mount(self, api: Any) -> None:
+        """Add the adapter's HTTP routes (events endpoint, OAuth) to the FastAPI app."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlatformContext:
+    """What `bots.platforms.<name>.setup` receives."""
+
+    settings: Settings
+    store: Store
+    service: Any  # bots.runtime.intake.PlatformService
+    clock: Clock
+
+
+def configured(settings: Settings) -> tuple[str, ...]:
+    """Return the platforms whose credentials are set."""
+    names = []
+    for name in PLATFORMS:
+        group = getattr(settings, name, None)
+        if group is not None and group.configured:
+            names.append(name)
+    return tuple(names)
+
+
+def load_adapters(context: PlatformContext) -> dict[str, PlatformAdapter]:
+    """Import and set up the adapter of every configured platform (and only those)."""
+    adapters: dict[str, PlatformAdapter] = {}
+    for name in configured(context.settings):
+        module = importlib.import_module(f"bots.platforms.{name}")
+        adapters[name] = module.setup(context)
+    return adapters
