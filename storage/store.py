@@ -2,7 +2,7 @@
 
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
-reply ledger), `workers` (who is alive) and `web` (search, page and reachability caches). Each
+reply ledger), `workers` (who is alive), `state` (small values by key) and `web` (search, page and reachability caches). Each
 multi-table write happens inside one transaction.
 """
 
@@ -22,6 +22,7 @@ from storage.migrations import migrations
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
+from storage.state import StateRepo
 from storage.tx import immediate
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
@@ -41,6 +42,7 @@ class Store:
         self.workers = WorkerRegistry(db, clock=clock)
         self.web = WebCache(db, clock=clock)
         self.reuse = ReuseRepo(db)
+        self.state = StateRepo(db, clock=clock)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:
