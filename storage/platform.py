@@ -228,17 +228,14 @@ class PlatformRepo:
         """Delete every request of a user (pseudonym or raw id) or a channel, and their data."""
         if (requester is None) == (channel_id is None):
             raise ValueError("forget a user or a channel, not both or neither")
+        params: list[str] = [platform]
         if requester is not None:
-            where, params = (
-                "platform = ? AND (requester = ? OR author = ?)",
-                [
-                    platform,
-                    requester,
-                    requester,
-                ],
-            )
+            where = "platform = ? AND (requester = ? OR author = ?)"
+            params += [requester, requester]
         else:
-            where, params = "platform = ? AND channel_id = ?", [platform, channel_id]
+            assert channel_id is not None
+            where = "platform = ? AND channel_id = ?"
+            params.append(channel_id)
         with immediate(self.db):
             rows = self.db.execute(
                 f"SELECT id, post_id, check_job_id, reply_job_id FROM platform_requests "
