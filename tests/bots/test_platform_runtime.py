@@ -9,6 +9,7 @@ worker pool with check and reply jobs — is real.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -349,3 +350,22 @@ def test_without_a_way_to_look_a_cut_off_send_is_never_repeated(app: App) -> Non
     assert sender.sent == []  # at most once: silence is the price without a lookup
     reply = app.store.replies.find(PLATFORM, "e1", "answer")
     assert reply is not None and reply.status == "pending"
+
+
+def test_the_report_page_escapes_and_keeps_platform_posts_private(app: App) -> None:
+    from bots.api.report import report_html
+
+    service = PlatformService(app.store, app.settings)
+    sender = Sender()
+    asyncio.run(service.intake(_request("e1", text=CLAIM + " <script>alert(1)</script> Secret.")))
+    _drain(app, sender)
+    check = sender.sent[0][1].check
+    assert check is not None
+    page = report_html(check)
+    assert "Secret." not in page.split("<h2>Claims</h2>")[0]  # no post section
+    assert "<script>" not in page
+    assert all(f"href='{r.url}'" in page for r in check.correction.references)
+    own = report_html(
+        dataclasses.replace(check, post=dataclasses.replace(check.post, platform="api"))
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in own and "<script>" not in own
