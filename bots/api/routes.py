@@ -176,6 +176,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
             "jobs": app.store.jobs.counts() if database == "ok" else {},
             "model": model,
             "embedder": "loaded" if app.embedder_loaded else "not loaded",
+            "platforms": sorted(adapters),
             "problems": problems,
         }
         return JSONResponse(status_code=200 if not problems else 503, content=body)
