@@ -298,6 +298,23 @@ class DiscordSettings(BaseModel):
     gateway_url: str | None = Field(
         default=None, description="gateway URL (unset: the one Discord gives; a stand-in in tests)"
     )
+    max_image_bytes: int = Field(
+        default=8_000_000,
+        ge=1,
+        description="largest image attachment read as part of a message; larger ones get a note",
+    )
+    guild_ready_timeout: float = Field(
+        default=2.0, gt=0, le=60, description="seconds the gateway waits for guilds at start"
+    )
+
+    @model_validator(mode="after")
+    def _application_id_is_a_snowflake(self) -> DiscordSettings:
+        if self.application_id is not None and not self.application_id.isdigit():
+            raise ValueError(
+                "FACTBOT_DISCORD__APPLICATION_ID must be the numeric application id (Developer "
+                "Portal > your app > General Information > Application ID), or unset"
+            )
+        return self
 
     @property
     def configured(self) -> bool:
