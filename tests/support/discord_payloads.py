@@ -16,6 +16,8 @@ _NOW_SNOWFLAKE = 1577262986035200000  # an id made at NOW: (ms since 2015) << 22
 def snowflake(n: int) -> str:
     """Return the n-th id made at NOW (ids carry their time: Message.created_at is read off it)."""
     return str(_NOW_SNOWFLAKE + n)
+
+
 ALL_PERMISSIONS = str((1 << 51) - 1)
 SEND_ONLY = str((1 << 10) | (1 << 11) | (1 << 14) | (1 << 16))  # view, send, embed, history
 

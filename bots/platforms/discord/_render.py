@@ -96,7 +96,7 @@ def render(answer: Answer, destination: Destination) -> Rendered:
 
 def thread_name(post_text: str, label: Label) -> str:
     """Return the name of the thread a correction opens: "Fact-check: " and the post's start."""
-    words = _NOISE.sub(" ", post_text).strip() or label.value
+    words = _NOISE.sub(" ", post_text).strip() or label.value.capitalize()
     return _clip(f"Fact-check: {words}", THREAD_NAME)
 
 

@@ -37,6 +37,7 @@ from pipeline.clock import Clock
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 THREAD_ARCHIVE_MINUTES = 1440
+_NONE: dict[str, Any] = {"parse": []}  # allowed mentions: nobody
 
 
 class DiscordSender:
@@ -77,11 +78,12 @@ class DiscordSender:
                 raise ReplyRejectedError(f"Discord refused the message: {exc}") from exc
             raise
         if not reply.private:
-            where = f"<#{channel}>" if channel != destination.channel_id else "a reply to it"
-            note = {
-                "content": f"Checked. The answer is in {where}.",
-                "allowed_mentions": {"parse": []},
-            }
+            where = f"in <#{channel}>"
+            if destination.message_id is None:
+                where = "in this channel"
+            elif channel == destination.channel_id:
+                where = "a reply to the message"
+            note = {"content": f"Checked. The answer is {where}.", "allowed_mentions": _NONE}
             await self._edit_original(http, destination, note)
         return str(message["id"])
 

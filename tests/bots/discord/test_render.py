@@ -13,14 +13,22 @@ from bots.runtime.platform import Answer, Destination
 from pipeline.records import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 
 DEST = Destination("discord", "10", "20", message_id="40", public={"event_key": "50"})
-NASTY = "@everyone @here <@123> <@&456> <#789> **bold** __u__ `code` ||spoiler|| # head > q [x](https://evil.example/p) ~~s~~ \\ "
+NASTY = (
+    "@everyone @here <@123> <@&456> <#789> **bold** __u__ `code` ||spoiler|| # head > q "
+    "[x](https://evil.example/p) ~~s~~ \\ "
+)
 TOKENS = [*"abcdefgh ijk@#<>*_`|~[]()\\:/.-\n", "é", "😀", "https://a.example/x ", "@everyone "]
 words = st.lists(st.sampled_from(TOKENS), max_size=1500).map("".join)
 
 
 def _correction(n_items: int, n_refs: int, text: str) -> Correction:
     refs = tuple(
-        Reference(i, f"d{i}", f"https://news{i}.example/story/{i}?q={'a' * (i % 7) * 30}", f"{text[:90]} title {i}")
+        Reference(
+            i,
+            f"d{i}",
+            f"https://news{i}.example/story/{i}?q={'a' * (i % 7) * 30}",
+            f"{text[:90]} title {i}",
+        )
         for i in range(1, n_refs + 1)
     )
     items = tuple(
@@ -106,9 +114,7 @@ def test_post_text_cannot_format_link_or_mention() -> None:
     correction = Correction(
         label=Label.MISLEADING,
         headline="This post is misleading.",
-        items=(
-            CorrectionItem(1, NASTY, Label.MISLEADING, NASTY, (1,), CorrectionQuote(NASTY, 1)),
-        ),
+        items=(CorrectionItem(1, NASTY, Label.MISLEADING, NASTY, (1,), CorrectionQuote(NASTY, 1)),),
         references=(Reference(1, "d1", "https://ok.example/a_(b)", f"{NASTY} title"),),
     )
     embed = render(Answer(kind="correction", correction=correction), DEST).payload.embed
@@ -130,7 +136,9 @@ def test_colours_per_verdict() -> None:
 
 
 def test_other_answers_are_short_texts_and_private_when_asked() -> None:
-    answer = Answer(kind="refusal", message="You have asked for many checks; try later.", private=True)
+    answer = Answer(
+        kind="refusal", message="You have asked for many checks; try later.", private=True
+    )
     rendered = render(answer, DEST)
     assert rendered.payload.private and rendered.payload.embed is None
     assert rendered.payload.content == "You have asked for many checks; try later."
