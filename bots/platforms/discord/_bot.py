@@ -10,7 +10,9 @@ Every interaction is deferred at once (privately, "thinking"), then handed to
 `service.intake`: accepted → the private response says it is being checked and where the
 answer will appear; refused → the refusal, privately; ignored (or refused with nothing to say)
 → the deferred response is deleted. Every error goes through `service.answer_for_error` and is
-shown privately. Messages and targets written by a bot (factbot included) are ignored.
+shown privately. A mention written by a bot, or under a bot's message, is ignored outright (no
+loops between bots); a context-menu request about a bot's message goes to the service, whose
+guard refuses it privately (the requester asked, so silence would look broken).
 
 Commands are synced (a bulk overwrite) only when their definitions change: a hash of the
 tree's JSON is kept in `store.state` under `discord:commands-hash:<application id>`.
@@ -29,6 +31,7 @@ from discord import app_commands
 from bots.platforms.discord import _events
 from bots.platforms.discord._http import route_client
 from bots.runtime.platform import Answer, CheckRequest
+from pipeline.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from bots.runtime.platform import PlatformContext
@@ -150,7 +153,7 @@ class FactbotClient(discord.Client):
             except discord.HTTPException as exc:
                 await self._reply(message, self.service.answer_for_error(exc))
                 return
-        if target.author.bot:
+        if target.author.bot:  # a mention under a bot's message: never a reason to speak
             return
         request = _events.request_for_mention(
             message,
@@ -192,9 +195,6 @@ def _client(interaction: discord.Interaction) -> FactbotClient:
 async def _menu(interaction: discord.Interaction, message: discord.Message) -> None:
     await interaction.response.defer(thinking=True, ephemeral=True)
     client = _client(interaction)
-    if message.author.bot:  # factbot itself and other bots: not checked
-        await interaction.delete_original_response()
-        return
     request = _events.request_for_message(
         interaction,
         message,
@@ -213,7 +213,7 @@ async def _factcheck(
     client = _client(interaction)
     given = " ".join(p for p in (text, link) if p).strip()
     if not given:
-        answer = client.service.answer_for_error("Give a text or a link to check.")
+        answer = client.service.answer_for_error(InputError("give a text or a link to check"))
         await client.answer_privately(interaction, answer)
         return
     now = client.context.clock.now()
@@ -246,7 +246,7 @@ async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: boo
         perms = interaction.permissions
         if not perms.manage_channels:
             answer = service.answer_for_error(
-                "Only members with the Manage Channels permission can change this for a channel."
+                InputError("only members with the Manage Channels permission can do this")
             )
             await client.answer_privately(interaction, answer)
             return

@@ -10,7 +10,7 @@ characters (its explanation and quote are shortened at a word, markers kept). Te
 and pages is escaped (`escape_markdown`: no links, no formatting, no `<@…>` mentions), and every
 message is sent with no allowed mentions, so nothing ever pings anyone.
 
-The nonce of a channel message is derived from the request's event key and the answer's kind:
+The nonce of a channel message is derived from the request's event key (the ledger's key):
 Discord returns the first message for a repeated nonce (`enforce_nonce`), so a retried send
 cannot post a second one.
 """
@@ -72,17 +72,20 @@ def escape(text: str) -> str:
     return _LINE_START.sub(r"\\\1", escape_markdown(text)).replace("@", "@\u200b")
 
 
-def nonce_for(destination: Destination, kind: str) -> str:
-    """Return the message nonce (25 characters at most) of one answer to one request."""
+def nonce_for(destination: Destination) -> str:
+    """Return the message nonce (25 characters) of the one answer to a request.
+
+    Like the reply ledger's key, it is the request's event key: whatever the answer says.
+    """
     key = (
         destination.public.get("event_key") or f"{destination.channel_id}:{destination.message_id}"
     )
-    return hashlib.sha256(f"{key}:{kind}".encode()).hexdigest()[:25]
+    return hashlib.sha256(f"discord-answer:{key}".encode()).hexdigest()[:25]
 
 
 def render(answer: Answer, destination: Destination) -> Rendered:
     """Return the Discord message for answer, within Discord's limits."""
-    nonce = nonce_for(destination, answer.kind)
+    nonce = nonce_for(destination)
     if answer.kind == "correction" and answer.correction is not None:
         embed = correction_embed(answer.correction, answer)
         post_text = answer.check.post.text if answer.check is not None else ""
