@@ -2,11 +2,13 @@
 
 The real discord.py talks to it (point it at `api_base` and `gateway_url`), so a test asserts on
 what the library actually sent. REST: the routes factbot uses (log-in, command sync, interaction
-callbacks and their webhook messages, channel messages, threads on messages, channels); any other
-route is a loud 404 naming it. Every request is recorded (`requests`) before it is answered, and
-`script` makes the next matching requests fail: 429 with Retry-After (and `Via`, without which
-discord.py takes a 429 for a Cloudflare ban), 403, 50x. Channel messages honour `nonce` +
-`enforce_nonce` the way Discord does: a repeated nonce returns the first message, posts nothing.
+callbacks and their webhook messages, channel messages, threads on messages, channels); any
+other route is a loud 404 naming it, and a message over Discord's limits (embed sizes, field
+counts, content, nonce, thread name) is refused with 400 / 50035 as Discord does. Every request
+is recorded (`requests`) before it is answered, and `script` makes the next matching requests
+fail: 429 with Retry-After (and `Via`, without which discord.py takes a 429 for a Cloudflare
+ban), 403, 50x. Channel messages honour `nonce` + `enforce_nonce` the way Discord does: a
+repeated nonce returns the first message and posts nothing.
 
 Gateway: HELLO, IDENTIFY → READY (its `resume_gateway_url` is this server) and one GUILD_CREATE
 per guild, RESUME → RESUMED, heartbeat → ACK; `dispatch` sends an event a test injects to every
@@ -79,6 +81,7 @@ class FakeDiscord:
         self.scripts: list[Scripted] = []
         self.identified = asyncio.Event()
         self.sessions: list[_Session] = []
+        self.connections: list[dict[str, str]] = []  # each gateway connection's query
         self._nonces: dict[tuple[str, str], str] = {}
         self._ids = itertools.count(900_000)
         self._runner: web.AppRunner | None = None
@@ -170,6 +173,7 @@ class FakeDiscord:
                 await session.ws.send_bytes(data)
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        self.connections.append(dict(request.query))
         compress = request.query.get("compress")
         if compress not in (None, "zlib-stream"):
             raise web.HTTPBadRequest(text=f"fake Discord: compression {compress!r} not supported")
@@ -243,6 +247,9 @@ class FakeDiscord:
         authorized = recorded.headers.get("authorization") == f"Bot {self.token}"
         if not authorized and not path.startswith(("/interactions/", "/webhooks/")):
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
+        problems = form_problems(recorded.json) if request.method in ("POST", "PATCH") else []
+        if problems:  # what Discord answers a message over its limits
+            return _json({"message": "Invalid Form Body", "code": 50035, "errors": problems}, 400)
         handler = self._route(request.method, path.split("/")[1:])
         if handler is None:
             return _json({"message": f"fake Discord: no route {request.method} {path}"}, 404)
@@ -339,6 +346,46 @@ class FakeDiscord:
         thread = payloads.thread(message_id, parent["guild_id"], channel_id, data["name"])
         self.channels[message_id] = thread
         return thread
+
+
+def form_problems(body: Any) -> list[str]:
+    """Return how a message body breaks Discord's limits (empty when it does not)."""
+    if not isinstance(body, dict):
+        return []
+    body = body.get("data") if isinstance(body.get("data"), dict) else body  # a callback
+    problems = []
+    if len(body.get("content") or "") > 2000:
+        problems.append("content: more than 2000 characters")
+    if len(str(body.get("nonce") or "")) > 25:
+        problems.append("nonce: more than 25 characters")
+    if "name" in body and len(body["name"]) > 100:
+        problems.append("name: more than 100 characters")
+    embeds = body.get("embeds") or []
+    if len(embeds) > 10:
+        problems.append("embeds: more than 10")
+    total = 0
+    for n, embed in enumerate(embeds):
+        parts = {
+            "title": (embed.get("title") or "", 256),
+            "description": (embed.get("description") or "", 4096),
+            "footer.text": ((embed.get("footer") or {}).get("text") or "", 2048),
+            "author.name": ((embed.get("author") or {}).get("name") or "", 256),
+        }
+        fields = embed.get("fields") or []
+        if len(fields) > 25:
+            problems.append(f"embeds.{n}.fields: more than 25")
+        for i, entry in enumerate(fields):
+            parts[f"fields.{i}.name"] = (entry.get("name") or "", 256)
+            parts[f"fields.{i}.value"] = (entry.get("value") or "", 1024)
+            if not entry.get("name") or not entry.get("value"):
+                problems.append(f"embeds.{n}.fields.{i}: empty name or value")
+        for name, (text, limit) in parts.items():
+            total += len(text)
+            if len(text) > limit:
+                problems.append(f"embeds.{n}.{name}: more than {limit} characters")
+    if total > 6000:
+        problems.append("embeds: more than 6000 characters in all")
+    return problems
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:

@@ -35,6 +35,8 @@ FIELD_VALUE = 1024
 FOOTER = 2048
 CONTENT = 2000
 THREAD_NAME = 100
+NOTE = 300  # one note of the answer (e.g. about an attachment)
+MAX_NOTES = 5
 COLOURS = {
     Label.ACCURATE: 0x2ECC71,  # green
     Label.PARTLY_ACCURATE: 0xF1C40F,  # amber
@@ -106,7 +108,7 @@ def thread_name(post_text: str, label: Label) -> str:
 def correction_embed(correction: Correction, answer: Answer) -> dict[str, Any]:
     """Return the embed of a correction, fitted to every embed limit."""
     values = {item: item_value(item) for item in correction.items}
-    notes = [escape(n) for n in answer.notes]
+    notes = [_clip(escape(n), NOTE) for n in answer.notes[:MAX_NOTES]]
     footer = _clip(answer.footer, FOOTER) if answer.footer else None
 
     def compose(part: Fitted) -> dict[str, Any]:

@@ -101,13 +101,13 @@ async def discord() -> AsyncIterator[FakeDiscord]:
 
 async def start_bot(folder: Path, embedder: Any, discord: FakeDiscord, **options: Any) -> Bot:
     """Start factbot's Discord listener on the stand-in."""
-    group = DiscordSettings(
-        token=discord.token,  # type: ignore[arg-type]
-        api_base=discord.api_base,
-        gateway_url=discord.gateway_url,
-        guild_ready_timeout=0.05,
-        **options,
-    )
+    values: dict[str, Any] = {
+        "token": discord.token,
+        "api_base": discord.api_base,
+        "gateway_url": discord.gateway_url,
+        "guild_ready_timeout": 0.05,
+    }
+    group = DiscordSettings(**(values | options))
     jobs = JobSettings(poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0)
     app = App(Settings(data_dir=folder, jobs=jobs, discord=group), embedder=embedder)
     adapter = app.adapters["discord"]

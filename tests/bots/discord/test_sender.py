@@ -189,3 +189,25 @@ async def test_a_forbidden_channel_is_a_rejection(
     discord.script("POST", "/channels/*/messages", 403)
     with pytest.raises(ReplyRejectedError):
         await _send(sender, CORRECT, _destination(threads=False))
+
+
+async def test_a_correction_over_every_limit_is_posted_as_a_valid_embed(
+    discord: FakeDiscord, sender: DiscordSender
+) -> None:
+    nasty = "@everyone <@1> **x** " * 120
+    refs = tuple(
+        Reference(n, f"d{n}", f"https://site{n}.example/{'p' * 150}", nasty[:300])
+        for n in range(1, 41)
+    )
+    items = tuple(
+        CorrectionItem(n, nasty, Label.MISLEADING, nasty * 2, (n, n + 20)) for n in range(1, 21)
+    )
+    headline = "This post is misleading. " + nasty[:500]
+    huge = Correction(Label.MISLEADING, headline, items, nasty, refs)
+    answer = Answer(kind="correction", correction=huge, footer="f" * 3000, notes=(nasty,) * 9)
+    posted = await _send(sender, answer, _destination(threads=False))
+    assert posted in discord.messages  # the stand-in refuses (400) anything over Discord's limits
+    [message] = discord.posted_messages()
+    [embed] = message.json["embeds"]
+    assert 0 < len(embed["fields"]) < 20
+    assert "more claims were checked; see the full check." in embed["description"]
