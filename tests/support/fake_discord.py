@@ -82,6 +82,7 @@ class FakeDiscord:
         self.identified = asyncio.Event()
         self.sessions: list[_Session] = []
         self.connections: list[dict[str, str]] = []  # each gateway connection's query
+        self.resumes = 0
         self._nonces: dict[tuple[str, str], str] = {}
         self._ids = itertools.count(900_000)
         self._runner: web.AppRunner | None = None
@@ -155,6 +156,11 @@ class FakeDiscord:
         for session in list(self.sessions):
             await self._send(session, {"op": 0, "t": event, "d": data})
 
+    async def drop(self, code: int = 4000) -> None:
+        """Close every gateway session with code (4000: "unknown error", resumable)."""
+        for session in list(self.sessions):
+            await session.ws.close(code=code)
+
     async def _send(self, session: _Session, frame: dict[str, Any]) -> None:
         async with session.lock:
             if frame["op"] == 0:
@@ -213,6 +219,7 @@ class FakeDiscord:
                 await self._send(session, {"op": 0, "t": "GUILD_CREATE", "d": guild})
             self.identified.set()
         elif op == 6:
+            self.resumes += 1
             await self._send(session, {"op": 0, "t": "RESUMED", "d": {}})
         elif op in (3, 8):  # presence update, request guild members: nothing to answer
             return

@@ -99,8 +99,14 @@ async def discord() -> AsyncIterator[FakeDiscord]:
         yield fake
 
 
-async def start_bot(folder: Path, embedder: Any, discord: FakeDiscord, **options: Any) -> Bot:
-    """Start factbot's Discord listener on the stand-in."""
+async def start_bot(
+    folder: Path,
+    embedder: Any,
+    discord: FakeDiscord,
+    groups: dict[str, Any] | None = None,
+    **options: Any,
+) -> Bot:
+    """Start factbot's Discord listener on the stand-in (options: DiscordSettings fields)."""
     values: dict[str, Any] = {
         "token": discord.token,
         "api_base": discord.api_base,
@@ -109,7 +115,8 @@ async def start_bot(folder: Path, embedder: Any, discord: FakeDiscord, **options
     }
     group = DiscordSettings(**(values | options))
     jobs = JobSettings(poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0)
-    app = App(Settings(data_dir=folder, jobs=jobs, discord=group), embedder=embedder)
+    settings = Settings(data_dir=folder, jobs=jobs, discord=group, **(groups or {}))
+    app = App(settings, embedder=embedder)
     adapter = app.adapters["discord"]
     assert isinstance(adapter, DiscordAdapter)
     stop = asyncio.Event()

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bots.settings import GuardSettings
 from tests.bots.discord.conftest import (
     ALICE,
     BOB,
@@ -227,3 +228,37 @@ async def test_opt_out_of_a_channel_needs_manage_channels(bot: Bot, discord: Fak
     assert discord.posted_messages() == []
     refusal = discord.sent("PATCH", "/webhooks/100/*/messages/@original")[-1]
     assert refusal.json["content"] == "This channel has opted out of factbot."
+
+
+async def test_a_dropped_gateway_is_resumed_and_events_still_arrive(
+    bot: Bot, discord: FakeDiscord
+) -> None:
+    await discord.drop(4000)
+    await until(lambda: discord.resumes == 1 and discord.sessions)
+    assert len(discord.connections) == 2  # the second one to READY's resume_gateway_url
+    await bot.interact(p.context_menu(target_message(MESSAGE)), interaction_id=p.snowflake(63))
+    await bot.drain()
+    assert len(discord.posted_messages()) == 1
+
+
+async def test_over_the_rate_limit_one_friendly_refusal_then_silence(
+    indexed: Path, embedder: Any, discord: FakeDiscord
+) -> None:
+    guards = GuardSettings(user_burst=1, user_per_hour=1)
+    bot = await start_bot(indexed, embedder, discord, {"guards": guards})
+    try:
+        for n in range(3):
+            message = target_message(p.snowflake(80 + n))
+            await bot.interact(p.context_menu(message), interaction_id=p.snowflake(90 + n))
+        edits = discord.sent("PATCH", "/webhooks/100/*/messages/@original")
+        assert [e.path.split("/")[3] for e in edits] == [
+            f"token-{p.snowflake(90)}",
+            f"token-{p.snowflake(91)}",
+        ]
+        assert "try again in about" in edits[1].json["content"]
+        [deleted] = discord.sent("DELETE", "/webhooks/100/*/messages/@original")
+        assert deleted.path.split("/")[3] == f"token-{p.snowflake(92)}"  # said once, then nothing
+        await bot.drain()
+        assert len(discord.posted_messages()) == 1
+    finally:
+        await stop_bot(bot)
