@@ -40,9 +40,14 @@ class RoutedHTTPClient(HTTPClient):
     """discord.py's HTTP client, talking to the configured REST base and gateway."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, *, api_base: str, gateway_url: str | None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        api_base: str,
+        gateway_url: str | None,
+        max_ratelimit_timeout: float | None = None,
     ) -> None:
-        super().__init__(loop)
+        super().__init__(loop, max_ratelimit_timeout=max_ratelimit_timeout)
         self.rebase = Rebase(api_base)
         self.gateway_url = gateway_url
 

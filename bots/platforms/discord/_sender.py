@@ -10,11 +10,13 @@ that response while the token lives, else replies to the message.
 
 Every channel message carries a `nonce` with `enforce_nonce`, so a send repeated after a lost
 response returns Discord's first message instead of posting a second; every message allows no
-mentions. discord.py's HTTP client honours 429 Retry-After and retries 50x itself.
+mentions. discord.py's HTTP client honours 429 Retry-After (up to a minute; a longer wait ends
+the attempt, so the job retries later) and retries 50x itself.
 
-Failure policy: a refusal Discord surely did not act on (403, 404, 400 on the message post)
-raises `ReplyRejectedError` (a later attempt may post); anything else propagates and leaves the
-reply pending, never repeated.
+Failure policy: what surely posted nothing (403, 404, 400 on the message post, a 429 asking for
+more than a minute, no connection to Discord, a failed log-in) raises `ReplyRejectedError` (a
+later attempt may post); anything else (50x after discord.py's retries, a lost response)
+propagates and leaves the reply pending, never repeated.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
+import aiohttp
 import discord
 from discord.http import Route
 
@@ -37,6 +40,7 @@ from pipeline.clock import Clock
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 THREAD_ARCHIVE_MINUTES = 1440
+MAX_RATE_LIMIT_WAIT = 60.0  # a longer Retry-After ends the attempt; the job retries later
 _NONE: dict[str, Any] = {"parse": []}  # allowed mentions: nobody
 
 
@@ -49,6 +53,7 @@ class DiscordSender:
         self.settings = settings
         self.clock = clock
         self._http: RoutedHTTPClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._login = asyncio.Lock()
 
     def render(self, answer: Answer, destination: Destination) -> Rendered:
@@ -71,6 +76,10 @@ class DiscordSender:
             message = await http.request(
                 Route("POST", "/channels/{channel_id}/messages", channel_id=channel), json=body
             )
+        except discord.RateLimited as exc:  # raised instead of a long wait: nothing was sent
+            raise ReplyRejectedError(f"Discord asks to wait {exc.retry_after:.0f} s") from exc
+        except aiohttp.ClientConnectorError as exc:  # no connection, so no request
+            raise ReplyRejectedError(f"Discord could not be reached: {exc}") from exc
         except (discord.Forbidden, discord.NotFound) as exc:
             raise ReplyRejectedError(f"Discord refused the message: {exc}") from exc
         except discord.HTTPException as exc:
@@ -94,16 +103,25 @@ class DiscordSender:
             self._http = None
 
     async def _client(self) -> RoutedHTTPClient:
+        """Return the logged-in HTTP client of the running event loop (one session per loop)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a session belongs to the loop that opened it
+            self._http, self._loop, self._login = None, loop, asyncio.Lock()
         async with self._login:
             if self._http is None:
                 if self.settings.token is None:
                     raise ReplyRejectedError("FACTBOT_DISCORD__TOKEN is not set")
                 http = RoutedHTTPClient(
-                    asyncio.get_running_loop(),
+                    loop,
                     api_base=self.settings.api_base,
                     gateway_url=self.settings.gateway_url,
+                    max_ratelimit_timeout=MAX_RATE_LIMIT_WAIT,
                 )
-                await http.static_login(self.settings.token.get_secret_value())
+                try:
+                    await http.static_login(self.settings.token.get_secret_value())
+                except (discord.HTTPException, aiohttp.ClientConnectorError) as exc:
+                    await http.close()
+                    raise ReplyRejectedError(f"could not log in to Discord: {exc}") from exc
                 self._http = http
             return self._http
 

@@ -211,3 +211,20 @@ async def test_a_correction_over_every_limit_is_posted_as_a_valid_embed(
     [embed] = message.json["embeds"]
     assert 0 < len(embed["fields"]) < 20
     assert "more claims were checked; see the full check." in embed["description"]
+
+
+async def test_a_long_rate_limit_ends_the_attempt_without_posting(
+    discord: FakeDiscord, sender: DiscordSender
+) -> None:
+    discord.script("POST", f"/channels/{CHANNEL}/messages", 429, retry_after=3600)
+    with pytest.raises(ReplyRejectedError, match="wait 3600 s"):
+        await _send(sender, CORRECT, _destination(threads=False))
+    assert discord.messages == {}
+
+
+async def test_discord_unreachable_is_a_rejection(discord: FakeDiscord) -> None:
+    settings = DiscordSettings(token=discord.token, api_base="http://127.0.0.1:9/api/v10")  # type: ignore[arg-type]
+    sending = DiscordSender(settings, clock=FakeClock(START))
+    with pytest.raises(ReplyRejectedError, match="log in"):
+        await _send(sending, CORRECT, _destination())
+    await sending.close()
