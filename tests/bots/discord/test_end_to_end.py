@@ -262,3 +262,40 @@ async def test_over_the_rate_limit_one_friendly_refusal_then_silence(
         assert len(discord.posted_messages()) == 1
     finally:
         await stop_bot(bot)
+
+
+async def test_the_request_carries_the_whole_message_and_where_to_answer(
+    bot: Bot, discord: FakeDiscord
+) -> None:
+    preview = {
+        "type": "article",
+        "url": "https://news.example/story",
+        "title": "Towers blamed",
+        "description": "A viral claim about masts.",
+    }
+    text = f"{CLAIM} see https://blog.example/post"
+    message = target_message(MESSAGE, text, embeds=[preview])
+    await bot.interact(p.context_menu(message), interaction_id=p.snowflake(64))
+    [request] = _requests(bot)
+    post = bot.app.store.jobs.post(str(request.post_id))
+    assert post is not None
+    assert post.platform == "discord" and post.platform_id == MESSAGE
+    assert post.text == f"{text}\nTowers blamed\nA viral claim about masts."
+    assert post.links == ("https://blog.example/post", "https://news.example/story")
+    assert post.url == f"https://discord.com/channels/{GUILD}/{CHANNEL}/{MESSAGE}"
+    assert post.created_at is not None and post.created_at.year == 2026  # read off the id
+    assert post.author is not None and ALICE["id"] not in post.author  # a pseudonym
+    job = bot.app.store.jobs.get(str(request.reply_job_id))
+    assert job is not None
+    destination = job.payload["destination"]
+    assert destination["workspace_id"] == GUILD and destination["channel_id"] == CHANNEL
+    assert destination["message_id"] == MESSAGE and destination["thread_id"] is None
+    assert destination["public"] == {
+        "event_key": p.snowflake(64),
+        "threads": "1",
+        "application_id": "100",
+    }
+    assert destination["private"]["interaction_token"] == f"token-{p.snowflake(64)}"
+    await bot.drain()
+    job = bot.app.store.jobs.get(str(request.reply_job_id))
+    assert job is not None and job.payload["destination"]["private"] == {}  # token deleted
