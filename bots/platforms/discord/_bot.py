@@ -75,7 +75,6 @@ class FactbotClient(discord.Client):
         self.tree.add_command(_factcheck)
         self.tree.add_command(_factbot)
         self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
-        self.synced = False
 
     async def setup_hook(self) -> None:
         """Sync the commands when their definitions changed since the last sync."""
@@ -93,7 +92,6 @@ class FactbotClient(discord.Client):
             return False
         await self.tree.sync()
         self.context.store.state.set(key, digest)
-        self.synced = True
         log.info("discord commands synced", extra={"commands": len(definitions)})
         return True
 
@@ -111,9 +109,8 @@ class FactbotClient(discord.Client):
             extra={"event": request.event_key, "via": request.via, "status": intake.status},
         )
         if intake.status in ("accepted", "duplicate"):
-            where = _where(request)
             await interaction.edit_original_response(
-                content=f"Checking this message. {where}", allowed_mentions=_NONE
+                content=_checking(request), allowed_mentions=_NONE
             )
         elif intake.answer is not None:
             await self.answer_privately(interaction, intake.answer)
@@ -175,15 +172,18 @@ class FactbotClient(discord.Client):
         await message.reply(text, allowed_mentions=_NONE, mention_author=False)
 
 
-def _where(request: CheckRequest) -> str:
+def _checking(request: CheckRequest) -> str:
+    """Return the private note that a check is under way, and where its answer will appear."""
     destination = request.destination
     if destination.message_id is None:
-        return "The answer will be posted in this channel."
+        return "Checking this. The answer will be posted in this channel."
     if destination.thread_id is not None:
-        return "The answer will be posted in this thread."
-    if destination.public.get("threads") == "1":
-        return "The answer will be posted in a thread on the message."
-    return "The answer will be posted as a reply to the message."
+        where = "in this thread"
+    elif destination.public.get("threads") == "1":
+        where = "in a thread on the message"
+    else:
+        where = "as a reply to the message"
+    return f"Checking this message. The answer will be posted {where}."
 
 
 def _client(interaction: discord.Interaction) -> FactbotClient:
@@ -250,7 +250,10 @@ async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: boo
             )
             await client.answer_privately(interaction, answer)
             return
-        subject = str(interaction.channel_id)
+        channel = interaction.channel
+        # A thread's messages are answered as its parent channel's (the guards' channel).
+        parent = channel.parent_id if isinstance(channel, discord.Thread) else None
+        subject = str(parent or interaction.channel_id)
         answer = service.set_opt_out("discord", "channel", subject, out)
     else:
         answer = service.set_opt_out("discord", "user", str(interaction.user.id), out)
