@@ -10,7 +10,7 @@ characters (its explanation and quote are shortened at a word, markers kept). Te
 and pages is escaped (`escape_markdown`: no links, no formatting, no `<@…>` mentions), and every
 message is sent with no allowed mentions, so nothing ever pings anyone.
 
-The nonce of a channel message is derived from the request's event key (the ledger's key):
+The nonce of a channel message is derived from the reply's key (the reply ledger's key):
 Discord returns the first message for a repeated nonce (`enforce_nonce`), so a retried send
 cannot post a second one.
 """
@@ -77,11 +77,12 @@ def escape(text: str) -> str:
 def nonce_for(destination: Destination) -> str:
     """Return the message nonce (25 characters) of the one answer to a request.
 
-    Like the reply ledger's key, it is the request's event key: whatever the answer says.
+    It is made from the reply's own key (`public["reply_key"]`, the reply ledger's key), else
+    from the request's event key: the same for every attempt at one answer, whatever it says.
     """
-    key = (
-        destination.public.get("event_key") or f"{destination.channel_id}:{destination.message_id}"
-    )
+    public = destination.public
+    key = public.get("reply_key") or public.get("event_key")
+    key = key or f"{destination.channel_id}:{destination.message_id}"
     return hashlib.sha256(f"discord-answer:{key}".encode()).hexdigest()[:25]
 
 

@@ -11,6 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bots.platforms.discord._render import nonce_for
+from bots.runtime.deliver import ANSWER, reply_key
+from bots.runtime.platform import Destination
+from bots.runtime.replies import ReplyKey
 from bots.settings import GuardSettings
 from tests.bots.discord.conftest import (
     ALICE,
@@ -63,6 +67,9 @@ async def test_context_menu_gets_one_referenced_answer_in_a_thread_on_the_messag
     [reply] = discord.posted_messages()
     assert reply.path == f"/channels/{MESSAGE}/messages"  # in the thread started on it
     assert reply.json["allowed_mentions"] == {"parse": []}
+    key = reply_key(ReplyKey("discord", p.snowflake(50), ANSWER))  # the reply ledger's key
+    nonce = nonce_for(Destination("discord", GUILD, CHANNEL, public={"reply_key": key}))
+    assert reply.json["nonce"] == nonce and reply.json["enforce_nonce"] is True
     refs = _references(reply)
     assert refs and set(refs) <= _retrieved(bot)
     pointer = discord.sent("PATCH", "/webhooks/100/*/messages/@original")[-1]

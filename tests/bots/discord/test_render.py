@@ -150,3 +150,14 @@ def test_nonce_is_one_per_request() -> None:
     assert _render.nonce_for(DEST) == _render.nonce_for(DEST)
     assert len(_render.nonce_for(DEST)) == 25
     assert _render.nonce_for(DEST) != _render.nonce_for(other)
+
+
+def test_nonce_comes_from_the_reply_key_when_the_reply_job_gives_one() -> None:
+    keyed = Destination(
+        "discord", "10", "20", message_id="40", public={"event_key": "50", "reply_key": "k1"}
+    )
+    other = Destination(
+        "discord", "10", "20", message_id="40", public={"event_key": "50", "reply_key": "k2"}
+    )
+    assert _render.nonce_for(keyed) != _render.nonce_for(other)
+    assert _render.nonce_for(keyed) != _render.nonce_for(DEST)
