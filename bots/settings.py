@@ -10,7 +10,14 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipeline.errors import ConfigError
@@ -307,14 +314,15 @@ class DiscordSettings(BaseModel):
         default=2.0, gt=0, le=60, description="seconds the gateway waits for guilds at start"
     )
 
-    @model_validator(mode="after")
-    def _application_id_is_a_snowflake(self) -> DiscordSettings:
-        if self.application_id is not None and not self.application_id.isdigit():
+    @field_validator("application_id")
+    @classmethod
+    def _application_id_is_a_snowflake(cls, value: str | None) -> str | None:
+        if value is not None and not value.isdigit():
             raise ValueError(
-                "FACTBOT_DISCORD__APPLICATION_ID must be the numeric application id (Developer "
-                "Portal > your app > General Information > Application ID), or unset"
+                "must be the numeric application id (Developer Portal > your app > General "
+                "Information > Application ID), or unset"
             )
-        return self
+        return value
 
     @property
     def configured(self) -> bool:
