@@ -138,22 +138,15 @@ def request_for_message(
 ) -> CheckRequest:
     """Return the request of a context-menu check of target."""
     post, notes = post_from_message(target, max_image_bytes=max_image_bytes)
-    own = interaction.client.user
+    own = _own_id(interaction)
     return CheckRequest(
         post=post,
-        requester=actor(interaction.user, own_id=own.id if own else None),
-        destination=destination_for(
-            target.channel,
-            guild_id=interaction.guild_id,
-            channel_id=target.channel.id,
-            message_id=target.id,
-            event_key=str(interaction.id),
-            application_id=interaction.application_id,
-            interaction=interaction,
-            now=now,
+        requester=actor(interaction.user, own_id=own),
+        destination=_interaction_destination(
+            interaction, target.channel, target.channel.id, target.id, now=now
         ),
         event_key=str(interaction.id),
-        author=actor(target.author, own_id=own.id if own else None),
+        author=actor(target.author, own_id=own),
         via="menu",
         notes=notes,
     )
@@ -174,23 +167,40 @@ def request_for_text(
         created_at=None,  # typed by the requester: no publication time of its own
         links=tuple(dict.fromkeys(found)),
     )
-    own = interaction.client.user
     channel_id = interaction.channel_id or 0
     return CheckRequest(
         post=post,
-        requester=actor(interaction.user, own_id=own.id if own else None),
-        destination=destination_for(
-            interaction.channel,
-            guild_id=interaction.guild_id,
-            channel_id=channel_id,
-            message_id=None,
-            event_key=key,
-            application_id=interaction.application_id,
-            interaction=interaction,
-            now=now,
+        requester=actor(interaction.user, own_id=_own_id(interaction)),
+        destination=_interaction_destination(
+            interaction, interaction.channel, channel_id, None, now=now
         ),
         event_key=key,
         via="command",
+    )
+
+
+def _own_id(interaction: discord.Interaction) -> int | None:
+    own = interaction.client.user
+    return own.id if own else None
+
+
+def _interaction_destination(
+    interaction: discord.Interaction,
+    channel: discord.abc.MessageableChannel | discord.interactions.InteractionChannel | None,
+    channel_id: int,
+    message_id: int | None,
+    *,
+    now: datetime,
+) -> Destination:
+    return destination_for(
+        channel,
+        guild_id=interaction.guild_id,
+        channel_id=channel_id,
+        message_id=message_id,
+        event_key=str(interaction.id),
+        application_id=interaction.application_id,
+        interaction=interaction,
+        now=now,
     )
 
 
