@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ssl
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -44,6 +45,7 @@ from pipeline.evidence.web import WebDeps
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
+from pipeline.posts import linked_page, with_linked_page
 from pipeline.records import Check, Post
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
 from pipeline.web.fetcher import Fetcher, FetchPolicy
@@ -274,7 +276,19 @@ class App:
         before: datetime | None = None,
         progress: Progress | None = None,
     ) -> Check:
-        """Run a check and return it unsaved (a worker stores it with its job)."""
+        """Run a check and return it unsaved (a worker stores it with its job).
+
+        A post that is little more than a link is checked with the text of the page it shares
+        (`pipeline.posts.with_linked_page`); the check keeps the post as it was given.
+        """
+        given = post
+        if linked_page(post) is not None:
+            post = await with_linked_page(
+                post,
+                fetcher=await self.fetcher(),
+                max_chars=self.settings.max_post_chars,
+                cpu=self.cpu,
+            )
         async with contextlib.AsyncExitStack() as stack:
             web: WebDeps | None = None
             references: ReferenceDeps | None = None
@@ -300,7 +314,7 @@ class App:
                     )
             deps = self.deps(web=web, references=references)
             model = await self.model_deps(stack, fallback=deps.judge)
-            return await run_check(
+            check = await run_check(
                 post,
                 deps=deps,
                 config=self.check_config(),
@@ -308,6 +322,7 @@ class App:
                 model=model,
                 progress=progress,
             )
+        return check if post is given else dataclasses.replace(check, post=given)
 
     async def model_deps(
         self, stack: contextlib.AsyncExitStack, *, fallback: Judge

@@ -388,3 +388,42 @@ def test_concurrent_deliveries_of_one_event_are_stored_once_and_spend_one_token(
         assert asyncio.run(service.intake(_request("e3"))).status == "refused"
     finally:
         app.close()
+
+
+ARTICLE = """<html><head><title>Viral post claims 5G spreads the virus</title></head><body>
+<article><h1>Viral post claims 5G spreads the virus</h1>
+<p>A post shared thousands of times claims that 5G networks spread the coronavirus.</p>
+<p>The post says the new towers carry the virus from city to city.</p></article></body></html>"""
+
+
+@pytest.mark.parametrize("page", ["article", "missing"])
+def test_a_post_that_is_only_a_link_is_checked_on_the_page_it_shares(
+    tmp_path: Path, embedder: Any, page: str
+) -> None:
+    from bots.settings import FetchSettings
+    from tests.support.httpserver import serve
+
+    fetch = FetchSettings(allowed_networks=["127.0.0.1/32"], respect_robots=False)
+    app = App(_settings(tmp_path, fetch=fetch), embedder=embedder)
+    try:
+        asyncio.run(
+            Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
+        )
+        service = PlatformService(app.store, app.settings)
+        sender = Sender()
+        with serve() as server:
+            if page == "article":
+                server.add("/story", ARTICLE)
+            url = server.url("/story")
+            asyncio.run(service.intake(_request("e1", text=f"is this true?? {url}")))
+            _drain(app, sender)
+        [(_, answer)] = sender.sent
+        if page == "missing":  # one polite failure that says what went wrong
+            assert answer.kind == "failure" and "could not" in answer.message
+            return
+        assert answer.kind == "correction" and answer.check is not None
+        assert answer.check.post.text == f"is this true?? {url}"  # the post as it was given
+        assert any("5G" in c.text for c in answer.check.claims)
+        assert answer.correction is not None and answer.correction.references
+    finally:
+        app.close()
