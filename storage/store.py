@@ -2,7 +2,8 @@
 
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
-reply ledger), `workers` (who is alive), `state` (small values by key) and `web` (search, page and reachability caches). Each
+reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
+buckets, platform requests, opt-outs) and `web` (search, page and reachability caches). Each
 multi-table write happens inside one transaction.
 """
 
@@ -19,6 +20,7 @@ from storage.checks import CheckRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
+from storage.platform import PlatformRepo
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
@@ -43,6 +45,7 @@ class Store:
         self.web = WebCache(db, clock=clock)
         self.reuse = ReuseRepo(db)
         self.state = StateRepo(db, clock=clock)
+        self.platform = PlatformRepo(db, clock=clock)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:

@@ -35,6 +35,7 @@ from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
+from bots.runtime.privacy import retention_loop
 from bots.runtime.service import build_pool
 from pipeline import errors
 from pipeline.errors import (
@@ -84,26 +85,48 @@ def _error_kind(error: str | None) -> type[BaseException]:
     return kind if isinstance(kind, type) and issubclass(kind, FactbotError) else Exception
 
 
+def _report_end(task: asyncio.Task[Any]) -> None:
+    """Log a service task (worker pool, platform listener) that ended with an error."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error(
+            "a service task stopped with an error",
+            extra={"task": task.get_name(), "error": repr(task.exception())},
+        )
+
+
 def create_api(app: App, *, workers: int | None = None) -> FastAPI:
     """Return the FastAPI application over an App, running `workers` worker tasks beside it."""
     count = app.settings.jobs.workers if workers is None else workers
     stopping = asyncio.Event()
 
+    adapters = app.adapters  # the configured platforms; their libraries are imported here
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await app.start()  # the store, and the embedder warmed off the event loop
-        pool = build_pool(app, concurrency=count, prefix="serve") if count else None
-        task = asyncio.create_task(pool.run(stopping)) if pool is not None else None
+        pool = None
+        if count:
+            pool = build_pool(app, concurrency=count, prefix="serve", senders=app.senders())
+        tasks = [asyncio.create_task(pool.run(stopping))] if pool is not None else []
+        # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
+        tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]
+        for task in tasks:
+            task.add_done_callback(_report_end)
+        if adapters:
+            tasks.append(
+                asyncio.create_task(retention_loop(app.store, app.settings.privacy, stopping))
+            )
         try:
             yield
         finally:
             stopping.set()
-            if task is not None:
-                await task
+            await asyncio.gather(*tasks, return_exceptions=True)  # errors: see _report_end
             # The shared fetcher lives in the server's event loop: close it before the loop ends.
             await app.close_fetcher()
 
     api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
+    for adapter in adapters.values():
+        adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
 
     @api.exception_handler(FactbotError)
     async def _factbot_error(request: Request, exc: FactbotError) -> JSONResponse:

@@ -31,6 +31,8 @@ import httpx
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.app.search import build_search
 from bots.logs import configure as configure_logging
+from bots.runtime.intake import PlatformService
+from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
 from bots.runtime.reuse import ReuseIndex
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
@@ -106,6 +108,21 @@ class App:
     def reuse(self) -> ReuseIndex:
         """Return the index that answers repeated and near-duplicate posts from stored checks."""
         return ReuseIndex(self.store.reuse, self.embedder, self.settings.reuse, clock=self.clock)
+
+    @cached_property
+    def service(self) -> PlatformService:
+        """Return the service platform adapters hand their requests to."""
+        return PlatformService(self.store, self.settings, clock=self.clock, reuse=self.reuse)
+
+    @cached_property
+    def adapters(self) -> dict[str, PlatformAdapter]:
+        """Return the adapter of every platform whose credentials are set (imported lazily)."""
+        context = PlatformContext(self.settings, self.store, self.service, self.clock)
+        return load_adapters(context)
+
+    def senders(self) -> dict[str, ReplySender]:
+        """Return the outbound half of every configured platform, by name."""
+        return {name: adapter.sender() for name, adapter in self.adapters.items()}
 
     @property
     def embedder_loaded(self) -> bool:
