@@ -77,6 +77,7 @@ class _Scripted:
     status: int = 200
     error: str | None = None
     retry_after: int | None = None
+    hang_up: bool = False
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -188,9 +189,11 @@ class FakeSlack:
         error: str | None = None,
         retry_after: int = 1,
         times: int = 1,
+        hang_up: bool = False,
     ) -> None:
-        """Make the next `times` calls of method answer 429 (status=429) or `ok: false` error."""
-        entry = _Scripted(status, error, retry_after if status == 429 else None)
+        """Make the next `times` calls of method answer 429 (status=429), an `ok: false` error,
+        or hang up once the request arrived (hang_up: did Slack post it? nobody knows)."""
+        entry = _Scripted(status, error, retry_after if status == 429 else None, hang_up)
         self._scripts.setdefault(method, []).extend([entry] * times)
 
     def calls(self, method: str) -> list[Call]:
@@ -232,6 +235,10 @@ class FakeSlack:
         scripted = self._scripts.get(method)
         if scripted:
             entry = scripted.pop(0)
+            if entry.hang_up:
+                assert request.transport is not None
+                request.transport.close()
+                raise ConnectionResetError("the stand-in hung up")
             if entry.status == 429:
                 headers = {"Retry-After": str(entry.retry_after)}
                 return web.json_response(

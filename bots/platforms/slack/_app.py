@@ -19,16 +19,18 @@ and the 5-minute window) and, with OAuth, the install and redirect pages. Socket
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from fastapi import Request
+from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bots.platforms.slack import _events
@@ -36,12 +38,11 @@ from bots.platforms.slack._installs import SlackInstallationStore, SlackStateSto
 from bots.platforms.slack._sender import SlackSender, web_client
 from bots.runtime.platform import Answer, CheckRequest, Destination
 from bots.settings import SlackSettings
+from pipeline.errors import InputError
 from pipeline.posts import ensure_checkable
 
 log = logging.getLogger(__name__)
 SCOPES = ("app_mentions:read", "chat:write", "commands", "channels:history", "groups:history")
-CHECKING_THREAD = "Checking… the answer will appear in the thread."
-CHECKING_CHANNEL = "Checking… the answer will appear in this channel."
 USAGE = (
     "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, "
     "or the message shortcut “Fact-check this message”. `/factcheck optout me` (or "
@@ -49,8 +50,19 @@ USAGE = (
 )
 
 
-async def _maybe(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
+async def _read_message(client: AsyncWebClient, channel: str, ts: str) -> dict[str, Any]:
+    """Return the message at ts (a thread's parent, a linked message): conversations.replies."""
+    try:
+        found = await client.conversations_replies(channel=channel, ts=ts, limit=1)
+    except SlackApiError as exc:
+        error = exc.response.get("error") if isinstance(exc.response.data, dict) else "error"
+        raise InputError(
+            f"factbot cannot read that message ({error}); invite factbot to the channel first"
+        ) from exc
+    messages = found.get("messages") or []
+    if not messages or messages[0].get("ts") != ts:
+        raise InputError("the Slack message to check was not found")
+    return dict(messages[0])
 
 
 class SlackBot:
@@ -68,6 +80,7 @@ class SlackBot:
         self.service = service
         self.sender = sender
         self.installations = installations
+        self._intakes: dict[str, asyncio.Lock] = {}
         self.app = self._build(installations, states)
 
     # -- composition -----------------------------------------------------------------------
@@ -128,13 +141,9 @@ class SlackBot:
             parent = None
             thread = event.get("thread_ts")
             if thread and thread != event.get("ts"):
-                found = await client.conversations_replies(
-                    channel=event["channel"], ts=thread, limit=1
-                )
-                messages = found.get("messages") or []
-                parent = messages[0] if messages else None
+                parent = await _read_message(client, event["channel"], thread)
             request = _events.mention_request(body, bot_user_id=bot_user, parent=parent)
-            await self._submit(request, checking=None)
+            await self._submit(request, checking=False)
         except Exception as exc:  # noqa: BLE001 - the boundary: the requester sees it privately
             await self._fail(exc, fallback)
 
@@ -150,7 +159,7 @@ class SlackBot:
         )
         try:
             request = _events.shortcut_request(body, bot_user_id=context.get("bot_user_id"))
-            await self._submit(request, checking=CHECKING_THREAD)
+            await self._submit(request, checking=True)
         except Exception as exc:  # noqa: BLE001 - the boundary: the requester sees it privately
             await self._fail(exc, fallback)
 
@@ -176,35 +185,36 @@ class SlackBot:
                 await self._private(here, Answer(kind="notice", message=message, private=True))
             elif kind in ("optout", "optin"):
                 subject = here.private["user_id"] if arg == "user" else here.channel_id
-                answer = await _maybe(
-                    self.service.set_opt_out("slack", arg, subject, kind == "optout")
-                )
+                answer = self.service.set_opt_out("slack", arg, subject, kind == "optout")
                 await self._private(here, answer)
             else:
                 link = _events.parse_message_link(arg)
                 if link is None:
                     request = _events.command_text_request(command, arg, bot_user_id=bot_user)
-                    await self._submit(request, checking=CHECKING_CHANNEL)
-                    return
-                channel, ts = link
-                found = await client.conversations_replies(channel=channel, ts=ts, limit=1)
-                messages = found.get("messages") or []
-                if not messages or messages[0].get("ts") != ts:
-                    raise LookupError("the linked Slack message was not found")
-                request = _events.command_link_request(
-                    command, messages[0], channel, bot_user_id=bot_user
-                )
-                await self._submit(request, checking=CHECKING_THREAD)
+                else:
+                    channel, ts = link
+                    target = await _read_message(client, channel, ts)
+                    request = _events.command_link_request(
+                        command, target, channel, bot_user_id=bot_user
+                    )
+                await self._submit(request, checking=True)
         except Exception as exc:  # noqa: BLE001 - the boundary: the requester sees it privately
             await self._fail(exc, here)
 
     # -- the service -----------------------------------------------------------------------
 
-    async def _submit(self, request: CheckRequest, *, checking: str | None) -> None:
-        if request.requester.is_bot or request.requester.is_self:
-            return
+    async def _submit(self, request: CheckRequest, *, checking: bool) -> None:
+        """Hand request to the service; tell the requester what it said (privately)."""
         ensure_checkable(request.post)
-        result = await self.service.intake(request)
+        # Slack redelivers an event it thinks timed out while the first may still be in intake:
+        # one at a time per event, so a retry finds the first stored and spends no rate tokens.
+        lock = self._intakes.setdefault(request.event_key, asyncio.Lock())
+        try:
+            async with lock:
+                result = await self.service.intake(request)
+        finally:
+            if not lock.locked():
+                self._intakes.pop(request.event_key, None)
         log.info(
             "slack request",
             extra={
@@ -214,10 +224,8 @@ class SlackBot:
                 "reason": result.reason,
             },
         )
-        if result.status == "accepted" and checking:
-            await self._private(
-                request.destination, Answer(kind="notice", message=checking, private=True)
-            )
+        if result.status == "accepted" and checking and result.answer is not None:
+            await self._private(request.destination, result.answer)  # "Checking…"
         elif result.status == "refused" and result.answer is not None:
             await self._private(request.destination, result.answer)
 
@@ -225,9 +233,9 @@ class SlackBot:
         log.warning(
             "slack request failed",
             extra={"error": type(exc).__name__, "channel": where.channel_id},
-            exc_info=not isinstance(exc, (ValueError, LookupError)),
+            exc_info=not isinstance(exc, InputError),
         )
-        answer = await _maybe(self.service.answer_for_error(exc))
+        answer = self.service.answer_for_error(exc)
         await self._private(where, answer)
 
     async def _private(self, where: Destination, answer: Answer) -> None:
@@ -257,9 +265,6 @@ class SlackBot:
 
     def mount(self, api: Any) -> None:
         """Add the events endpoint (and the OAuth pages) to a FastAPI app."""
-        from fastapi import Request
-        from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
-
         handler = AsyncSlackRequestHandler(self.app)
 
         async def endpoint(req: Request) -> Any:
