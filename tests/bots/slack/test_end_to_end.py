@@ -316,3 +316,57 @@ async def test_socket_mode_acks_the_envelope_and_replies_once(
     assert slack.calls("apps.connections.open")[0].token == "xapp-test"
     [reply] = slack.calls("chat.postMessage")
     assert reply.body["thread_ts"] == PARENT and reference_urls(reply.body["blocks"])
+
+
+async def test_opt_out_link_command_help_and_errors_are_answered_privately(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    app = corpus_app(settings_for(slack))
+
+    def command(text: str, key: str) -> dict[str, str]:
+        return {
+            "command": "/factcheck",
+            "text": text,
+            "team_id": "T1",
+            "team_domain": "acme",
+            "channel_id": "C1",
+            "user_id": "U5",
+            "trigger_id": f"tr-{key}",
+            "response_url": slack.response_url(key),
+        }
+
+    async def said(key: str) -> str:
+        """Return what factbot said through the response URL of the command `key`."""
+        path = f"/response/{key}"
+        async with asyncio.timeout(10):
+            while True:
+                hooks = [c for c in slack.calls("response_url") if c.path == path]
+                if hooks:
+                    return str(hooks[0].body["text"])
+                await asyncio.sleep(0.02)
+
+    async with serving(app) as base:
+        url = base + "/slack/events"
+        await slack.deliver_command(url, command("optout me", "out"))
+        assert (await said("out")).startswith("Done: factbot will no longer")
+        await slack.deliver_event(url, mention(event_id="EvOut", user="U5"))
+        async with asyncio.timeout(10):
+            while not slack.calls("chat.postEphemeral"):  # noqa: ASYNC110 - polls the record
+                await asyncio.sleep(0.02)
+        assert "opted out" in slack.calls("chat.postEphemeral")[0].body["text"]
+        await slack.deliver_command(url, command("optin me", "in"))
+        assert (await said("in")).startswith("Done: factbot takes your requests again")
+        await slack.deliver_command(url, command("", "help"))
+        assert "/factcheck &lt;text&gt;" in await said("help")
+        missing = mention(event_id="EvGone", thread_ts="1700000999.000001")
+        await slack.deliver_event(url, missing)
+        link = "<https://acme.slack.com/archives/C1/p1700000000000100>"
+        await slack.deliver_command(url, command(link, "link"))
+        assert (await said("link")).startswith("Checking")
+        await idle(app, requests=1)
+    failures = [c.body["text"] for c in slack.calls("chat.postEphemeral")]
+    assert any("cannot read that message (thread_not_found)" in t for t in failures)
+    [row] = app.store.db.execute("SELECT event_key FROM platform_requests").fetchall()
+    assert row[0] == "tr-link"
+    [reply] = slack.calls("chat.postMessage")
+    assert reply.body["thread_ts"] == PARENT and reference_urls(reply.body["blocks"])
