@@ -8,6 +8,7 @@ POST /api/checks            {"text": "..."} or {"url": "..."}, optional "before"
 GET  /api/jobs/{id}         status, attempts, error and stage progress
 GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
+GET  /checks/{id}           the check's full report as an HTML page (platform replies link here)
 GET  /healthz               alive (and index counts)
 GET  /readyz                ready: database, workers, model (503 with the reasons when not)
 
@@ -28,10 +29,11 @@ from datetime import datetime
 from typing import Any
 
 from fastapi import FastAPI, Header, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
+from bots.api.report import report_html
 from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
@@ -135,6 +137,12 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
             content={"error": type(exc).__name__, "detail": str(exc)},
         )
 
+    @api.get("/checks/{check_id}", response_class=HTMLResponse)
+    async def report(check_id: str) -> HTMLResponse:
+        """The full report of a check (what platform replies link to)."""
+        check = app.store.checks.get(check_id)  # NotFoundError → 404
+        return HTMLResponse(report_html(check))
+
     @api.get("/healthz")
     async def healthz() -> dict[str, Any]:
         stats = app.store.documents.stats()
@@ -168,6 +176,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
             "jobs": app.store.jobs.counts() if database == "ok" else {},
             "model": model,
             "embedder": "loaded" if app.embedder_loaded else "not loaded",
+            "platforms": sorted(adapters),
             "problems": problems,
         }
         return JSONResponse(status_code=200 if not problems else 503, content=body)

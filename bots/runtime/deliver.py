@@ -17,6 +17,7 @@ event or a restarted worker never posts twice. Once sent, the destination's priv
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 
@@ -34,6 +35,12 @@ from storage.jobs import Job
 log = logging.getLogger(__name__)
 
 ANSWER = "answer"  # the ledger kind: one answer per request, whatever it says
+REPLY_KEY = "reply_key"  # in Destination.public while a reply job renders and sends
+
+
+def reply_key(key: ReplyKey) -> str:
+    """Return the string that names one reply on the platform (ledger key, nonce, metadata)."""
+    return f"factbot:{key.platform}:{key.target_id}:{key.kind}"
 
 
 class UnretrievedLinkError(PermanentJobError):
@@ -63,6 +70,9 @@ class ReplyJobs:
         if "destination" not in payload:
             raise PermanentJobError(f"reply job {job.id} has no destination (redacted?)")
         dest = Destination.from_json(payload["destination"])
+        key = ReplyKey(dest.platform, str(payload["event_key"]), ANSWER)
+        # The reply's own key: senders use it as an idempotency key, a nonce or message metadata.
+        dest = dataclasses.replace(dest, public={**dest.public, REPLY_KEY: reply_key(key)})
         sender = self.senders.get(dest.platform)
         if sender is None:
             raise PermanentJobError(f"no sender for platform {dest.platform!r} in this worker")
@@ -72,10 +82,16 @@ class ReplyJobs:
             # blocks…): the last attempt says so plainly rather than leave silence.
             answer = self._failure("the answer could not be posted here", answer.notes)
         rendered = self._render(sender, answer, dest, check)
-        key = ReplyKey(dest.platform, str(payload["event_key"]), ANSWER)
 
         async def send() -> str | None:
             return await sender.send(dest, rendered)
+
+        find_sent = getattr(sender, "find_sent", None)
+
+        async def reconcile() -> str | None:
+            assert find_sent is not None
+            found: str | None = await find_sent(dest)
+            return found
 
         reply = await send_once(
             self.store.replies,
@@ -83,6 +99,7 @@ class ReplyJobs:
             send,
             check_id=check.id if check is not None else None,
             job_id=job.id,
+            reconcile=reconcile if find_sent is not None else None,
         )
         log.info(
             "reply job finished",

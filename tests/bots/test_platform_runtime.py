@@ -9,6 +9,7 @@ worker pool with check and reply jobs — is real.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ class Sender:
     refuse: int = 0
     extra_link: str | None = None  # added to corrections (a renderer bug, or an injection)
     extra_link_always: bool = False
+    lost_before_post: int = 0
+    lost_after_post: int = 0
 
     def render(self, answer: Answer, destination: Destination) -> Rendered:
         text = answer.correction.text if answer.correction else answer.message
@@ -55,8 +58,29 @@ class Sender:
         if self.refuse:
             self.refuse -= 1
             raise ReplyRejectedError("channel_not_found")
+        if self.lost_before_post:
+            self.lost_before_post -= 1
+            raise ConnectionResetError("the connection dropped before the platform got it")
         self.sent.append((destination, rendered.payload))
+        if self.lost_after_post:
+            self.lost_after_post -= 1
+            raise ConnectionResetError("the platform posted it; its answer was lost")
         return f"m{len(self.sent)}"
+
+
+@dataclass
+class FindingSender(Sender):
+    """A platform that can be asked whether a reply with a given key was posted."""
+
+    lookups: int = 0
+
+    async def find_sent(self, destination: Destination) -> str | None:
+        self.lookups += 1
+        key = destination.public["reply_key"]
+        for n, (dest, _) in enumerate(self.sent, 1):
+            if dest.public["reply_key"] == key:
+                return f"m{n}"
+        return None
 
 
 def _settings(folder: Path, **groups: Any) -> Settings:
@@ -301,3 +325,47 @@ def test_retention_redacts_text_and_evidence_and_forget_deletes(
         assert app.store.db.execute("SELECT count(*) FROM checks").fetchone()[0] == 0
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("lost", ["before", "after"])
+def test_a_send_cut_off_mid_call_is_settled_with_the_platform_exactly_once(
+    app: App, lost: str
+) -> None:
+    service = PlatformService(app.store, app.settings)
+    sender = FindingSender(
+        lost_before_post=int(lost == "before"), lost_after_post=int(lost == "after")
+    )
+    asyncio.run(service.intake(_request("e1")))
+    _drain(app, sender)
+    assert len(sender.sent) == 1 and sender.lookups == 1
+    reply = app.store.replies.find(PLATFORM, "e1", "answer")
+    assert reply is not None and reply.status == "sent" and reply.platform_reply_id == "m1"
+
+
+def test_without_a_way_to_look_a_cut_off_send_is_never_repeated(app: App) -> None:
+    service = PlatformService(app.store, app.settings)
+    sender = Sender(lost_before_post=1)
+    asyncio.run(service.intake(_request("e1")))
+    _drain(app, sender)
+    assert sender.sent == []  # at most once: silence is the price without a lookup
+    reply = app.store.replies.find(PLATFORM, "e1", "answer")
+    assert reply is not None and reply.status == "pending"
+
+
+def test_the_report_page_escapes_and_keeps_platform_posts_private(app: App) -> None:
+    from bots.api.report import report_html
+
+    service = PlatformService(app.store, app.settings)
+    sender = Sender()
+    asyncio.run(service.intake(_request("e1", text=CLAIM + " <script>alert(1)</script> Secret.")))
+    _drain(app, sender)
+    check = sender.sent[0][1].check
+    assert check is not None
+    page = report_html(check)
+    assert "Secret." not in page.split("<h2>Claims</h2>")[0]  # no post section
+    assert "<script>" not in page
+    assert all(f"href='{r.url}'" in page for r in check.correction.references)
+    own = report_html(
+        dataclasses.replace(check, post=dataclasses.replace(check.post, platform="api"))
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in own and "<script>" not in own
