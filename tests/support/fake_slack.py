@@ -41,6 +41,7 @@ METHODS = (
     "chat.postEphemeral",
     "chat.update",
     "conversations.replies",
+    "conversations.history",
     "conversations.info",
     "users.info",
     "oauth.v2.access",
@@ -78,6 +79,7 @@ class _Scripted:
     error: str | None = None
     retry_after: int | None = None
     hang_up: bool = False
+    after: bool = False  # hang up only after the call took effect
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -190,10 +192,12 @@ class FakeSlack:
         retry_after: int = 1,
         times: int = 1,
         hang_up: bool = False,
+        after: bool = False,
     ) -> None:
         """Make the next `times` calls of method answer 429 (status=429), an `ok: false` error,
-        or hang up once the request arrived (hang_up: did Slack post it? nobody knows)."""
-        entry = _Scripted(status, error, retry_after if status == 429 else None, hang_up)
+        or hang up once the request arrived (hang_up: did Slack post it? nobody knows; with
+        after, it did)."""
+        entry = _Scripted(status, error, retry_after if status == 429 else None, hang_up, after)
         self._scripts.setdefault(method, []).extend([entry] * times)
 
     def calls(self, method: str) -> list[Call]:
@@ -235,6 +239,10 @@ class FakeSlack:
         scripted = self._scripts.get(method)
         if scripted:
             entry = scripted.pop(0)
+            if entry.hang_up and entry.after:
+                team = next((t for t in self.teams.values() if t.token == call.token), None)
+                assert team is not None
+                getattr(self, "_" + method.replace(".", "_").lower())(team, call.body)
             if entry.hang_up:
                 assert request.transport is not None
                 request.transport.close()
@@ -304,6 +312,9 @@ class FakeSlack:
             "text": body.get("text") or "",
             "blocks": blocks or [],
         }
+        if body.get("metadata"):
+            metadata = body["metadata"]
+            message["metadata"] = json.loads(metadata) if isinstance(metadata, str) else metadata
         if body.get("thread_ts"):
             message["thread_ts"] = body["thread_ts"]
         messages.append(message)
@@ -333,7 +344,17 @@ class FakeSlack:
             return {"ok": False, "error": "thread_not_found"}
         thread = [parent] + [m for m in messages if m.get("thread_ts") == ts and m is not parent]
         limit = int(body.get("limit") or 1000)
-        return {"ok": True, "messages": thread[:limit], "has_more": len(thread) > limit}
+        shown = [_shown(m, body) for m in thread[:limit]]
+        return {"ok": True, "messages": shown, "has_more": len(thread) > limit}
+
+    def _conversations_history(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
+        messages = self._channel(team, body)
+        if messages is None:
+            return {"ok": False, "error": "channel_not_found"}
+        top = [m for m in messages if m.get("thread_ts") in (None, m["ts"])]
+        limit = int(body.get("limit") or 100)
+        newest = sorted(top, key=lambda m: m["ts"], reverse=True)[:limit]
+        return {"ok": True, "messages": [_shown(m, body) for m in newest], "has_more": False}
 
     def _conversations_info(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
         if self._channel(team, body) is None:
@@ -447,6 +468,13 @@ class FakeSlack:
     def response_url(self, key: str) -> str:
         """Return a response URL the stand-in records."""
         return f"{self.base_url}/response/{key}"
+
+
+def _shown(message: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a message as Slack lists it: metadata only when include_all_metadata is true."""
+    if str(body.get("include_all_metadata")).lower() in ("1", "true"):
+        return dict(message)
+    return {k: v for k, v in message.items() if k != "metadata"}
 
 
 def block_problem(blocks: Any) -> str | None:

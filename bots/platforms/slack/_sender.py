@@ -2,8 +2,10 @@
 
 A public answer is `chat.postMessage` in the checked message's thread (`thread_ts`), Block Kit
 plus the text fallback, links and media not unfurled, with message metadata naming the request
-(`factbot_reply`) so a reply can be recognised later. A private answer goes to the requester
-only: through the interaction's `response_url` while it is valid, else `chat.postEphemeral`.
+(`factbot_reply` with the reply key), so `find_sent` can tell whether a send that lost its
+connection did post: the runtime then settles the reply instead of posting it twice. A
+private answer goes to the requester only: through the interaction's `response_url` while it
+is valid, else `chat.postEphemeral`.
 
 The token is the single-workspace bot token, or the workspace's from the installation store.
 The client retries a 429 after its Retry-After (`AsyncRateLimitErrorRetryHandler`) and
@@ -35,6 +37,7 @@ from bots.settings import SlackSettings
 
 log = logging.getLogger(__name__)
 TokenLookup = Callable[[str], Awaitable[str | None]]
+METADATA_TYPE = "factbot_reply"  # the event_type of the metadata every public reply carries
 
 
 def web_client(settings: SlackSettings, token: str | None = None) -> AsyncWebClient:
@@ -75,7 +78,6 @@ class SlackSender:
         if payload.get("private"):
             return await self._private(destination, payload)
         client = web_client(self.settings, await self.token(destination.workspace_id))
-        key = destination.public.get("event_key") or destination.message_id or ""
         response = await _call(
             client.chat_postMessage(
                 channel=destination.channel_id,
@@ -84,10 +86,38 @@ class SlackSender:
                 blocks=payload["blocks"],
                 unfurl_links=False,
                 unfurl_media=False,
-                metadata={"event_type": "factbot_reply", "event_payload": {"key": key}},
+                metadata={"event_type": METADATA_TYPE, "event_payload": {"key": _key(destination)}},
             )
         )
         return str(response.get("ts") or "") or None
+
+    async def find_sent(self, destination: Destination) -> str | None:
+        """Return the ts of the public reply carrying destination's reply key, or None.
+
+        Asked when a worker died (or lost the connection) mid-send: the thread (or, for a
+        reply outside a thread, the channel's latest messages) is read with message metadata.
+        A private answer cannot be looked up (ephemeral messages are not stored): None, so it
+        is sent again, to the requester only.
+        """
+        key = _key(destination)
+        client = web_client(self.settings, await self.token(destination.workspace_id))
+        if destination.thread_id:
+            found = await client.conversations_replies(
+                channel=destination.channel_id,
+                ts=destination.thread_id,
+                include_all_metadata=True,
+                limit=200,
+            )
+        else:
+            found = await client.conversations_history(
+                channel=destination.channel_id, include_all_metadata=True, limit=100
+            )
+        for message in found.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            if metadata.get("event_type") == METADATA_TYPE and payload.get("key") == key:
+                return str(message["ts"])
+        return None
 
     async def _private(self, destination: Destination, payload: dict[str, Any]) -> str | None:
         url = destination.private.get("response_url")
@@ -129,6 +159,12 @@ class SlackSender:
                 f"response_url refused: {response.status_code} {response.body}"
             )
         return None
+
+
+def _key(destination: Destination) -> str:
+    """Return the key naming this reply on Slack (the runtime's reply key, else the event's)."""
+    public = destination.public
+    return public.get("reply_key") or public.get("event_key") or destination.message_id or ""
 
 
 async def _call(request: Awaitable[Any]) -> Any:

@@ -370,3 +370,18 @@ async def test_opt_out_link_command_help_and_errors_are_answered_privately(
     assert row[0] == "tr-link"
     [reply] = slack.calls("chat.postMessage")
     assert reply.body["thread_ts"] == PARENT and reference_urls(reply.body["blocks"])
+
+
+async def test_a_reply_whose_connection_dropped_after_posting_is_not_posted_again(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    app = corpus_app(settings_for(slack))
+    slack.script("chat.postMessage", hang_up=True, after=True)
+    async with serving(app) as base:
+        await slack.deliver_event(base + "/slack/events", mention(event_id="EvDrop"))
+        await idle(app)
+    assert len(slack.calls("chat.postMessage")) == 1
+    [posted] = slack.posted("T1", "C1")
+    assert posted["thread_ts"] == PARENT
+    [row] = app.store.db.execute("SELECT status, platform_reply_id FROM replies").fetchall()
+    assert tuple(row) == ("sent", posted["ts"])  # settled through the message metadata

@@ -124,3 +124,42 @@ async def test_the_token_comes_from_the_installation_of_the_workspace(slack: Fak
     unknown = Destination(platform="slack", workspace_id="T9", channel_id="C1")
     with pytest.raises(ReplyRejectedError, match="not installed"):
         await sender.send(unknown, sender.render(Answer(kind="notice", message="hi"), unknown))
+
+
+async def test_find_sent_finds_a_reply_posted_before_the_connection_dropped(
+    slack: FakeSlack,
+) -> None:
+    sender = _sender(slack)
+    dest = Destination(
+        platform="slack",
+        workspace_id="T1",
+        channel_id="C1",
+        message_id=THREAD,
+        thread_id=THREAD,
+        public={"event_key": "Ev1", "reply_key": "factbot:slack:Ev1:answer"},
+    )
+    assert await sender.find_sent(dest) is None
+    slack.script("chat.postMessage", hang_up=True, after=True)  # Slack posted, then hung up
+    with pytest.raises(Exception) as raised:
+        await sender.send(dest, sender.render(Answer(kind="notice", message="hi"), dest))
+    assert not isinstance(raised.value, ReplyRejectedError)
+    [posted] = slack.posted("T1", "C1")
+    assert posted["metadata"]["event_payload"] == {"key": "factbot:slack:Ev1:answer"}
+    assert await sender.find_sent(dest) == posted["ts"]
+    other = Destination(
+        platform="slack",
+        workspace_id="T1",
+        channel_id="C1",
+        thread_id=THREAD,
+        public={"reply_key": "factbot:slack:Ev2:answer"},
+    )
+    assert await sender.find_sent(other) is None
+    # Outside a thread (a /factcheck text reply) the channel's latest messages are read.
+    top = Destination(
+        platform="slack",
+        workspace_id="T1",
+        channel_id="C1",
+        public={"reply_key": "factbot:slack:tr9:answer"},
+    )
+    ts = await sender.send(top, sender.render(Answer(kind="notice", message="hi"), top))
+    assert await sender.find_sent(top) == ts
