@@ -264,15 +264,18 @@ class SlackBot:
             await handler.close_async()  # type: ignore[no-untyped-call]
 
     def mount(self, api: Any) -> None:
-        """Add the events endpoint (and the OAuth pages) to a FastAPI app."""
+        """Add the events endpoint (when requests can be verified) and the OAuth pages."""
         handler = AsyncSlackRequestHandler(self.app)
 
         async def endpoint(req: Request) -> Any:
             return await handler.handle(req)
 
-        api.add_api_route(
-            self.settings.events_path, endpoint, methods=["POST"], include_in_schema=False
-        )
+        if self.settings.signing_secret is not None:
+            api.add_api_route(
+                self.settings.events_path, endpoint, methods=["POST"], include_in_schema=False
+            )
+        else:  # Socket Mode only: without a secret no request could be verified, so no endpoint
+            log.info("no FACTBOT_SLACK__SIGNING_SECRET: the Slack events endpoint is off")
         if self.app.oauth_flow is not None:
             for path in (self.settings.install_path, self.settings.redirect_path):
                 api.add_api_route(path, endpoint, methods=["GET"], include_in_schema=False)

@@ -307,7 +307,10 @@ async def test_socket_mode_acks_the_envelope_and_replies_once(
     slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
 ) -> None:
     app = corpus_app(settings_for(slack, signing_secret=None, app_token="xapp-test"))
-    async with serving(app):
+    async with serving(app) as base:
+        # Without a signing secret nothing could be verified: there is no events endpoint.
+        unsigned = await slack.deliver_event(base + "/slack/events", mention(event_id="EvU"))
+        assert unsigned[0] in (404, 405)
         await slack.wait_connected()
         envelope = await slack.send_envelope("events_api", mention(event_id="EvS"))
         ack = await slack.wait_ack(envelope)
