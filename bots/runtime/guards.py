@@ -51,6 +51,10 @@ class Guards:
 
     def admit(self, request: CheckRequest, requester: str, author: str | None) -> Stop | None:
         """Return a stop when a guard refuses the request (tokens are spent only when admitted)."""
+        return self.static(request, requester, author) or self.limits(request, requester)
+
+    def static(self, request: CheckRequest, requester: str, author: str | None) -> Stop | None:
+        """Return a stop from the guards that spend nothing: lists, bots, opt-outs, length."""
         dest = request.destination
         platform = dest.platform
         channel = _channel_key(platform, dest.channel_id)
@@ -76,10 +80,15 @@ class Guards:
                 "post too long",
                 messages.too_long(len(text), self.settings.max_post_chars),
             )
-        budget = self._budget(platform, dest.workspace_id)
+        return None
+
+    def limits(self, request: CheckRequest, requester: str) -> Stop | None:
+        """Return a stop from the budgets or the rate limits (run it in the intake transaction)."""
+        dest = request.destination
+        budget = self._budget(dest.platform, dest.workspace_id)
         if budget is not None:
             return budget
-        return self._rate(platform, dest.workspace_id, dest.channel_id, requester)
+        return self._rate(dest.platform, dest.workspace_id, dest.channel_id, requester)
 
     def _rate(self, platform: str, workspace: str, channel: str, requester: str) -> Stop | None:
         s = self.settings

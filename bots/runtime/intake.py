@@ -7,6 +7,10 @@ all keyed by the event's natural key, so a redelivered event (Slack's retries, a
 gateway event, a second process) stores nothing and answers "duplicate". A post factbot
 checked moments ago is answered from the stored check: only the reply job is queued.
 
+Deduplication, the budgets, the rate limits and the writes share one write transaction, so
+concurrent deliveries of one event (Slack's timeout retry racing the first delivery, two
+processes) store it once and spend one rate-limit token.
+
 The reply job runs once the check job has ended, done or dead (`bots.runtime.deliver`), so a
 worker that dies between the check and the reply leaves a queued reply job, not silence.
 """
@@ -81,22 +85,32 @@ class PlatformService:
         author = (
             self.pseudonyms.user(dest.platform, request.author.user_id) if request.author else None
         )
-        stop = self.guards.admit(request, requester, author)
+        stop = self.guards.static(request, requester, author)
         if stop is not None:
             return self._stopped(request, stop.status, stop.reason, stop.message)
         post = dataclasses.replace(request.post, author=author)
         reused = await self.reuse.find(post) if self.reuse is not None else None
-        intake = self._submit(request, post, requester, author, reused.check_id if reused else None)
-        log.info(
-            "platform request accepted",
-            extra={
-                "platform": dest.platform,
-                "event": request.event_key,
-                "via": request.via,
-                "reused": reused is not None,
-                "status": intake.status,
-            },
-        )
+        # Dedupe, budgets, rate limits and the writes in one write transaction: two deliveries
+        # of one event (a Slack retry racing the first, another process) spend one token.
+        with immediate(self.store.db):
+            if self.store.platform.find(dest.platform, request.event_key) is not None:
+                return self._duplicate(request)
+            stop = self.guards.limits(request, requester)
+            if stop is not None:
+                intake = self._stopped(request, stop.status, stop.reason, stop.message)
+            else:
+                check_id = reused.check_id if reused else None
+                intake = self._submit(request, post, requester, author, check_id)
+        if intake.status == "accepted":
+            log.info(
+                "platform request accepted",
+                extra={
+                    "platform": dest.platform,
+                    "event": request.event_key,
+                    "via": request.via,
+                    "reused": reused is not None,
+                },
+            )
         return intake
 
     def _submit(

@@ -369,3 +369,22 @@ def test_the_report_page_escapes_and_keeps_platform_posts_private(app: App) -> N
         dataclasses.replace(check, post=dataclasses.replace(check.post, platform="api"))
     )
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in own and "<script>" not in own
+
+
+def test_concurrent_deliveries_of_one_event_are_stored_once_and_spend_one_token(
+    tmp_path: Path, embedder: Any
+) -> None:
+    settings = _settings(tmp_path, guards=GuardSettings(user_burst=2, user_per_hour=1))
+    app = App(settings, embedder=embedder)
+    try:
+        service = PlatformService(app.store, settings, reuse=app.reuse)  # awaits: they interleave
+
+        async def deliver_three_times() -> list[str]:
+            found = await asyncio.gather(*(service.intake(_request("e1")) for _ in range(3)))
+            return sorted(i.status for i in found)
+
+        assert asyncio.run(deliver_three_times()) == ["accepted", "duplicate", "duplicate"]
+        assert asyncio.run(service.intake(_request("e2"))).status == "accepted"  # token 2 of 2
+        assert asyncio.run(service.intake(_request("e3"))).status == "refused"
+    finally:
+        app.close()
