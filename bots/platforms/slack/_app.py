@@ -80,7 +80,6 @@ class SlackBot:
         self.service = service
         self.sender = sender
         self.installations = installations
-        self._intakes: dict[str, asyncio.Lock] = {}
         self.app = self._build(installations, states)
 
     # -- composition -----------------------------------------------------------------------
@@ -206,15 +205,9 @@ class SlackBot:
     async def _submit(self, request: CheckRequest, *, checking: bool) -> None:
         """Hand request to the service; tell the requester what it said (privately)."""
         ensure_checkable(request.post)
-        # Slack redelivers an event it thinks timed out while the first may still be in intake:
-        # one at a time per event, so a retry finds the first stored and spends no rate tokens.
-        lock = self._intakes.setdefault(request.event_key, asyncio.Lock())
-        try:
-            async with lock:
-                result = await self.service.intake(request)
-        finally:
-            if not lock.locked():
-                self._intakes.pop(request.event_key, None)
+        # A Slack retry that arrives while the first delivery is in intake is the service's to
+        # spot: it dedupes on the event key in the write transaction that spends the tokens.
+        result = await self.service.intake(request)
         log.info(
             "slack request",
             extra={
