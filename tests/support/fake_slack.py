@@ -12,7 +12,8 @@ in the test's event loop:
 
 Web API methods answer as Slack does: HTTP 200 with `ok: false` and an `error` code for
 invalid calls (`not_authed`, `invalid_auth`, `channel_not_found`, `thread_not_found`, ...), and
-an unknown method answers 404 `unknown_method` and is recorded in `unknown` (tests fail on it).
+an unknown method answers 404 `unknown_method`, is recorded in `unknown`, and fails the test
+when the stand-in closes.
 `script(method, ...)` makes the next calls of a method answer 429 with Retry-After or a chosen
 error. Socket Mode: `apps.connections.open` (app token) gives a WebSocket URL; the socket says
 `hello`, `send_envelope` pushes an envelope and `acks` collects the client's acknowledgements.
@@ -34,6 +35,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
 from aiohttp import web
+
+from tests.support.slack_blocks import block_problem
 
 METHODS = (
     "auth.test",
@@ -135,6 +138,9 @@ class FakeSlack:
             await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.unknown and exc is None:  # loud: a call the stand-in does not speak is a bug
+            calls = ", ".join(f"{c.path}" for c in self.unknown)
+            raise AssertionError(f"the stand-in Slack got calls it does not know: {calls}")
 
     @property
     def base_url(self) -> str:
@@ -475,34 +481,3 @@ def _shown(message: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any
     if str(body.get("include_all_metadata")).lower() in ("1", "true"):
         return dict(message)
     return {k: v for k, v in message.items() if k != "metadata"}
-
-
-def block_problem(blocks: Any) -> str | None:
-    """Return why Slack would refuse blocks (`invalid_blocks`), or None when they are valid."""
-    if not isinstance(blocks, list):
-        return "blocks must be a list"
-    if len(blocks) > 50:
-        return f"{len(blocks)} blocks (max 50)"
-    for n, block in enumerate(blocks):
-        kind = block.get("type")
-        if kind == "header":
-            text = block["text"]
-            if text.get("type") != "plain_text" or not 0 < len(text["text"]) <= 150:
-                return f"block {n}: header text must be plain_text of 1-150 characters"
-        elif kind == "section":
-            text = block.get("text") or {}
-            if (
-                text.get("type") not in ("mrkdwn", "plain_text")
-                or not 0 < len(text["text"]) <= 3000
-            ):
-                return f"block {n}: section text must be 1-3000 characters"
-        elif kind == "context":
-            elements = block.get("elements") or []
-            if not 0 < len(elements) <= 10:
-                return f"block {n}: context needs 1-10 elements"
-            for element in elements:
-                if not 0 < len(element.get("text", "")) <= 3000:
-                    return f"block {n}: context element text must be 1-3000 characters"
-        elif kind != "divider":
-            return f"block {n}: unexpected block type {kind!r}"
-    return None

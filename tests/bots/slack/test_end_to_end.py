@@ -315,8 +315,24 @@ async def test_socket_mode_acks_the_envelope_and_replies_once(
         envelope = await slack.send_envelope("events_api", mention(event_id="EvS"))
         ack = await slack.wait_ack(envelope)
         assert ack == {"envelope_id": envelope}
+        command = {
+            "command": "/factcheck",
+            "text": "help",
+            "team_id": "T1",
+            "channel_id": "C1",
+            "user_id": "U1",
+            "trigger_id": "tr-s",
+            "response_url": slack.response_url("sock"),
+        }
+        acked = await slack.wait_ack(await slack.send_envelope("slash_commands", command))
+        assert set(acked) <= {"envelope_id", "payload"}
         await idle(app)
+        async with asyncio.timeout(10):
+            while not slack.calls("response_url"):  # noqa: ASYNC110 - polls the stand-in
+                await asyncio.sleep(0.02)
     assert slack.calls("apps.connections.open")[0].token == "xapp-test"
+    [usage] = slack.calls("response_url")
+    assert "/factcheck &lt;text&gt;" in usage.body["text"]
     [reply] = slack.calls("chat.postMessage")
     assert reply.body["thread_ts"] == PARENT and reference_urls(reply.body["blocks"])
 
