@@ -111,7 +111,8 @@ def files_of(message: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ..
         mimetype = str(file.get("mimetype") or "")
         url = file.get("url_private")
         size = file.get("size")
-        if file.get("mode") in ("tombstone", "hidden_by_limit") or file.get("file_access"):
+        hidden = file.get("file_access") in ("check_file_info", "access_denied")
+        if file.get("mode") in ("tombstone", "hidden_by_limit") or hidden:
             notes.append(f"The file {name} could not be read; only the text was checked.")
         elif not mimetype.startswith("image/"):
             notes.append(f"The file {name} is not an image; only the text was checked.")

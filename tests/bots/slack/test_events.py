@@ -116,11 +116,19 @@ def test_files_images_become_refs_and_the_rest_notes() -> None:
                 "url_private": "https://files.slack.com/d.png",
             },
             {"name": "e.png", "mode": "tombstone"},
+            {"name": "f.png", "file_access": "check_file_info"},
+            {
+                "name": "g.png",
+                "mimetype": "image/png",
+                "size": 10,
+                "file_access": "visible",
+                "url_private": "https://files.slack.com/g.png",
+            },
         ],
     }
     post, notes = ev.message_post(ev.Target("T1", "C1", message))
-    assert post.image_refs == ("https://files.slack.com/a.png",)
-    assert len(notes) == 4
+    assert post.image_refs == ("https://files.slack.com/a.png", "https://files.slack.com/g.png")
+    assert len(notes) == 5
     assert "b.pdf is not an image" in notes[0]
     assert "c.png (99 MB)" in notes[1]
     dest = ev.destination(ev.Target("T1", "C1", message), requester="U1", event_key="k")
