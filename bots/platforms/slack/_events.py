@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
 from pipeline.records import Post, new_id
+from pipeline.reply.links import has_link
 from pipeline.text import URL_RE
 
 PLATFORM = "slack"
@@ -107,21 +108,25 @@ def files_of(message: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ..
     for file in message.get("files") or ():
         if not isinstance(file, Mapping):
             continue
-        name = str(file.get("name") or file.get("title") or "an attached file")
+        name = str(file.get("name") or file.get("title") or "")
+        # "notes.md" reads as a domain, and a reply may link nowhere: such names are not shown.
+        named = bool(name) and not has_link(name)
+        the_file = f"The file {name}" if named else "An attached file"
+        the_image = f"The image {name}" if named else "An attached image"
         mimetype = str(file.get("mimetype") or "")
         url = file.get("url_private")
         size = file.get("size")
         hidden = file.get("file_access") in ("check_file_info", "access_denied")
         if file.get("mode") in ("tombstone", "hidden_by_limit") or hidden:
-            notes.append(f"The file {name} could not be read; only the text was checked.")
+            notes.append(f"{the_file} could not be read; only the text was checked.")
         elif not mimetype.startswith("image/"):
-            notes.append(f"The file {name} is not an image; only the text was checked.")
+            notes.append(f"{the_file} is not an image; only the text was checked.")
         elif not isinstance(url, str) or not url.startswith("https://"):
-            notes.append(f"The image {name} could not be read; only the text was checked.")
+            notes.append(f"{the_image} could not be read; only the text was checked.")
         elif not isinstance(size, int) or size <= 0 or size > MAX_IMAGE_BYTES:
             shown = f" ({size / 1_000_000:.0f} MB)" if isinstance(size, int) and size > 0 else ""
             notes.append(
-                f"The image {name}{shown} is empty or too large to read; only the text was checked."
+                f"{the_image}{shown} is empty or too large to read; only the text was checked."
             )
         else:
             images.append(url)

@@ -164,7 +164,7 @@ def _trailer(message: _Message, answer: Answer, omission: str) -> list[str]:
         parts.append(message.link(answer.report_url, "Full report"))
     if omission:
         parts.append(omission)
-    parts += [shorten(note, CONTEXT_CHARS, render=escape) for note in answer.notes]
+    parts += [shorten(note, CONTEXT_CHARS) for note in answer.notes]  # may name a user's file
     if answer.footer:
         parts.append(shorten(answer.footer, CONTEXT_CHARS, render=escape))
     return parts

@@ -117,6 +117,7 @@ def test_files_images_become_refs_and_the_rest_notes() -> None:
             },
             {"name": "e.png", "mode": "tombstone"},
             {"name": "f.png", "file_access": "check_file_info"},
+            {"name": "notes.md", "mimetype": "text/markdown", "size": 5},
             {
                 "name": "g.png",
                 "mimetype": "image/png",
@@ -128,7 +129,8 @@ def test_files_images_become_refs_and_the_rest_notes() -> None:
     }
     post, notes = ev.message_post(ev.Target("T1", "C1", message))
     assert post.image_refs == ("https://files.slack.com/a.png", "https://files.slack.com/g.png")
-    assert len(notes) == 5
+    assert len(notes) == 6
+    assert notes[-1].startswith("An attached file is not an image")
     assert "b.pdf is not an image" in notes[0]
     assert "c.png (99 MB)" in notes[1]
     dest = ev.destination(ev.Target("T1", "C1", message), requester="U1", event_key="k")
