@@ -38,7 +38,7 @@ from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
 from bots.runtime.privacy import retention_loop
-from bots.runtime.service import build_pool
+from bots.runtime.service import build_pool, close_senders
 from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
@@ -107,8 +107,9 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await app.start()  # the store, and the embedder warmed off the event loop
         pool = None
+        senders = app.senders() if count else {}
         if count:
-            pool = build_pool(app, concurrency=count, prefix="serve", senders=app.senders())
+            pool = build_pool(app, concurrency=count, prefix="serve", senders=senders)
         tasks = [asyncio.create_task(pool.run(stopping))] if pool is not None else []
         # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
         tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]
@@ -123,6 +124,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         finally:
             stopping.set()
             await asyncio.gather(*tasks, return_exceptions=True)  # errors: see _report_end
+            await close_senders(senders)
             # The shared fetcher lives in the server's event loop: close it before the loop ends.
             await app.close_fetcher()
 

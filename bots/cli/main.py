@@ -285,7 +285,12 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
       factbot worker --concurrency 4
     """
     from bots.runtime.privacy import retention_loop
-    from bots.runtime.service import build_pool, install_signal_handlers, stop_when_idle
+    from bots.runtime.service import (
+        build_pool,
+        close_senders,
+        install_signal_handlers,
+        stop_when_idle,
+    )
 
     app = _app(ctx)
     jobs = app.settings.jobs
@@ -308,6 +313,7 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
             for task in (watcher, sweep):
                 if task is not None:
                     task.cancel()
+            await close_senders(senders)
             return pool.completed, pool.failed
 
     completed, failed = asyncio.run(go())

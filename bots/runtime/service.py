@@ -10,6 +10,7 @@ alone. `install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Mapping
 from typing import Protocol
@@ -98,3 +99,12 @@ async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> N
         counts = store.jobs.counts()
         if counts["queued"] == 0 and counts["running"] == 0:
             stop.set()
+
+
+async def close_senders(senders: Mapping[str, ReplySender]) -> None:
+    """Close the senders that hold connections (their sessions belong to this event loop)."""
+    for sender in senders.values():
+        close = getattr(sender, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
