@@ -321,9 +321,6 @@ class SlackSettings(BaseModel):
     client_secret: SecretStr | None = Field(
         default=None, description="OAuth client secret (multi-workspace)"
     )
-    state_secret: SecretStr | None = Field(
-        default=None, description="signs OAuth state values (unset: derived from the client secret)"
-    )
     events_path: str = Field(default="/slack/events", description="HTTP-mode events endpoint")
     install_path: str = Field(
         default="/slack/install", description="multi-workspace: the page that starts an install"
