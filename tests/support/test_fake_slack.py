@@ -10,7 +10,7 @@ from tests.support.fake_slack import FakeSlack, sign
 
 
 async def test_web_api_errors_form_bodies_and_unknown_methods() -> None:
-    with pytest.raises(AssertionError, match="does not know: /api/chat.scheduleMessage"):
+    with pytest.raises(AssertionError, match=r"does not know: /api/chat\.scheduleMessage"):
         async with FakeSlack() as slack:
             slack.add_team("T1", token="xoxb-1")
             anonymous = AsyncWebClient(base_url=slack.api_base)
