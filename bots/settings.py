@@ -346,10 +346,19 @@ class SlackSettings(BaseModel):
     client_secret: SecretStr | None = Field(
         default=None, description="OAuth client secret (multi-workspace)"
     )
-    state_secret: SecretStr | None = Field(
-        default=None, description="signs OAuth state values (unset: derived from the client secret)"
-    )
     events_path: str = Field(default="/slack/events", description="HTTP-mode events endpoint")
+    install_path: str = Field(
+        default="/slack/install", description="multi-workspace: the page that starts an install"
+    )
+    redirect_path: str = Field(
+        default="/slack/oauth_redirect",
+        description="multi-workspace: where Slack sends the installer back (OAuth redirect)",
+    )
+    redirect_uri: str | None = Field(
+        default=None,
+        description="multi-workspace: the public URL of redirect_path, as entered in the app's "
+        "OAuth & Permissions > Redirect URLs (unset: the one configured there)",
+    )
     api_base: str = Field(
         default="https://slack.com/api/", description="Web API base URL (a stand-in in tests)"
     )
@@ -358,6 +367,21 @@ class SlackSettings(BaseModel):
     def configured(self) -> bool:
         """Return whether the app can start."""
         return self.bot_token is not None or self.client_id is not None
+
+    def problem(self) -> str | None:
+        """Return what is missing for the configured mode, saying how to fix it, or None."""
+        if self.client_id is not None and self.client_secret is None:
+            return (
+                "FACTBOT_SLACK__CLIENT_ID is set but FACTBOT_SLACK__CLIENT_SECRET is not: copy it "
+                "from your Slack app's Basic Information > App Credentials > Client Secret"
+            )
+        if self.configured and self.app_token is None and self.signing_secret is None:
+            return (
+                "Slack is configured for HTTP mode but FACTBOT_SLACK__SIGNING_SECRET is not set: "
+                "copy it from your Slack app's Basic Information > App Credentials > Signing "
+                "Secret (or set FACTBOT_SLACK__APP_TOKEN, an xapp- token, for Socket Mode)"
+            )
+        return None
 
 
 class GuardSettings(BaseModel):
@@ -482,6 +506,14 @@ class Settings(BaseSettings):
                     f"search provider {provider!r} is enabled but FACTBOT_SEARCH__{field.upper()} "
                     f"is not set: set it, or remove {provider!r} from FACTBOT_SEARCH__PROVIDERS"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _slack_secrets(self) -> Settings:
+        # Checked here, not in SlackSettings: a group's error would echo its input (the tokens).
+        problem = self.slack.problem()
+        if problem:
+            raise ValueError(problem)
         return self
 
     @property

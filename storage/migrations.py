@@ -330,3 +330,25 @@ def m011_platform_requests(db: Database) -> None:
             created_at TEXT NOT NULL,
             PRIMARY KEY (platform, scope, subject)
         )""")
+
+
+@migrations()
+def m012_slack_installations(db: Database) -> None:
+    # Slack workspaces that installed factbot through OAuth (multi-workspace mode). `data` is
+    # the installation as Slack gave it (tokens included: the bot cannot post without them),
+    # JSON; the key columns are what Bolt looks installations up by.
+    db.execute("""
+        CREATE TABLE slack_installations (
+            enterprise_id TEXT NOT NULL,
+            team_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            data TEXT NOT NULL,
+            installed_at TEXT NOT NULL,
+            PRIMARY KEY (enterprise_id, team_id, user_id)
+        )""")
+    # OAuth state values issued by the install page, each consumed once before it expires.
+    db.execute("""
+        CREATE TABLE slack_oauth_states (
+            state TEXT PRIMARY KEY,
+            expires_at TEXT NOT NULL
+        )""")

@@ -1,0 +1,57 @@
+"""The Slack adapter (issue #9): mentions, `/factcheck` and a message shortcut, answered in
+the thread with Block Kit.
+
+`setup(ctx)` builds it from `FACTBOT_SLACK__*` settings: a single workspace with a bot token
+(the simple path), or any number of workspaces installed through Slack's OAuth flow, their
+installations kept in factbot's database. Events arrive over HTTP (`mount`: the events
+endpoint `factbot serve` serves) or Socket Mode (`listen`, when an app token is set). Only this
+package imports slack_bolt and slack_sdk; the modules inside are private:
+`_events` (Slack → CheckRequest), `_render` (Answer → blocks), `_sender` (posting),
+`_installs` (Bolt's stores over the database) and `_app` (the Bolt app).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bots.runtime.platform import PlatformContext, ReplySender
+
+
+class SlackAdapter:
+    """The Slack platform: its sender, its Socket Mode listener and its HTTP routes."""
+
+    name = "slack"
+
+    def __init__(self, context: PlatformContext) -> None:
+        from bots.platforms.slack._app import SlackBot
+        from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
+        from bots.platforms.slack._sender import SlackSender
+        from storage.slack_installs import SlackInstallRepo
+
+        settings = context.settings.slack
+        installations = states = None
+        if settings.client_id is not None:
+            repo = SlackInstallRepo(context.store.db, clock=context.clock)
+            installations = SlackInstallationStore(repo)
+            states = SlackStateStore(repo)
+        lookup = installations.bot_token if installations is not None else None
+        self._sender = SlackSender(settings, installed=lookup)
+        self.bot = SlackBot(settings, context.service, self._sender, installations, states)
+
+    def sender(self) -> ReplySender:
+        """Return the outbound half (workers use it to post answers)."""
+        return self._sender
+
+    async def listen(self, stop: asyncio.Event) -> None:
+        """Run Socket Mode until stop is set (return at once in HTTP mode)."""
+        await self.bot.listen(stop)
+
+    def mount(self, api: Any) -> None:
+        """Add the events endpoint and, with OAuth, the install pages to the FastAPI app."""
+        self.bot.mount(api)
+
+
+def setup(context: PlatformContext) -> SlackAdapter:
+    """Return the Slack adapter for the context's settings."""
+    return SlackAdapter(context)
