@@ -52,3 +52,25 @@ def test_jobs_bench_drains_the_queue_with_worker_processes_losing_nothing() -> N
         assert run["lost"] == 0 and run["duplicated_results"] == 0 and run["extra_attempts"] == 0
         assert sum(run["results_per_worker"].values()) == 40
         assert run["checks_per_minute"] > 0 and run["queue_wait_p95_s"] >= run["queue_wait_p50_s"]
+
+
+def test_the_platform_load_bench_answers_every_mention_once(tmp_path: Path) -> None:
+    import asyncio
+
+    from bench.platform_load import CLAIMS, run_load
+
+    if not CLAIMS.is_file():
+        pytest.skip(f"shared data not found at {CLAIMS}")
+    figures = asyncio.run(
+        run_load(
+            mentions=6,
+            workers=2,
+            rate=0,
+            docs=7,
+            index=FIXTURES / "corpus.jsonl",
+            wait_seconds=120,
+        )
+    )
+    assert figures["lost"] == 0 and figures["duplicated"] == 0
+    assert figures["jobs"]["done"] == 12 and figures["dead_jobs"] == {}
+    assert figures["latency_p95_seconds"] is not None

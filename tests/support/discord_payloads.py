@@ -229,7 +229,9 @@ def interaction(
     }
 
 
-def context_menu(target: dict[str, Any], *, name: str = "Fact-check this message") -> dict:
+def context_menu(
+    target: dict[str, Any], *, name: str = "Fact-check this message"
+) -> dict[str, Any]:
     """Return the data of a message context-menu command on target."""
     return {
         "id": "700",

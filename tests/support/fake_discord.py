@@ -198,7 +198,7 @@ class FakeDiscord:
         return ws
 
     async def _on_frame(self, session: _Session, frame: dict[str, Any]) -> None:
-        op, data = frame["op"], frame.get("d")
+        op, data = frame["op"], frame.get("d") or {}
         if op == 1:
             await self._send(session, {"op": 11})
         elif op == 2:
@@ -260,7 +260,8 @@ class FakeDiscord:
         handler = self._route(request.method, path.split("/")[1:])
         if handler is None:
             return _json({"message": f"fake Discord: no route {request.method} {path}"}, 404)
-        return handler(recorded)
+        response: web.Response = handler(recorded)
+        return response
 
     def _scripted(self, entry: Scripted) -> web.Response:
         if entry.status == 429:
