@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pipeline import errors
 from pipeline.errors import ConfigError, FactbotError, InputError
+from pipeline.reply.links import scrub_links
 
 CHECKING = "Checking this message… the answer will appear in the thread."
 NOT_IN_CHANNEL = "factbot is not enabled in this channel."
@@ -63,12 +64,13 @@ def money_spent(limit: float) -> str:
 def failure(error: BaseException | str | None) -> str:
     """Return the polite message for a check that could not be done."""
     if isinstance(error, InputError):
-        return f"factbot could not check this message: {error}"
+        return f"factbot could not check this message: {scrub_links(str(error))}"
     if isinstance(error, str):  # a dead job's last error: "ErrorClass: message"
         name, _, message = error.partition(": ")
         kind = getattr(errors, name, None)
         if isinstance(kind, type) and issubclass(kind, InputError) and message:
-            return f"factbot could not check this message: {message.split('; ')[0]}"
+            reason = scrub_links(message.split("; ")[0])  # a reply links only to its sources
+            return f"factbot could not check this message: {reason}"
     if isinstance(error, ConfigError):
         return "factbot is not set up correctly to check this right now; its operator is told."
     if isinstance(error, FactbotError):

@@ -242,7 +242,9 @@ def test_a_dead_check_ends_in_one_polite_private_failure(app: App) -> None:
     assert len(sender.sent) == 1
     _, answer = sender.sent[0]
     assert answer.kind == "failure" and answer.private
-    assert answer.message.startswith("factbot could not check this message")
+    assert answer.message.startswith("factbot could not check this message"), [
+        j.last_error for j in app.store.jobs.list()
+    ]
     assert "Traceback" not in answer.message
 
 
