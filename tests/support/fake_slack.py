@@ -82,7 +82,8 @@ class _Scripted:
     error: str | None = None
     retry_after: int | None = None
     hang_up: bool = False
-    after: bool = False  # hang up only after the call took effect
+    after: bool = False  # hang up (or stall) only after the call took effect
+    stall: float = 0.0  # answer this many seconds late (a test kills the caller meanwhile)
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -199,11 +200,15 @@ class FakeSlack:
         times: int = 1,
         hang_up: bool = False,
         after: bool = False,
+        stall: float = 0.0,
     ) -> None:
         """Make the next `times` calls of method answer 429 (status=429), an `ok: false` error,
         or hang up once the request arrived (hang_up: did Slack post it? nobody knows; with
-        after, it did)."""
-        entry = _Scripted(status, error, retry_after if status == 429 else None, hang_up, after)
+        after, it did), or answer `stall` seconds late (with after, the call took effect at
+        once; without, it takes effect at the end, unless the caller has gone)."""
+        entry = _Scripted(
+            status, error, retry_after if status == 429 else None, hang_up, after, stall
+        )
         self._scripts.setdefault(method, []).extend([entry] * times)
 
     def calls(self, method: str) -> list[Call]:
@@ -243,6 +248,18 @@ class FakeSlack:
             return await self._unknown(request)
         call = await self._record(request, method)
         scripted = self._scripts.get(method)
+        if scripted and scripted[0].stall:
+            entry = scripted.pop(0)
+            team = next((t for t in self.teams.values() if t.token == call.token), None)
+            assert team is not None
+            handler = getattr(self, "_" + method.replace(".", "_").lower())
+            result = handler(team, call.body) if entry.after else None
+            await asyncio.sleep(entry.stall)
+            if result is None:
+                if request.transport is None or request.transport.is_closing():
+                    raise ConnectionResetError("the caller went away before the call took effect")
+                result = handler(team, call.body)
+            return web.json_response(result)
         if scripted:
             entry = scripted.pop(0)
             if entry.hang_up and entry.after:
