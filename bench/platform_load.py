@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import resource
-import statistics
 import tempfile
 import time
 from collections import Counter
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from bench.reuse import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT.parent / "shared" / "data" / "eval" / "averitec" / "dev.json"
@@ -71,11 +72,6 @@ def _index_slice(source: Path, docs: int, folder: Path) -> Path:
             row.setdefault("published_at", row.get("publish_date"))
             dst.write(json.dumps(row) + "\n")
     return out
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
 async def run_load(
@@ -231,10 +227,10 @@ async def run_load(
         "sending_seconds": round(sending_seconds, 2),
         "total_seconds": round(total, 2),
         "throughput_replies_per_second": round(len(answered) / total, 2) if total else 0.0,
-        "latency_p50_seconds": round(statistics.median(latencies), 2) if latencies else None,
-        "latency_p95_seconds": round(_percentile(latencies, 0.95), 2) if latencies else None,
+        "latency_p50_seconds": percentile(latencies, 50) if latencies else None,
+        "latency_p95_seconds": percentile(latencies, 95) if latencies else None,
         "latency_by_platform_p50_p95": {
-            name: [round(_percentile(v, 0.5), 2), round(_percentile(v, 0.95), 2)] if v else None
+            name: [percentile(v, 50), percentile(v, 95)] if v else None
             for name, v in per_platform.items()
         },
         "lost": sum(1 for m in sent if not m.replies),

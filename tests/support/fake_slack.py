@@ -253,13 +253,13 @@ class FakeSlack:
             team = next((t for t in self.teams.values() if t.token == call.token), None)
             assert team is not None
             handler = getattr(self, "_" + method.replace(".", "_").lower())
-            result = handler(team, call.body) if entry.after else None
+            done = handler(team, call.body) if entry.after else None
             await asyncio.sleep(entry.stall)
-            if result is None:
+            if done is None:
                 if request.transport is None or request.transport.is_closing():
                     raise ConnectionResetError("the caller went away before the call took effect")
-                result = handler(team, call.body)
-            return web.json_response(result)
+                done = handler(team, call.body)
+            return web.json_response(done)
         if scripted:
             entry = scripted.pop(0)
             if entry.hang_up and entry.after:
