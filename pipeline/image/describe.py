@@ -23,7 +23,6 @@ from pipeline.image.records import (
     LoadedImage,
     OcrText,
 )
-from pipeline.text import STOPWORDS
 
 MAX_OCR_CHARS = 1200
 MAX_TERMS = 8
@@ -32,7 +31,14 @@ MAX_TERMS = 8
 _NAME_RUN = re.compile(r"\b(?:[A-Z][\w'’-]*[a-z][\w'’-]*)(?:\s+(?:[A-Z][\w'’-]*[a-z][\w'’-]*))*")
 _NOT_NAMES = frozenset(
     "breaking news update live video photo image picture today yesterday tomorrow watch "
-    "just new follow like share retweet reply replies views".split()
+    "just follow like share retweet reply replies views".split()
+)
+
+
+# Capitalised words that open a run but name nothing ("The White House" keeps "White House").
+_SKIP = _NOT_NAMES | frozenset(
+    "the a an this that these those it its his her their our my your we they he she i "
+    "in on at of and or but if when while as so".split()
 )
 
 
@@ -40,7 +46,11 @@ def names_in(text: str, *, limit: int = MAX_TERMS) -> list[str]:
     """Return the names in text: capitalised runs that do not open a sentence alone."""
     found: dict[str, int] = {}
     for match in _NAME_RUN.finditer(text):
-        words = [w for w in match.group(0).split() if w.lower() not in STOPWORDS | _NOT_NAMES]
+        words = match.group(0).split()
+        while words and words[0].lower() in _SKIP:
+            words.pop(0)
+        while words and words[-1].lower() in _SKIP:
+            words.pop()
         if not words:
             continue
         start = match.start()

@@ -35,15 +35,23 @@ def encode(picture: Image.Image, fmt: str, **options: object) -> bytes:
 
 
 def photo(size: tuple[int, int] = (320, 240), seed: int = 1) -> Image.Image:
-    """Return a photo-like picture: gradients and shapes that differ by seed."""
-    picture = Image.new("RGB", size)
-    draw = ImageDraw.Draw(picture)
+    """Return a photo-like picture: textured gradients and shapes that differ by seed."""
+    import numpy as np
+
     w, h = size
-    for y in range(h):
-        draw.line([(0, y), (w, y)], fill=((y * 3 + seed * 40) % 256, (y + seed * 90) % 256, 120))
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack(
+        [(x * (1 + seed % 3) + y) % 256, (y * 2 + seed * 50) % 256, (x + y * seed) % 256], axis=2
+    ).astype(np.float64)
+    texture = rng.normal(0, 18, (h // 8 + 1, w // 8 + 1, 3)).repeat(8, 0).repeat(8, 1)[:h, :w]
+    picture = Image.fromarray(np.clip(base + texture, 0, 255).astype(np.uint8), "RGB")
+    draw = ImageDraw.Draw(picture)
     for k in range(6):
-        x, y = (seed * 37 + k * 53) % w, (seed * 71 + k * 29) % h
-        draw.ellipse((x, y, x + w // 5, y + h // 5), fill=((k * 60) % 256, 30 * seed % 256, 200))
+        cx, cy = (seed * 37 + k * 53) % w, (seed * 71 + k * 29) % h
+        draw.ellipse(
+            (cx, cy, cx + w // 5, cy + h // 5), fill=((k * 60) % 256, 30 * seed % 256, 200)
+        )
     return picture
 
 
