@@ -161,11 +161,11 @@ def decode_image(
     try:
         opened = Image.open(io.BytesIO(data), formats=_openable())
     except Image.DecompressionBombError as exc:
-        raise ImageError(url, f"the image declares too many pixels ({exc})") from exc
+        raise ImageError(url, f"the image declares too many pixels: {exc}") from exc
     except UnidentifiedImageError as exc:
         raise ImageError(url, "the file is not a supported raster image") from exc
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        raise ImageError(url, f"the image is corrupt ({exc})") from exc
+        raise ImageError(url, f"the image is truncated or corrupt: {exc}") from exc
     with opened:
         width, height = opened.size
         if width * height > limits.max_pixels:
@@ -181,7 +181,7 @@ def decode_image(
             opened.load()
             picture = _rgb(ImageOps.exif_transpose(opened))
         except (OSError, ValueError, SyntaxError, EOFError, struct.error) as exc:
-            raise ImageError(url, f"the image is truncated or corrupt ({exc})") from exc
+            raise ImageError(url, f"the image is truncated or corrupt: {exc}") from exc
     return LoadedImage(
         id=hashlib.sha256(data).hexdigest(),
         source=source,

@@ -156,8 +156,16 @@ class ImageReport:
 
     @property
     def ocr_text(self) -> str:
-        """Return the text read from every image, one image per paragraph."""
-        texts = [d.ocr.text for d in self.descriptions if d.ocr is not None and d.ocr.text]
+        """Return the text read from every image, one image per paragraph.
+
+        An image's lines are joined by spaces: a headline broken over three lines is one
+        sentence.
+        """
+        texts = [
+            " ".join(d.ocr.text.split())
+            for d in self.descriptions
+            if d.ocr is not None and d.ocr.text.strip()
+        ]
         return "\n\n".join(texts)
 
     @property

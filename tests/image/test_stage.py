@@ -53,7 +53,7 @@ async def test_a_post_with_a_screenshot_a_photo_and_a_broken_image() -> None:
     assert "with NIKON D800" in second.text and "processed with GIMP 2.8" in second.text
     assert second.metadata.exif is not None and second.metadata.exif.latitude is not None
     assert [f.source.ref for f in report.failures] == [refs[2]]
-    assert report.note.startswith("The image could not be read (the image is truncated")
+    assert report.note.startswith("The image could not be read (the image is truncated or corrupt")
 
 
 async def test_ai_content_credentials_are_described() -> None:
