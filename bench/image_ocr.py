@@ -93,7 +93,8 @@ def run(limit: int, engine_name: str) -> dict[str, object]:
         wrong = distance(want, " ".join(got.split()))
         errors += wrong
         chars += len(want)
-        per_style.setdefault(f"{font}:{size}{':dark' if dark else ''}", []).append(wrong / len(want))
+        style = f"{font}:{size}{':dark' if dark else ''}"
+        per_style.setdefault(style, []).append(wrong / len(want))
     cer = errors / chars
     return {
         "engine": engine_name,

@@ -32,7 +32,7 @@ async def test_attached_screenshot_is_read_and_checked(tmp_path: Path, embedder:
             )
             check = await app.run_check(_post(url))
     assert "5G networks are spreading the coronavirus" in check.claims[0].text
-    assert [t.stage for t in check.timings][0] == "images"
+    assert check.timings[0].stage == "images"
 
 
 async def test_images_can_be_turned_off(tmp_path: Path, embedder: Any) -> None:
