@@ -5,9 +5,9 @@ cropped, captioned or screenshotted.
   flat borders and added bars (a caption strip, a screenshot's frame) trimmed off first.
   Resizing and recompression barely move it; a frame or a caption bar moves the whole-picture
   hash a lot, and the core hash undoes that.
-- crop tolerance by windows: pHashes of six crops of the core (centred 90 % and 80 %, and the
-  four 90 % corners). A picture cropped by up to ~10-20 % is close to one of the original's
-  windows, and the original is close to one of the crop's. Six more hashes cost ~6 ms.
+- crop tolerance by windows: pHashes of ten crops of the core (90 % windows at nine offsets:
+  centre, sides and corners; and a centred 80 % one). A picture cropped by up to ~10-20 % is close to one of the original's
+  windows, and the original is close to one of the crop's. Ten more hashes cost ~10 ms.
 - optionally imagehash's crop-resistant hash (segmentation into regions, one hash each), which
   tolerates heavier crops but takes ~0.3 s a picture in pure Python: off by default.
 
@@ -42,8 +42,7 @@ FLAT_SHARE = 0.5
 TEXT_LINE = 0.06  # the tallest run of text rows in a border, as a share of the side
 TOLERANCE = 28
 MAX_TRIM = 0.35  # never trim more than this share of a side's length
-WINDOWS_CENTRED = (0.9, 0.8)  # shares of each side kept by the centred windows
-WINDOW_CORNER = 0.9  # share of each side kept by the corner windows
+WINDOW_KEEP = 0.9  # share of each side the crop windows keep
 SEGMENT_LIMIT = 12  # largest regions kept by the crop-resistant hash
 _WORK_SIDE = 512  # pictures are hashed at this size at most: the hashes are low-frequency
 
@@ -80,16 +79,17 @@ def hash_picture(picture: Image.Image, *, segments: bool = False) -> ImageHashes
 
 
 def _windows(size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
-    """Return the crop boxes hashed for crop tolerance: two centred, four corners."""
+    """Return the crop boxes hashed for crop tolerance: 90 % windows on a 3 x 3 grid of
+    offsets (centre, sides, corners) and a centred 80 % one."""
     width, height = size
     boxes = []
-    for keep in WINDOWS_CENTRED:
-        dx, dy = round(width * (1 - keep) / 2), round(height * (1 - keep) / 2)
-        boxes.append((dx, dy, width - dx, height - dy))
-    kw, kh = round(width * WINDOW_CORNER), round(height * WINDOW_CORNER)
-    for x in (0, width - kw):
-        for y in (0, height - kh):
+    kw, kh = round(width * WINDOW_KEEP), round(height * WINDOW_KEEP)
+    for fx in (0.0, 0.5, 1.0):
+        for fy in (0.0, 0.5, 1.0):
+            x, y = round((width - kw) * fx), round((height - kh) * fy)
             boxes.append((x, y, x + kw, y + kh))
+    dx, dy = round(width * 0.1), round(height * 0.1)
+    boxes.append((dx, dy, width - dx, height - dy))
     return boxes
 
 
