@@ -6,8 +6,8 @@ cropped, captioned or screenshotted.
   Resizing and recompression barely move it; a frame or a caption bar moves the whole-picture
   hash a lot, and the core hash undoes that.
 - crop tolerance by windows: pHashes of ten crops of the core (90 % windows at nine offsets:
-  centre, sides and corners; and a centred 80 % one). A picture cropped by up to ~10-20 % is close to one of the original's
-  windows, and the original is close to one of the crop's. Ten more hashes cost ~10 ms.
+  centre, sides and corners; and a centred 80 % one). A picture cropped by about 10 % is close
+  to one of the original's windows, and the original to one of the crop's. They cost ~10 ms.
 - optionally imagehash's crop-resistant hash (segmentation into regions, one hash each), which
   tolerates heavier crops but takes ~0.3 s a picture in pure Python: off by default.
 
