@@ -91,6 +91,10 @@ class ImageSettings(BaseModel):
     max_images: int = Field(default=4, ge=1, le=16, description="images read per post")
     max_bytes: int = Field(default=10_000_000, ge=1024, description="bytes per image")
     max_pixels: int = Field(default=40_000_000, ge=10_000, description="declared pixels")
+    caption_model_dir: Path | None = Field(
+        default=None,
+        description="a local transformers image-to-text model directory for captions",
+    )
     linked_pages: int = Field(
         default=2,
         ge=0,

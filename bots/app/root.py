@@ -39,6 +39,7 @@ from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.web import WebDeps
+from pipeline.image.caption import LocalCaptioner
 from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.stage import ImageDeps
@@ -71,6 +72,7 @@ class App:
         self.cpu = CpuPool(settings.cpu_threads)  # threads start on first use
         self._fetcher: Fetcher | None = None
         self._ocr: OcrEngine | None = None
+        self._captioner: LocalCaptioner | None = None
         self._fetcher_loop: asyncio.AbstractEventLoop | None = None
         self._tls: ssl.SSLContext | None = None
         self._closing: set[asyncio.Task[None]] = set()
@@ -278,7 +280,18 @@ class App:
             max_pixels=s.max_pixels,
             max_pages=pages,
         )
-        return ImageDeps(fetcher=await self.fetcher(), ocr=self.ocr(), limits=limits)
+        return ImageDeps(
+            fetcher=await self.fetcher(), ocr=self.ocr(), captioner=self.captioner(), limits=limits
+        )
+
+    def captioner(self) -> LocalCaptioner | None:
+        """Return the local captioning model when one is configured (loaded on first use)."""
+        directory = self.settings.images.caption_model_dir
+        if directory is None:
+            return None
+        if self._captioner is None or self._captioner.directory != directory:
+            self._captioner = LocalCaptioner(directory)
+        return self._captioner
 
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:
         """Run a check (with web search and reference checks when configured) and store it."""

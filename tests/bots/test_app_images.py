@@ -40,3 +40,12 @@ async def test_images_can_be_turned_off(tmp_path: Path, embedder: Any) -> None:
     async with App(settings, embedder=embedder) as app:
         assert await app.image_deps(_post("https://cdn.example.org/a.png")) is None
         assert app.ocr() is not None and app.ocr() is app.ocr()
+        assert app.captioner() is None
+
+
+def test_a_caption_model_directory_gives_a_local_captioner(tmp_path: Path, embedder: Any) -> None:
+    settings = Settings(data_dir=tmp_path / "d", images=ImageSettings(caption_model_dir=tmp_path))
+    app = App(settings, embedder=embedder)
+    captioner = app.captioner()
+    assert captioner is not None and captioner.directory == tmp_path
+    assert app.captioner() is captioner
