@@ -182,3 +182,16 @@ class ImageReport:
             return f"The image could not be read ({self.failures[0].reason})."
         reasons = "; ".join(dict.fromkeys(f.reason for f in self.failures))
         return f"{len(self.failures)} images could not be read ({reasons})."
+
+
+@dataclass(frozen=True)
+class IndexedImage:
+    """An image seen on a page (an ingested page or an earlier check), kept for provenance."""
+
+    image_id: str  # sha256 of the image bytes
+    image_url: str
+    page_url: str
+    hashes: ImageHashes
+    publisher: str | None = None
+    published_at: datetime | None = None
+    caption: str = ""  # the page's title or the image's alt text: what the page said it shows
