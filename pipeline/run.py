@@ -31,6 +31,7 @@ from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import WebDeps, gather_web_evidence
+from pipeline.image.provenance import cite_findings, find_earlier
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.records import ImageReport
 from pipeline.image.stage import ImageDeps, read_images
@@ -249,6 +250,12 @@ async def run_check(
         correction = replace(
             correction, note=" ".join(filter(None, (correction.note, images.note)))
         )
+    index = deps.images.index if deps.images is not None else None
+    if index is not None and images.descriptions and claims:
+        findings = find_earlier(
+            images, index=index, documents=deps.index, rater=deps.rater, when=before
+        )
+        correction, evidence = cite_findings(correction, evidence, findings, claim_id=claims[0].id)
     return Check(
         id=new_id(),
         post=post,

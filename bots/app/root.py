@@ -281,7 +281,11 @@ class App:
             max_pages=pages,
         )
         return ImageDeps(
-            fetcher=await self.fetcher(), ocr=self.ocr(), captioner=self.captioner(), limits=limits
+            fetcher=await self.fetcher(),
+            ocr=self.ocr(),
+            captioner=self.captioner(),
+            limits=limits,
+            index=self.store.images,
         )
 
     def captioner(self) -> LocalCaptioner | None:

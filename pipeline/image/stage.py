@@ -24,6 +24,7 @@ from pipeline.image.hashing import hash_image
 from pipeline.image.intake import ImageLimits, collect_images
 from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
+from pipeline.image.provenance import ImageIndex
 from pipeline.image.records import Caption, ImageDescription, ImageReport, LoadedImage, OcrText
 from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
@@ -49,6 +50,7 @@ class ImageDeps:
     ocr: OcrEngine | None = field(default_factory=TesseractOcr)  # None: no OCR
     captioner: Captioner | None = None
     limits: ImageLimits = field(default_factory=ImageLimits)
+    index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:

@@ -27,6 +27,7 @@ async def test_attached_screenshot_is_read_and_checked(tmp_path: Path, embedder:
             deps = await app.image_deps(_post(url))
             assert deps is not None and deps.limits.max_pages == 0  # no web search: no og:image
             assert deps.fetcher is await app.fetcher()
+            assert deps.index is app.store.images
             assert (
                 await app.image_deps(Post(id="q", platform="t", platform_id="q", text="x")) is None
             )

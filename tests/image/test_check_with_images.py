@@ -99,3 +99,49 @@ async def test_image_names_add_terms_and_queries_up_to_five() -> None:
     assert 1 < len(found) <= 5
     assert "sandy" in found[0].terms and "hurricane" in found[0].terms
     assert any("New York Stock Exchange" in q.text for q in found[1:])
+
+
+async def test_a_reused_photo_is_traced_to_the_older_page_and_cited(
+    indexed: Store, embedder: SentenceTransformerEmbedder
+) -> None:
+    from datetime import UTC, datetime
+
+    from bench.image_transforms import caption_bar
+    from pipeline.image.hashing import hash_picture
+    from pipeline.image.records import IndexedImage
+    from pipeline.reply.writer import verify_references
+
+    older = "https://www.metoffice.gov.uk/news/heatwave-record"  # ingested, dated 2022-07-19
+    original = photo((480, 360), seed=7)
+    indexed.images.add(
+        IndexedImage(
+            image_id="sha-old",
+            image_url="https://www.metoffice.gov.uk/img/heat.jpg",
+            page_url=older,
+            hashes=hash_picture(original),
+            publisher="Met Office",
+            published_at=datetime(2022, 7, 19, tzinfo=UTC),
+            caption="Record heat in July 2022",
+        )
+    )
+    with serve() as server:
+        url = server.add("/now.jpg", encode(caption_bar(original), "JPEG"), "image/jpeg")
+        post = Post(
+            id="p3",
+            platform="test",
+            platform_id="p3",
+            text="5G networks are spreading the coronavirus, look at this photo from today.",
+            image_refs=(url,),
+            created_at=datetime(2024, 9, 27, tzinfo=UTC),
+        )
+        async with Fetcher(LOOPBACK) as fetcher:
+            base = deps(indexed, embedder, fetcher)
+            images = ImageDeps(fetcher=fetcher, ocr=None, index=indexed.images)
+            from dataclasses import replace
+
+            check = await run_check(post, deps=replace(base, images=images), config=CheckConfig())
+    cited = {r.url: r.number for r in check.correction.references}
+    assert older in cited
+    assert f"This image appeared on 19 July 2022 [{cited[older]}]" in check.correction.note
+    assert 'captioned "Record heat in July 2022"' in check.correction.note
+    verify_references(check.correction, check.evidence)  # only retrieved pages are cited
