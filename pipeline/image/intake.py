@@ -10,7 +10,8 @@ a size cap. Decoding treats every file as hostile:
   with a reason (an SVG can carry scripts and external references);
 - the declared size is checked against a pixel cap before a pixel is decoded (a PNG of
   30,000 x 30,000 is a few hundred bytes), and Pillow's own decompression-bomb limit stays on;
-- animations give their first frame; EXIF orientation is applied; the result is RGB;
+- animations give their first frame; EXIF orientation is applied; the result is RGB, at most
+  `MAX_SIDE` pixels on a side (a 40-megapixel photo would hold 120 MB per image otherwise);
 - HEIC/HEIF is read through pillow-heif.
 
 Decoding is CPU work and runs in the CPU pool.
@@ -59,6 +60,7 @@ IMAGE_TYPES = (
 )
 # Pillow format names that may be opened: raster formats the web uses.
 RASTER_FORMATS = ("JPEG", "PNG", "GIF", "WEBP", "HEIF", "AVIF", "BMP")
+MAX_SIDE = 4096  # decoded pictures are kept at most this many pixels on a side (memory)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".avif", ".bmp")
 # Links that are neither images nor pages worth reading for an og:image.
 _NOT_PAGES = (".pdf", ".zip", ".mp4", ".mov", ".mp3", ".svg", ".exe", ".dmg", ".apk")
@@ -178,8 +180,12 @@ def decode_image(
         try:
             frames = int(getattr(opened, "n_frames", 1))
             opened.seek(0)
+            if fmt == "JPEG":
+                opened.draft("RGB", (MAX_SIDE, MAX_SIDE))  # decode big JPEGs at a reduced scale
             opened.load()
             picture = _rgb(ImageOps.exif_transpose(opened))
+            if max(picture.size) > MAX_SIDE:
+                picture.thumbnail((MAX_SIDE, MAX_SIDE), Image.Resampling.LANCZOS)
         except (OSError, ValueError, SyntaxError, EOFError, struct.error) as exc:
             raise ImageError(url, f"the image is truncated or corrupt: {exc}") from exc
     return LoadedImage(

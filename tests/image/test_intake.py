@@ -197,3 +197,10 @@ def test_max_images_bounds_the_sources() -> None:
         post(image_refs=refs, links=("https://example.org/story",)), limits=ImageLimits()
     )
     assert len(sources) == 4 and pages == ["https://example.org/story"]
+
+
+def test_big_pictures_are_kept_at_most_4096_pixels_on_a_side() -> None:
+    image = decode(encode(Image.new("RGB", (6000, 1500), (10, 120, 200)), "PNG"))
+    assert (image.width, image.height) == (4096, 1024)
+    jpeg = decode(encode(Image.new("RGB", (8200, 2000), (10, 120, 200)), "JPEG"))
+    assert max(jpeg.width, jpeg.height) <= 4096
