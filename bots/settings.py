@@ -10,7 +10,14 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipeline.errors import ConfigError
@@ -320,6 +327,24 @@ class DiscordSettings(BaseModel):
     gateway_url: str | None = Field(
         default=None, description="gateway URL (unset: the one Discord gives; a stand-in in tests)"
     )
+    max_image_bytes: int = Field(
+        default=8_000_000,
+        ge=1,
+        description="largest image attachment read as part of a message; larger ones get a note",
+    )
+    guild_ready_timeout: float = Field(
+        default=2.0, gt=0, le=60, description="seconds the gateway waits for guilds at start"
+    )
+
+    @field_validator("application_id")
+    @classmethod
+    def _application_id_is_a_snowflake(cls, value: str | None) -> str | None:
+        if value is not None and not value.isdigit():
+            raise ValueError(
+                "must be the numeric application id (Developer Portal > your app > General "
+                "Information > Application ID), or unset"
+            )
+        return value
 
     @property
     def configured(self) -> bool:

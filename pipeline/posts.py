@@ -6,10 +6,11 @@ policy refuses raises UnsafeURLError; a page without usable text raises Extracti
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from pipeline.cpu import CpuPool
-from pipeline.errors import EmptyPostError, InputError
+from pipeline.errors import EmptyPostError, ExtractionError, FetchError, InputError
 from pipeline.evidence.pages import extract_fetched
 from pipeline.records import Post, new_id, utcnow
 from pipeline.text import URL_RE, clean_post_text
@@ -80,3 +81,51 @@ async def post_from_url(
         created_at=document.published_at,
         links=(page.url,),
     )
+
+
+SHORT_WORDS = 8  # a post with fewer own words than this is "look at this <link>"
+
+
+def linked_page(post: Post) -> str | None:
+    """Return the link whose page is the real content of a post, or None.
+
+    A post that is little more than a link ("is this true? https://…") says nothing checkable
+    itself: the page it shares is what people read. Posts with images are left alone (the
+    images carry the content), and so are posts with enough words of their own.
+    """
+    if post.image_refs:
+        return None
+    words = [w for w in clean_post_text(post.text).split() if any(c.isalnum() for c in w)]
+    if len(words) >= SHORT_WORDS:
+        return None
+    links = [*post.links, *(m.group(0) for m in URL_RE.finditer(post.text))]
+    web = [link for link in links if link.lower().startswith(("http://", "https://"))]
+    return web[0] if web else None
+
+
+async def with_linked_page(
+    post: Post, *, fetcher: Fetcher, max_chars: int, cpu: CpuPool | None = None
+) -> Post:
+    """Return post with the text of the page it shares appended, when it is mostly a link.
+
+    The post keeps its identity (platform, ids, author, time). A page that cannot be read
+    fails the check only when the post has no words of its own to check instead: a refused or
+    empty page as bad input (no retry helps), a failed fetch as itself (a retry may).
+    """
+    url = linked_page(post)
+    if url is None:
+        return post
+    own = clean_post_text(post.text)
+    has_words = any(c.isalnum() for c in own)
+    try:
+        page = await post_from_url(url, fetcher=fetcher, max_chars=max_chars, cpu=cpu)
+    except (InputError, ExtractionError) as exc:
+        if has_words:
+            return post
+        raise InputError(f"the shared page could not be read: {exc}") from exc
+    except FetchError:
+        if has_words:
+            return post
+        raise
+    text = f"{own}\n\n{page.text}" if own else page.text
+    return replace(post, text=text[:max_chars], links=tuple(dict.fromkeys((*post.links, url))))

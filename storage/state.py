@@ -29,7 +29,8 @@ class StateRepo:
         """Store value under key (replacing what was there)."""
         self.db.execute(
             "INSERT INTO kv (key, value, updated_at) VALUES (?,?,?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
             [key, value, dt_out(self.clock.now())],
         )
 

@@ -2,9 +2,9 @@
 
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
-reply ledger), `workers` (who is alive), `state` (small values by key), `images` (the image
-index, for provenance) and `web` (search, page and reachability caches). Each multi-table write
-happens inside one transaction.
+reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
+buckets, platform requests, opt-outs), `images` (the image index, for provenance) and `web`
+(search, page and reachability caches). Each multi-table write happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
+from storage.platform import PlatformRepo
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
@@ -46,6 +47,7 @@ class Store:
         self.reuse = ReuseRepo(db)
         self.images = ImageIndexRepo(db)
         self.state = StateRepo(db, clock=clock)
+        self.platform = PlatformRepo(db, clock=clock)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:

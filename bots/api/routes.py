@@ -8,6 +8,7 @@ POST /api/checks            {"text": "..."} or {"url": "..."}, optional "before"
 GET  /api/jobs/{id}         status, attempts, error and stage progress
 GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
+GET  /checks/{id}           the check's full report as an HTML page (platform replies link here)
 GET  /healthz               alive (and index counts)
 GET  /readyz                ready: database, workers, model (503 with the reasons when not)
 
@@ -28,14 +29,16 @@ from datetime import datetime
 from typing import Any
 
 from fastapi import FastAPI, Header, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
+from bots.api.report import report_html
 from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
-from bots.runtime.service import build_pool
+from bots.runtime.privacy import retention_loop
+from bots.runtime.service import build_pool, close_senders
 from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
@@ -84,26 +87,50 @@ def _error_kind(error: str | None) -> type[BaseException]:
     return kind if isinstance(kind, type) and issubclass(kind, FactbotError) else Exception
 
 
+def _report_end(task: asyncio.Task[Any]) -> None:
+    """Log a service task (worker pool, platform listener) that ended with an error."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error(
+            "a service task stopped with an error",
+            extra={"task": task.get_name(), "error": repr(task.exception())},
+        )
+
+
 def create_api(app: App, *, workers: int | None = None) -> FastAPI:
     """Return the FastAPI application over an App, running `workers` worker tasks beside it."""
     count = app.settings.jobs.workers if workers is None else workers
     stopping = asyncio.Event()
 
+    adapters = app.adapters  # the configured platforms; their libraries are imported here
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await app.start()  # the store, and the embedder warmed off the event loop
-        pool = build_pool(app, concurrency=count, prefix="serve") if count else None
-        task = asyncio.create_task(pool.run(stopping)) if pool is not None else None
+        pool = None
+        senders = app.senders() if count else {}
+        if count:
+            pool = build_pool(app, concurrency=count, prefix="serve", senders=senders)
+        tasks = [asyncio.create_task(pool.run(stopping))] if pool is not None else []
+        # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
+        tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]
+        for task in tasks:
+            task.add_done_callback(_report_end)
+        if adapters:
+            tasks.append(
+                asyncio.create_task(retention_loop(app.store, app.settings.privacy, stopping))
+            )
         try:
             yield
         finally:
             stopping.set()
-            if task is not None:
-                await task
+            await asyncio.gather(*tasks, return_exceptions=True)  # errors: see _report_end
+            await close_senders(senders)
             # The shared fetcher lives in the server's event loop: close it before the loop ends.
             await app.close_fetcher()
 
     api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
+    for adapter in adapters.values():
+        adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
 
     @api.exception_handler(FactbotError)
     async def _factbot_error(request: Request, exc: FactbotError) -> JSONResponse:
@@ -111,6 +138,12 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
             status_code=_status(type(exc)),
             content={"error": type(exc).__name__, "detail": str(exc)},
         )
+
+    @api.get("/checks/{check_id}", response_class=HTMLResponse)
+    async def report(check_id: str) -> HTMLResponse:
+        """The full report of a check (what platform replies link to)."""
+        check = app.store.checks.get(check_id)  # NotFoundError → 404
+        return HTMLResponse(report_html(check))
 
     @api.get("/healthz")
     async def healthz() -> dict[str, Any]:
@@ -145,6 +178,7 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
             "jobs": app.store.jobs.counts() if database == "ok" else {},
             "model": model,
             "embedder": "loaded" if app.embedder_loaded else "not loaded",
+            "platforms": sorted(adapters),
             "problems": problems,
         }
         return JSONResponse(status_code=200 if not problems else 503, content=body)

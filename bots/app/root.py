@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ssl
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -31,6 +32,8 @@ import httpx
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.app.search import build_search
 from bots.logs import configure as configure_logging
+from bots.runtime.intake import PlatformService
+from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
 from bots.runtime.reuse import ReuseIndex
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
@@ -46,6 +49,7 @@ from pipeline.image.stage import ImageDeps
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
+from pipeline.posts import linked_page, with_linked_page
 from pipeline.records import Check, Post
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
 from pipeline.web.fetcher import Fetcher, FetchPolicy
@@ -112,6 +116,21 @@ class App:
     def reuse(self) -> ReuseIndex:
         """Return the index that answers repeated and near-duplicate posts from stored checks."""
         return ReuseIndex(self.store.reuse, self.embedder, self.settings.reuse, clock=self.clock)
+
+    @cached_property
+    def service(self) -> PlatformService:
+        """Return the service platform adapters hand their requests to."""
+        return PlatformService(self.store, self.settings, clock=self.clock, reuse=self.reuse)
+
+    @cached_property
+    def adapters(self) -> dict[str, PlatformAdapter]:
+        """Return the adapter of every platform whose credentials are set (imported lazily)."""
+        context = PlatformContext(self.settings, self.store, self.service, self.clock)
+        return load_adapters(context)
+
+    def senders(self) -> dict[str, ReplySender]:
+        """Return the outbound half of every configured platform, by name."""
+        return {name: adapter.sender() for name, adapter in self.adapters.items()}
 
     @property
     def embedder_loaded(self) -> bool:
@@ -310,7 +329,19 @@ class App:
         before: datetime | None = None,
         progress: Progress | None = None,
     ) -> Check:
-        """Run a check and return it unsaved (a worker stores it with its job)."""
+        """Run a check and return it unsaved (a worker stores it with its job).
+
+        A post that is little more than a link is checked with the text of the page it shares
+        (`pipeline.posts.with_linked_page`); the check keeps the post as it was given.
+        """
+        given = post
+        if linked_page(post) is not None:
+            post = await with_linked_page(
+                post,
+                fetcher=await self.fetcher(),
+                max_chars=self.settings.max_post_chars,
+                cpu=self.cpu,
+            )
         async with contextlib.AsyncExitStack() as stack:
             web: WebDeps | None = None
             references: ReferenceDeps | None = None
@@ -337,7 +368,7 @@ class App:
             images = await self.image_deps(post)
             deps = self.deps(web=web, references=references, images=images)
             model = await self.model_deps(stack, fallback=deps.judge)
-            return await run_check(
+            check = await run_check(
                 post,
                 deps=deps,
                 config=self.check_config(),
@@ -345,6 +376,7 @@ class App:
                 model=model,
                 progress=progress,
             )
+        return check if post is given else dataclasses.replace(check, post=given)
 
     async def model_deps(
         self, stack: contextlib.AsyncExitStack, *, fallback: Judge

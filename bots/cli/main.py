@@ -284,7 +284,13 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
       factbot worker
       factbot worker --concurrency 4
     """
-    from bots.runtime.service import build_pool, install_signal_handlers, stop_when_idle
+    from bots.runtime.privacy import retention_loop
+    from bots.runtime.service import (
+        build_pool,
+        close_senders,
+        install_signal_handlers,
+        stop_when_idle,
+    )
 
     app = _app(ctx)
     jobs = app.settings.jobs
@@ -293,19 +299,68 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
         stop = asyncio.Event()
         install_signal_handlers(stop)
         async with app:
-            pool = build_pool(app, concurrency=concurrency or jobs.concurrency)
+            senders = app.senders()  # replies of every configured platform
+            pool = build_pool(app, concurrency=concurrency or jobs.concurrency, senders=senders)
+            sweep = None
+            if senders:
+                sweep = asyncio.create_task(retention_loop(app.store, app.settings.privacy, stop))
             watcher = None
             if until_idle:
                 watcher = asyncio.create_task(
                     stop_when_idle(app.store, stop, poll=jobs.poll_seconds)
                 )
             await pool.run(stop)
-            if watcher is not None:
-                watcher.cancel()
+            for task in (watcher, sweep):
+                if task is not None:
+                    task.cancel()
+            await close_senders(senders)
             return pool.completed, pool.failed
 
     completed, failed = asyncio.run(go())
     click.echo(f"worker stopped: {completed} jobs done, {failed} failed attempts", err=True)
+
+
+@main.command()
+@click.option("--platform", type=click.Choice(["discord", "slack"]), help="The user's platform.")
+@click.option("--user", "user_id", help="A platform user id: every request by or about them.")
+@click.option("--channel", "channel_id", help="A platform channel id: every request in it.")
+@click.option(
+    "--expired", is_flag=True, help="Redact platform checks older than the retention period now."
+)
+@click.pass_context
+def forget(
+    ctx: click.Context,
+    platform: str | None,
+    user_id: str | None,
+    channel_id: str | None,
+    expired: bool,
+) -> None:
+    """Delete a user's or a channel's data on request, or redact what retention should.
+
+    Deletes the requests, posts, checks, evidence and jobs of that user (as requester or as
+    author) or of that channel. An opt-out stays (it is the user's wish). With --expired, the
+    text and evidence of platform checks older than FACTBOT_PRIVACY__RETENTION_DAYS are deleted
+    now (the service also does it every hour); their verdicts and references stay.
+
+    \b
+    Examples:
+      factbot forget --platform discord --user 80351110224678912
+      factbot forget --platform slack --channel C0123456789
+      factbot forget --expired
+    """
+    from bots.runtime.privacy import redact_expired
+
+    app = _app(ctx)
+    if expired:
+        if platform or user_id or channel_id:
+            raise click.UsageError("--expired takes no --platform, --user or --channel")
+        count = redact_expired(app.store, app.settings.privacy)
+        click.echo(f"redacted {count} platform checks older than the retention period")
+        return
+    if platform is None or (user_id is None) == (channel_id is None):
+        raise click.UsageError("give --platform and exactly one of --user or --channel")
+    gone = app.service.forget(platform, user_id=user_id, channel_id=channel_id)
+    click.echo(f"deleted {gone.requests} requests, {gone.posts} posts and {gone.checks} checks")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -143,6 +143,12 @@ class ReplySender(Protocol):
 
         Raise `bots.runtime.replies.ReplyRejectedError` only when the platform surely did not
         post it (a later attempt may); anything else leaves the reply pending, never repeated.
+        `destination.public["reply_key"]` names this reply uniquely: send it as the platform's
+        idempotency key, nonce or message metadata where it has one.
+
+        A sender may also define `async find_sent(destination) -> str | None`: look on the
+        platform for the message carrying that reply key and return its id. With it, a reply
+        left pending by a worker that died mid-send is settled (sent once) instead of dropped.
         """
         ...
 

@@ -5,6 +5,11 @@ platform call, so a redelivered event, a retried job or a restarted worker finds
 nothing; only a failure the platform reported before posting (`ReplyRejected`) frees the key
 for a later attempt. Anything else raised by the send leaves the reply pending: factbot cannot
 tell whether the platform posted it, and a duplicate correction is worse than a missing one.
+
+Unless the platform can answer that question: a sender that can look for the message it may
+have posted (`reconcile`, e.g. Slack's message metadata in the thread) lets the same job, run
+again after its worker died mid-send, settle a pending reply — marked sent when the platform
+has it, sent now when it does not. That turns at-most-once into exactly-once on that platform.
 """
 
 from __future__ import annotations
@@ -38,20 +43,42 @@ async def send_once(
     *,
     check_id: str | None = None,
     job_id: str | None = None,
+    reconcile: Callable[[], Awaitable[str | None]] | None = None,
 ) -> Reply | None:
     """Post a reply unless one exists for key; return the ledger row, or None when skipped.
 
     `send` performs the platform call and returns the platform's id for the posted reply.
+    `reconcile` looks on the platform for a reply this job posted before it crashed and
+    returns its id, or None when there is none.
     """
     reserved = ledger.reserve(
         key.platform, key.target_id, key.kind, check_id=check_id, job_id=job_id
     )
     if reserved is None:
-        log.info(
-            "reply already sent or in flight; not sending again",
-            extra={"platform": key.platform, "target": key.target_id, "kind": key.kind},
+        existing = ledger.find(key.platform, key.target_id, key.kind)
+        settle = (
+            reconcile is not None
+            and existing is not None
+            and existing.status == "pending"
+            and job_id is not None
+            and existing.job_id == job_id
         )
-        return None
+        if not settle:
+            log.info(
+                "reply already sent or in flight; not sending again",
+                extra={"platform": key.platform, "target": key.target_id, "kind": key.kind},
+            )
+            return None
+        assert existing is not None and reconcile is not None
+        found = await reconcile()
+        log.warning(
+            "a reply left pending by a crash was settled with the platform",
+            extra={"platform": key.platform, "target": key.target_id, "found": found is not None},
+        )
+        if found is not None:
+            ledger.mark_sent(existing.id, platform_reply_id=found)
+            return ledger.get(existing.id)
+        reserved = existing
     try:
         platform_id = await send()
     except ReplyRejectedError as exc:

@@ -10,12 +10,17 @@ alone. `install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from collections.abc import Mapping
 from typing import Protocol
 
 from bots.runtime.checks import CHECK, AfterCheck, CheckJobs, CheckRunner
+from bots.runtime.deliver import ReplyJobs
+from bots.runtime.intake import reply_kind
+from bots.runtime.platform import ReplySender
 from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import WorkerConfig, WorkerPool, worker_name
+from bots.runtime.worker import JobHandler, WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
 from pipeline.clock import Clock
 from storage import Store
@@ -48,13 +53,25 @@ def worker_config(jobs: JobSettings, *, concurrency: int) -> WorkerConfig:
 
 
 def build_pool(
-    app: RuntimeApp, *, concurrency: int, prefix: str = "worker", after: AfterCheck | None = None
+    app: RuntimeApp,
+    *,
+    concurrency: int,
+    prefix: str = "worker",
+    after: AfterCheck | None = None,
+    senders: Mapping[str, ReplySender] | None = None,
 ) -> WorkerPool:
-    """Return a pool that runs check jobs through app; each finished check is kept for reuse."""
+    """Return a pool that runs check jobs through app, and the replies of the given platforms.
 
+    Each finished check is kept for reuse. A pool claims only the reply jobs of platforms it
+    has a sender for.
+    """
+    handlers: dict[str, JobHandler] = {CHECK: CheckJobs(app, reuse=app.reuse, after=after)}
+    replies = ReplyJobs(app.store, senders or {}, app.settings)
+    for platform in senders or {}:
+        handlers[reply_kind(platform)] = replies
     return WorkerPool(
         app.store,
-        {CHECK: CheckJobs(app, reuse=app.reuse, after=after)},
+        handlers,
         worker_config(app.settings.jobs, concurrency=concurrency),
         name=worker_name(prefix),
         clock=app.clock,
@@ -82,3 +99,12 @@ async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> N
         counts = store.jobs.counts()
         if counts["queued"] == 0 and counts["running"] == 0:
             stop.set()
+
+
+async def close_senders(senders: Mapping[str, ReplySender]) -> None:
+    """Close the senders that hold connections (their sessions belong to this event loop)."""
+    for sender in senders.values():
+        close = getattr(sender, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()

@@ -8,6 +8,8 @@ in a claim, a rationale, a quote or a title is replaced before the reply is writ
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from pipeline.credibility.domains import is_public_host
 
@@ -39,3 +41,45 @@ def scrub_links(text: str) -> str:
 def has_link(text: str) -> bool:
     """Return whether text holds anything that scrub_links would remove."""
     return scrub_links(text) != text
+
+
+def links_in(text: str) -> list[str]:
+    """Return every link in text that scrub_links would remove, in order."""
+    found = [m.group(0) for m in _MARKDOWN_RE.finditer(text)]
+    text = _MARKDOWN_RE.sub(" ", text)
+    found += [m.group(0) for m in _URL_RE.finditer(text)]
+    text = _URL_RE.sub(" ", text)
+    found += [m.group(0) for m in _DOMAIN_RE.finditer(text) if _is_domain(m.group(0))]
+    return found
+
+
+def unretrieved_links(texts: Iterable[str], allowed: Iterable[str]) -> list[str]:
+    """Return the links in texts that are not one of the allowed URLs (nor their hosts).
+
+    A renderer shows allowed URLs verbatim or with the markup of its platform around them
+    (`<url|title>`, `[title](url)`, `&` written `&amp;`); what is left once they and their
+    hosts are taken out must hold no link at all.
+    """
+    forms: set[str] = set()
+    for url in allowed:
+        forms |= {url, url.replace("&", "&amp;")}
+        host = urlsplit(url).hostname
+        if host:
+            forms |= {host, host.removeprefix("www.")}
+    # Each allowed form only counts as a whole token: "apnews.com.evil.example" is not apnews.
+    ordered = sorted(forms, key=len, reverse=True)
+    pattern = (
+        re.compile(
+            r"(?<![^\s<(\[|])(?:"
+            + "|".join(re.escape(f) for f in ordered)
+            + r")(?=$|[\s|>)\],;:!?]|\.(?:\s|$))"
+        )
+        if ordered
+        else None
+    )
+    left: list[str] = []
+    for text in texts:
+        if pattern is not None:
+            text = pattern.sub(" ", text)
+        left += links_in(text)
+    return left

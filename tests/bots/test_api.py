@@ -69,6 +69,12 @@ def test_create_and_read_a_check(server: str) -> None:
     fetched = httpx.get(f"{server}/api/checks/{data['id']}")
     assert fetched.status_code == 200
     assert fetched.json() == data
+    page = httpx.get(f"{server}/checks/{data['id']}")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "5G networks spread the coronavirus." in page.text  # an API post's text is shown
+    for ref in data["correction"]["references"]:
+        assert f"href='{ref['url']}'" in page.text
+    assert httpx.get(f"{server}/checks/nope").status_code == 404
 
 
 @pytest.mark.parametrize(

@@ -137,6 +137,7 @@ def test_readiness_needs_a_worker(api: str, api_without_workers: str) -> None:
     assert ready.status_code == 200, ready.text
     body = ready.json()
     assert body["database"] == "ok" and body["workers"] and body["embedder"] == "loaded"
+    assert body["platforms"] == []  # none configured
     not_ready = httpx.get(f"{api_without_workers}/readyz")
     assert not_ready.status_code == 503
     assert any("no worker" in p for p in not_ready.json()["problems"])

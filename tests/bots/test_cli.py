@@ -143,3 +143,33 @@ def test_sources_import_list_and_block(run, shared_data: Path, tmp_path: Path) -
     assert blocked.exit_code == 0 and "line 2" in blocked.output
     lookup = run("sources", "lookup", "https://www.example-misinfo.com/story")
     assert "blocked (never cited)" in lookup.output
+
+
+def test_forget_deletes_a_users_platform_requests(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from bots.runtime.intake import PlatformService
+    from bots.runtime.platform import Actor, CheckRequest, Destination
+    from bots.settings import Settings
+    from pipeline.records import Post
+    from storage import Store
+
+    settings = Settings(data_dir=tmp_path / "data")
+    with Store.open(settings.database_path) as store:
+        service = PlatformService(store, settings)
+        for n, user in enumerate(["U1", "U1", "U2"]):
+            request = CheckRequest(
+                post=Post(f"p{n}", "slack", f"T:C:{n}", "The moon is made of cheese."),
+                requester=Actor("slack", user),
+                destination=Destination("slack", "T", "C", message_id=str(n)),
+                event_key=f"Ev{n}",
+            )
+            assert asyncio.run(service.intake(request)).status == "accepted"
+    result = run("forget", "--platform", "slack", "--user", "U1")
+    assert result.exit_code == 0, result.output
+    assert "deleted 2 requests, 2 posts and 0 checks" in result.output
+    with Store.open(settings.database_path) as store:
+        assert store.db.execute("SELECT count(*) FROM platform_requests").fetchone()[0] == 1
+        assert store.db.execute("SELECT count(*) FROM posts").fetchone()[0] == 1
+        assert store.db.execute("SELECT count(*) FROM jobs").fetchone()[0] == 2  # U2's two
+    assert run("forget", "--user", "U1").exit_code == 2  # no platform: a usage error

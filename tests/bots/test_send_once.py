@@ -52,3 +52,44 @@ async def test_a_crash_during_the_call_never_leads_to_a_second_reply(store: Stor
     assert await send_once(store.replies, KEY, lambda: platform.post("correction")) is None
     pending = store.replies.find(KEY.platform, KEY.target_id, KEY.kind)
     assert pending is not None and pending.status == "pending" and platform.posted == []
+
+
+async def test_a_pending_reply_of_a_crashed_job_is_settled_with_the_platform(store: Store) -> None:
+    platform = Platform()
+    platform.fail_next = ConnectionResetError("the worker died mid-call")
+    with pytest.raises(ConnectionResetError):
+        await send_once(store.replies, KEY, lambda: platform.post("c"), job_id="j1")
+
+    async def nothing_there() -> str | None:
+        return None
+
+    # The same job, run again: the platform has no such message, so it is sent now, once.
+    sent = await send_once(
+        store.replies, KEY, lambda: platform.post("c"), job_id="j1", reconcile=nothing_there
+    )
+    assert sent is not None and sent.status == "sent" and platform.posted == ["c"]
+    again = await send_once(
+        store.replies, KEY, lambda: platform.post("c"), job_id="j1", reconcile=nothing_there
+    )
+    assert again is None and platform.posted == ["c"]
+
+
+async def test_a_pending_reply_the_platform_has_is_marked_sent_not_repeated(store: Store) -> None:
+    platform = Platform()
+    platform.fail_next = ConnectionResetError("the answer was lost, the message was posted")
+    with pytest.raises(ConnectionResetError):
+        await send_once(store.replies, KEY, lambda: platform.post("c"), job_id="j1")
+
+    async def found() -> str | None:
+        return "msg-on-platform"
+
+    # Another job (a second event) never settles this one's reply; the same job does.
+    other = await send_once(
+        store.replies, KEY, lambda: platform.post("c"), job_id="j2", reconcile=found
+    )
+    assert other is None
+    settled = await send_once(
+        store.replies, KEY, lambda: platform.post("c"), job_id="j1", reconcile=found
+    )
+    assert settled is not None and settled.status == "sent"
+    assert settled.platform_reply_id == "msg-on-platform" and platform.posted == []

@@ -1,0 +1,89 @@
+"""The full report of a check as one HTML page: what platform replies link to.
+
+Replies are short; the report shows everything a reader may want to verify: each claim's
+verdict and explanation, the quoted passages, every piece of evidence with its publisher,
+credibility tier and date, and the references. Everything is escaped. The text of a post
+that came from a platform (a Discord or Slack message, maybe from a private channel) is not
+shown: the report page may be public, and the claims the reply already quoted are enough.
+(The dashboard issue builds the full web interface; this page is its smallest part.)
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from pipeline.records import Check
+
+OWN_PLATFORMS = ("api", "cli", "web")  # posts given to factbot directly
+
+_STYLE = (
+    "body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;"
+    "color:#1d1d1f}h1{font-size:1.4rem}.label{font-weight:600;text-transform:uppercase;"
+    "font-size:.8rem;padding:.1rem .4rem;border-radius:.3rem;background:#eee}"
+    "blockquote{border-left:3px solid #ccc;margin:.5rem 0;padding-left:.8rem;color:#444}"
+    "li{margin:.3rem 0}.meta{color:#666;font-size:.9rem}"
+)
+
+
+def report_html(check: Check) -> str:
+    """Return the check's report page."""
+    c = check.correction
+    refs = {r.number: r for r in c.references}
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+        "<meta name='robots' content='noindex'>",
+        f"<title>factbot check — {escape(c.label.value)}</title><style>{_STYLE}</style></head>",
+        f"<body><h1>{escape(c.headline)}</h1>",
+        f"<p class='meta'>Verdict: <span class='label'>{escape(check.verdict.label.value)}"
+        f"</span> · judge: {escape(check.judge)} · checked {check.created_at:%Y-%m-%d %H:%M} UTC",
+    ]
+    if check.before is not None:
+        parts.append(f" · evidence published before {check.before:%Y-%m-%d}")
+    parts.append("</p>")
+    if check.post.platform in OWN_PLATFORMS and check.post.text:
+        parts.append(f"<h2>The post</h2><blockquote>{escape(check.post.text[:4000])}</blockquote>")
+    if c.items:
+        parts.append("<h2>Claims</h2><ol>")
+        for item in c.items:
+            marks = " ".join(f"<a href='#ref{n}'>[{n}]</a>" for n in item.references)
+            parts.append(
+                f"<li><p><span class='label'>{escape(item.label.value)}</span> "
+                f"“{escape(item.claim)}”</p><p>{escape(item.explanation)} {marks}</p>"
+            )
+            if item.quote is not None:
+                parts.append(
+                    f"<blockquote>{escape(item.quote.text)} "
+                    f"<a href='#ref{item.quote.reference}'>[{item.quote.reference}]</a>"
+                    "</blockquote>"
+                )
+            parts.append("</li>")
+        parts.append("</ol>")
+    if c.note:
+        parts.append(f"<p>{escape(c.note)}</p>")
+    if refs:
+        parts.append("<h2>References</h2><ol>")
+        for n in sorted(refs):
+            r = refs[n]
+            parts.append(
+                f"<li id='ref{n}'><a href='{escape(r.url, quote=True)}' rel='noopener nofollow'>"
+                f"{escape(r.title or r.url)}</a></li>"
+            )
+        parts.append("</ol>")
+    if check.evidence:
+        parts.append("<h2>Evidence considered</h2><ul>")
+        for e in check.evidence:
+            date = f", {e.document.published_at:%Y-%m-%d}" if e.document.published_at else ""
+            parts.append(
+                f"<li><p class='meta'>{escape(e.document.domain)} · {escape(e.tier.value)}{date}"
+                f" · {escape(e.stance.value)}</p><blockquote>{escape(e.passage.text[:1200])}"
+                "</blockquote></li>"
+            )
+        parts.append("</ul>")
+    total = sum(t.seconds for t in check.timings)
+    cost = sum(u.cost_usd for u in check.usage)
+    parts.append(
+        f"<p class='meta'>{total:.1f} s · model cost ${cost:.4f} · check {escape(check.id)}</p>"
+    )
+    parts.append("</body></html>")
+    return "".join(parts)

@@ -1,0 +1,73 @@
+"""The Discord adapter (discord.py): a gateway listener for commands and a REST-only sender.
+
+`setup(context)` returns the adapter; `bots.runtime.platform.load_adapters` calls it when
+`FACTBOT_DISCORD__TOKEN` is set. Only this package imports discord.py. The listener
+(`listen`) turns interactions and mentions into `CheckRequest`s for the service; the sender
+(`sender()`), used by workers, renders answers as embeds and posts them. See README.md,
+"Connect Discord".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from bots.platforms.discord._bot import FactbotClient
+from bots.platforms.discord._http import route_interactions
+from bots.platforms.discord._sender import DiscordSender
+from bots.runtime.platform import PlatformContext
+from pipeline.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+class DiscordAdapter:
+    """The Discord platform: its sender, its gateway listener (no HTTP routes)."""
+
+    name = "discord"
+
+    def __init__(self, context: PlatformContext) -> None:
+        self.context = context
+        self.settings = context.settings.discord
+        self.client: FactbotClient | None = None  # while listening
+
+    def sender(self) -> DiscordSender:
+        """Return the outbound half (REST only)."""
+        return DiscordSender(self.settings, clock=self.context.clock)
+
+    async def listen(self, stop: asyncio.Event) -> None:
+        """Connect to the gateway and answer commands until stop is set."""
+        if self.settings.token is None:
+            raise ConfigError(
+                "FACTBOT_DISCORD__TOKEN is not set: copy the bot token from the Developer "
+                "Portal (your app > Bot > Reset Token) into it"
+            )
+        route_interactions(self.settings.api_base)  # this task's interaction responses
+        client = FactbotClient(self.context, self.settings)
+        self.client = client
+        try:
+            async with client:
+                await client.login(self.settings.token.get_secret_value())
+                gateway = asyncio.create_task(client.connect(reconnect=True))
+                stopped = asyncio.create_task(stop.wait())
+                await asyncio.wait({gateway, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                stopped.cancel()
+                await client.close()
+                if gateway.done():
+                    gateway.result()  # a bad token or a lost gateway: raise it
+                else:
+                    gateway.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await gateway
+        finally:
+            self.client = None
+
+    def mount(self, api: Any) -> None:
+        """Add nothing: Discord events arrive over the gateway."""
+
+
+def setup(context: PlatformContext) -> DiscordAdapter:
+    """Return the Discord adapter."""
+    return DiscordAdapter(context)

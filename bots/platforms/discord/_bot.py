@@ -1,0 +1,260 @@
+"""The gateway listener: the commands people use, each answered within Discord's 3 seconds.
+
+Commands (on one `app_commands.CommandTree`): the message context menu "Fact-check this
+message" (the primary path: the interaction carries the whole target message, attachments
+included, without the privileged message-content intent), `/factcheck text:` or `link:`, and
+`/factbot optout|optin scope:me|channel`. With `message_content` on, a mention of factbot in a
+reply to a message checks the message replied to.
+
+Every interaction is deferred at once (privately, "thinking"), then handed to
+`service.intake`: accepted → the private response says it is being checked and where the
+answer will appear; refused → the refusal, privately; ignored (or refused with nothing to say)
+→ the deferred response is deleted. Every error goes through `service.answer_for_error` and is
+shown privately. A mention written by a bot, or under a bot's message, is ignored outright (no
+loops between bots); a context-menu request about a bot's message goes to the service, whose
+guard refuses it privately (the requester asked, so silence would look broken).
+
+Commands are synced (a bulk overwrite) only when their definitions change: a hash of the
+tree's JSON is kept in `store.state` under `discord:commands-hash:<application id>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+import discord
+from discord import app_commands
+
+from bots.platforms.discord import _events
+from bots.platforms.discord._http import route_client
+from bots.runtime.platform import Answer, CheckRequest
+from pipeline.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover - types only
+    from bots.runtime.platform import PlatformContext
+    from bots.settings import DiscordSettings
+
+log = logging.getLogger(__name__)
+MENU_NAME = "Fact-check this message"
+_NONE = discord.AllowedMentions.none()
+
+
+def commands_hash_key(application_id: int | str) -> str:
+    """Return the `store.state` key of the synced commands' hash."""
+    return f"discord:commands-hash:{application_id}"
+
+
+class FactbotClient(discord.Client):
+    """factbot's Discord client: the command tree, the mention handler, the service calls."""
+
+    def __init__(self, context: PlatformContext, settings: DiscordSettings) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True
+        if settings.message_content:
+            intents.guild_messages = True
+            intents.message_content = True
+        options: dict[str, Any] = {}
+        if settings.application_id:
+            options["application_id"] = int(settings.application_id)
+        super().__init__(
+            intents=intents,
+            **options,
+            guild_ready_timeout=settings.guild_ready_timeout,
+            allowed_mentions=_NONE,
+            max_messages=None,
+        )
+        route_client(self, api_base=settings.api_base, gateway_url=settings.gateway_url)
+        self.context = context
+        self.settings = settings
+        self.service = context.service
+        self.tree = app_commands.CommandTree(self)
+        self.tree.add_command(app_commands.ContextMenu(name=MENU_NAME, callback=_menu))
+        self.tree.add_command(_factcheck)
+        self.tree.add_command(_factbot)
+        self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
+
+    async def setup_hook(self) -> None:
+        """Sync the commands when their definitions changed since the last sync."""
+        if self.settings.gateway_url is None:
+            _shards, url, _limits = await self.http.get_bot_gateway()
+            self.http.gateway_url = url  # type: ignore[attr-defined]
+        await self.sync_commands()
+
+    async def sync_commands(self) -> bool:
+        """Bulk-overwrite the global commands unless the stored hash matches; return if synced."""
+        definitions = [c.to_dict(self.tree) for c in self.tree.get_commands(type=None)]
+        digest = hashlib.sha256(json.dumps(definitions, sort_keys=True).encode()).hexdigest()
+        key = commands_hash_key(self.application_id or 0)
+        if self.context.store.state.get(key) == digest:
+            return False
+        await self.tree.sync()
+        self.context.store.state.set(key, digest)
+        log.info("discord commands synced", extra={"commands": len(definitions)})
+        return True
+
+    # -- interactions ---------------------------------------------------------------------------
+
+    async def check(self, interaction: discord.Interaction, request: CheckRequest) -> None:
+        """Hand request to the service and tell the requester, privately, what happens next."""
+        try:
+            intake = await self.service.intake(request)
+        except Exception as exc:  # noqa: BLE001 - every error is shown to the requester, privately
+            await self.answer_privately(interaction, self.service.answer_for_error(exc))
+            return
+        log.info(
+            "discord check requested",
+            extra={"event": request.event_key, "via": request.via, "status": intake.status},
+        )
+        if intake.status in ("accepted", "duplicate"):
+            await interaction.edit_original_response(
+                content=_checking(request), allowed_mentions=_NONE
+            )
+        elif intake.answer is not None:
+            await self.answer_privately(interaction, intake.answer)
+        else:
+            await interaction.delete_original_response()
+
+    async def answer_privately(self, interaction: discord.Interaction, answer: Answer) -> None:
+        """Show answer in the interaction's private response."""
+        text = " ".join([answer.message, *answer.notes]).strip()[:2000]
+        await interaction.edit_original_response(content=text, allowed_mentions=_NONE)
+
+    async def _on_tree_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        log.warning("discord command failed", extra={"error": repr(error)})
+        answer = self.service.answer_for_error(error.__cause__ or error)
+        if not interaction.response.is_done():
+            await interaction.response.send_message(answer.message, ephemeral=True)
+        else:
+            await self.answer_privately(interaction, answer)
+
+    # -- mentions -------------------------------------------------------------------------------
+
+    async def on_message(self, message: discord.Message) -> None:
+        """Check the message a mention of factbot replies to (message-content intent only)."""
+        own = self.user
+        if not self.settings.message_content or own is None or message.author.bot:
+            return
+        if own not in message.mentions or message.reference is None:
+            return
+        target = message.reference.resolved
+        if not isinstance(target, discord.Message):
+            if message.reference.message_id is None:
+                return
+            try:
+                target = await message.channel.fetch_message(message.reference.message_id)
+            except discord.HTTPException as exc:
+                await self._reply(message, self.service.answer_for_error(exc))
+                return
+        if target.author.bot:  # a mention under a bot's message: never a reason to speak
+            return
+        request = _events.request_for_mention(
+            message,
+            target,
+            own_id=own.id,
+            application_id=self.application_id,
+            max_image_bytes=self.settings.max_image_bytes,
+        )
+        try:
+            intake = await self.service.intake(request)
+        except Exception as exc:  # noqa: BLE001 - every error is told to the requester
+            await self._reply(message, self.service.answer_for_error(exc))
+            return
+        if intake.status == "refused" and intake.answer is not None:
+            await self._reply(message, intake.answer)
+
+    async def _reply(self, message: discord.Message, answer: Answer) -> None:
+        text = " ".join([answer.message, *answer.notes]).strip()[:2000]
+        await message.reply(text, allowed_mentions=_NONE, mention_author=False)
+
+
+def _checking(request: CheckRequest) -> str:
+    """Return the private note that a check is under way, and where its answer will appear."""
+    destination = request.destination
+    if destination.message_id is None:
+        return "Checking this. The answer will be posted in this channel."
+    if destination.thread_id is not None:
+        where = "in this thread"
+    elif destination.public.get("threads") == "1":
+        where = "in a thread on the message"
+    else:
+        where = "as a reply to the message"
+    return f"Checking this message. The answer will be posted {where}."
+
+
+def _client(interaction: discord.Interaction) -> FactbotClient:
+    client = interaction.client
+    assert isinstance(client, FactbotClient)
+    return client
+
+
+async def _menu(interaction: discord.Interaction, message: discord.Message) -> None:
+    await interaction.response.defer(thinking=True, ephemeral=True)
+    client = _client(interaction)
+    request = _events.request_for_message(
+        interaction,
+        message,
+        max_image_bytes=client.settings.max_image_bytes,
+        now=client.context.clock.now(),
+    )
+    await client.check(interaction, request)
+
+
+@app_commands.command(name="factcheck", description="Fact-check a text or the page at a link")
+@app_commands.describe(text="the text to check", link="a link to the page to check")
+async def _factcheck(
+    interaction: discord.Interaction, text: str | None = None, link: str | None = None
+) -> None:
+    await interaction.response.defer(thinking=True, ephemeral=True)
+    client = _client(interaction)
+    given = " ".join(p for p in (text, link) if p).strip()
+    if not given:
+        answer = client.service.answer_for_error(InputError("give a text or a link to check"))
+        await client.answer_privately(interaction, answer)
+        return
+    now = client.context.clock.now()
+    links = (link,) if link else ()
+    await client.check(
+        interaction, _events.request_for_text(interaction, given, links=links, now=now)
+    )
+
+
+_factbot = app_commands.Group(name="factbot", description="factbot settings")
+
+
+@_factbot.command(name="optout", description="Stop factbot answering you or this channel")
+@app_commands.describe(scope="me: requests about your messages; channel: this whole channel")
+async def _optout(interaction: discord.Interaction, scope: Literal["me", "channel"]) -> None:
+    await _set_opt_out(interaction, scope, out=True)
+
+
+@_factbot.command(name="optin", description="Let factbot answer you or this channel again")
+@app_commands.describe(scope="me: yourself; channel: this whole channel")
+async def _optin(interaction: discord.Interaction, scope: Literal["me", "channel"]) -> None:
+    await _set_opt_out(interaction, scope, out=False)
+
+
+async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: bool) -> None:
+    await interaction.response.defer(thinking=True, ephemeral=True)
+    client = _client(interaction)
+    service: Any = client.service
+    if scope == "channel":
+        perms = interaction.permissions
+        if not perms.manage_channels:
+            answer = service.answer_for_error(
+                InputError("only members with the Manage Channels permission can do this")
+            )
+            await client.answer_privately(interaction, answer)
+            return
+        channel = interaction.channel
+        # A thread's messages are answered as its parent channel's (the guards' channel).
+        parent = channel.parent_id if isinstance(channel, discord.Thread) else None
+        subject = str(parent or interaction.channel_id)
+        answer = service.set_opt_out("discord", "channel", subject, out)
+    else:
+        answer = service.set_opt_out("discord", "user", str(interaction.user.id), out)
+    await client.answer_privately(interaction, answer)
