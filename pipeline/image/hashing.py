@@ -126,7 +126,8 @@ def _flat_run(rows: np.ndarray, length: int) -> int:
         run = 0 if is_flat else run + 1
         if run >= need:
             return n - need + 1
-    return limit
+    # Flat as far as a border may go: a dark or plain picture, not a border.
+    return 0
 
 
 def compare(one: ImageHashes, other: ImageHashes) -> Match:
