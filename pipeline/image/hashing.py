@@ -33,7 +33,7 @@ from pipeline.image.records import ImageHashes, LoadedImage
 
 log = logging.getLogger(__name__)
 
-PHASH_DISTANCE = 10  # bits of 64
+PHASH_DISTANCE = 12  # bits of 64
 SEGMENT_DISTANCE = 8
 MIN_SEGMENTS = 2
 # A border row or column has this share of its pixels within TOLERANCE of the edge colour (a
