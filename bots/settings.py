@@ -88,6 +88,28 @@ class FetchSettings(BaseModel):
     )
 
 
+class ImageSettings(BaseModel):
+    """The image stage: the pictures of a post are read (OCR, hashes, metadata)."""
+
+    enabled: bool = Field(default=True, description="read the images of posts")
+    ocr: Literal["tesseract", "rapidocr", "none"] = Field(
+        default="tesseract", description="OCR engine (rapidocr needs `pip install rapidocr`)"
+    )
+    max_images: int = Field(default=4, ge=1, le=16, description="images read per post")
+    max_bytes: int = Field(default=10_000_000, ge=1024, description="bytes per image")
+    max_pixels: int = Field(default=40_000_000, ge=10_000, description="declared pixels")
+    caption_model_dir: Path | None = Field(
+        default=None,
+        description="a local transformers image-to-text model directory for captions",
+    )
+    linked_pages: int = Field(
+        default=2,
+        ge=0,
+        le=8,
+        description="linked pages read for their og:image (only with live web search)",
+    )
+
+
 ProviderName = Literal[
     "searxng", "brave", "serper", "tavily", "google_news", "wikipedia", "factcheck"
 ]
@@ -471,6 +493,7 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     fetch: FetchSettings = FetchSettings()
+    images: ImageSettings = ImageSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
     model: ModelSettings = ModelSettings()

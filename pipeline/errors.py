@@ -10,6 +10,7 @@ FactbotError
 │                         bot-protection page: `reason` says which)
 ├── SearchError           a search provider failed (provider, status, retry_after)
 │   └── BudgetExceededError  a provider's per-check budget is spent
+├── ImageError            an image cannot be read (not a raster image, too big, corrupt)
 ├── IngestError           one record of an ingest could not be read (source, line)
 ├── SourceImportError     a credibility table could not be read
 ├── ModelError            a language-model call failed (stage, reason)
@@ -89,6 +90,15 @@ class SearchError(FactbotError):
 
 class BudgetExceededError(SearchError):
     """The provider's budget of requests for this check is spent."""
+
+
+class ImageError(FactbotError):
+    """An image could not be read; `reason` says why in words a reply can show."""
+
+    def __init__(self, ref: str, reason: str) -> None:
+        super().__init__(f"cannot read the image {ref!r}: {reason}")
+        self.ref = ref
+        self.reason = reason
 
 
 class IngestError(FactbotError):

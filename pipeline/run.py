@@ -1,10 +1,13 @@
 """The order of the stages: the only module that knows it.
 
-post -> claims -> queries -> [web search -> fetch -> index] -> retrieval -> relevance
+post -> [images] -> claims -> queries -> [web search -> fetch -> index] -> retrieval -> relevance
      -> credibility ranking -> [reachability] -> judgement -> correction
      -> Check (with the time each stage took)
 
-The bracketed stages run when their dependencies are given (live web search, reference checks).
+The bracketed stages run when their dependencies are given (images, live web search, reference
+checks). The image stage's text (OCR) is read as part of the post, its descriptions go to the
+claims model, the names it finds become query terms, and the correction's note says what was
+found about the images and which could not be read.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -28,6 +31,10 @@ from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import WebDeps, gather_web_evidence
+from pipeline.image.provenance import cite_findings, find_earlier
+from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
+from pipeline.image.records import ImageReport
+from pipeline.image.stage import ImageDeps, read_images
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.quotes import extract_quotes
@@ -94,6 +101,7 @@ class CheckDeps:
     web: WebDeps | None = None  # live web search; None keeps to the local index
     references: ReferenceDeps | None = None  # reachability check; None skips it
     cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
+    images: ImageDeps | None = None  # the image stage; None ignores a post's images
 
 
 @dataclass(frozen=True)
@@ -192,11 +200,19 @@ async def run_check(
 
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
+    images = ImageReport()
+    if deps.images is not None and (post.image_refs or post.links or post.url):
+        images = await timed("images", read_images(post, deps=deps.images, cpu=deps.cpu))
+    read_post = with_image_text(post, images)
     if model is None:
         claims = await timed(
-            "claims", extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu)
+            "claims",
+            image_aware(
+                extract_claims(read_post, max_claims=config.max_claims, cpu=deps.cpu), images
+            ),
         )
         queries = await timed("queries", build_queries(claims))
+        queries = image_queries(claims, queries, images)
         evidence = await gather(claims, queries)
         verdict, judged = await timed("judgement", deps.judge.judge(claims, evidence))
         evidence = list(judged)
@@ -204,7 +220,13 @@ async def run_check(
     else:
         with metering() as meter:
             claims, evidence, verdict, quotes = await _model_path(
-                post, model=model, deps=deps, config=config, gather=gather, timed=timed
+                read_post,
+                model=model,
+                deps=deps,
+                config=config,
+                gather=gather,
+                timed=timed,
+                images=images,
             )
         usage = tuple(
             ModelUsage(
@@ -224,6 +246,16 @@ async def run_check(
         "correction",
         write_correction(claims, verdict, evidence, quotes=quotes),
     )
+    if images.note:
+        correction = replace(
+            correction, note=" ".join(filter(None, (correction.note, images.note)))
+        )
+    index = deps.images.index if deps.images is not None else None
+    if index is not None and images.descriptions and claims:
+        findings = find_earlier(
+            images, index=index, documents=deps.index, rater=deps.rater, when=before
+        )
+        correction, evidence = cite_findings(correction, evidence, findings, claim_id=claims[0].id)
     return Check(
         id=new_id(),
         post=post,
@@ -257,14 +289,25 @@ async def _model_path(
     config: CheckConfig,
     gather: Callable[[list[Claim], list[Query], str], Awaitable[list[Evidence]]],
     timed: Callable[[str, Awaitable[Any]], Awaitable[Any]],
+    images: ImageReport,
 ) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
     """Claims -> evidence -> quotes -> narratives -> judge, refined on missing 5W1H facts."""
     decomposition: Decomposition = await timed(
-        "claims", decompose_post(post, llm=model.llm, max_claims=config.max_claims)
+        "claims",
+        image_aware(
+            decompose_post(
+                post,
+                llm=model.llm,
+                image_descriptions=[d.text for d in images.descriptions],
+                max_claims=config.max_claims,
+            ),
+            images,
+        ),
     )
     claims = list(decomposition.claims)
     # The claim itself is always searched too, so relevance is measured against its wording.
     queries = [*decomposition.queries, *await build_queries(claims)]
+    queries = [with_terms(q, images.terms) for q in queries]
     evidence = await gather(claims, queries, "")
     quotes: list[Quote] = await timed("extraction", _extract(claims, evidence, model, config))
     verdict, evidence, assessments = await timed(

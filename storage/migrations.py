@@ -352,3 +352,24 @@ def m012_slack_installations(db: Database) -> None:
             state TEXT PRIMARY KEY,
             expires_at TEXT NOT NULL
         )""")
+
+
+@migrations()
+def m013_image_index(db: Database) -> None:
+    # Images seen on pages (ingested pages, earlier checks): one row per image and page, with
+    # the perceptual hashes (hex) that find it again, for image provenance.
+    db.execute("""
+        CREATE TABLE image_index (
+            image_id TEXT NOT NULL,
+            image_url TEXT NOT NULL,
+            page_url TEXT NOT NULL,
+            publisher TEXT,
+            published_at TEXT,
+            caption TEXT NOT NULL DEFAULT '',
+            phash TEXT NOT NULL,
+            phash_core TEXT NOT NULL,
+            windows TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            UNIQUE (image_id, page_url)
+        )""")
+    db.execute("CREATE INDEX image_index_image ON image_index(image_id)")

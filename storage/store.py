@@ -3,8 +3,8 @@
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
 reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
-buckets, platform requests, opt-outs) and `web` (search, page and reachability caches). Each
-multi-table write happens inside one transaction.
+buckets, platform requests, opt-outs), `images` (the image index, for provenance) and `web`
+(search, page and reachability caches). Each multi-table write happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sqlite_utils import Database
 
 from pipeline.clock import SYSTEM, Clock
 from storage.checks import CheckRepo
+from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
@@ -44,6 +45,7 @@ class Store:
         self.workers = WorkerRegistry(db, clock=clock)
         self.web = WebCache(db, clock=clock)
         self.reuse = ReuseRepo(db)
+        self.images = ImageIndexRepo(db)
         self.state = StateRepo(db, clock=clock)
         self.platform = PlatformRepo(db, clock=clock)
 

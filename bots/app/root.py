@@ -42,6 +42,10 @@ from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.web import WebDeps
+from pipeline.image.caption import LocalCaptioner
+from pipeline.image.intake import ImageLimits
+from pipeline.image.ocr import OcrEngine, ocr_engine
+from pipeline.image.stage import ImageDeps
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
@@ -71,6 +75,8 @@ class App:
         self.local_model = LocalModel(settings)
         self.cpu = CpuPool(settings.cpu_threads)  # threads start on first use
         self._fetcher: Fetcher | None = None
+        self._ocr: OcrEngine | None = None
+        self._captioner: LocalCaptioner | None = None
         self._fetcher_loop: asyncio.AbstractEventLoop | None = None
         self._tls: ssl.SSLContext | None = None
         self._closing: set[asyncio.Task[None]] = set()
@@ -248,7 +254,11 @@ class App:
         return mode == "always" or (mode == "auto" and self.web_enabled)
 
     def deps(
-        self, *, web: WebDeps | None = None, references: ReferenceDeps | None = None
+        self,
+        *,
+        web: WebDeps | None = None,
+        references: ReferenceDeps | None = None,
+        images: ImageDeps | None = None,
     ) -> CheckDeps:
         """Return the dependencies of a check."""
         return CheckDeps(
@@ -261,7 +271,50 @@ class App:
             web=web,
             references=references,
             cpu=self.cpu,
+            images=images,
         )
+
+    def ocr(self) -> OcrEngine | None:
+        """Return the OCR engine of the image stage, built once (rapidocr loads models)."""
+        name = self.settings.images.ocr
+        if name == "none":
+            return None
+        if self._ocr is None or self._ocr.name != name:
+            self._ocr = ocr_engine(name)
+        return self._ocr
+
+    async def image_deps(self, post: Post) -> ImageDeps | None:
+        """Return what the image stage needs for post, or None when it has nothing to read.
+
+        Linked pages are read for their og:image only with live web search, which fetches
+        pages anyway; a post's own attachments are always read.
+        """
+        s = self.settings.images
+        pages = s.linked_pages if self.web_enabled else 0
+        if not s.enabled or not (post.image_refs or (pages and (post.links or post.url))):
+            return None
+        limits = ImageLimits(
+            max_images=s.max_images,
+            max_bytes=s.max_bytes,
+            max_pixels=s.max_pixels,
+            max_pages=pages,
+        )
+        return ImageDeps(
+            fetcher=await self.fetcher(),
+            ocr=self.ocr(),
+            captioner=self.captioner(),
+            limits=limits,
+            index=self.store.images,
+        )
+
+    def captioner(self) -> LocalCaptioner | None:
+        """Return the local captioning model when one is configured (loaded on first use)."""
+        directory = self.settings.images.caption_model_dir
+        if directory is None:
+            return None
+        if self._captioner is None or self._captioner.directory != directory:
+            self._captioner = LocalCaptioner(directory)
+        return self._captioner
 
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:
         """Run a check (with web search and reference checks when configured) and store it."""
@@ -312,7 +365,8 @@ class App:
                         cache=self.store.web,
                         ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
                     )
-            deps = self.deps(web=web, references=references)
+            images = await self.image_deps(post)
+            deps = self.deps(web=web, references=references, images=images)
             model = await self.model_deps(stack, fallback=deps.judge)
             check = await run_check(
                 post,

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -175,8 +175,12 @@ class LLMClient:
         temperature: float = 0.0,
         meter: UsageMeter | None = None,
         json_schema: dict[str, Any] | None = None,
+        images: Sequence[str] = (),
     ) -> T:
         """Ask stage's model for an answer matching schema; return it validated.
+
+        `images` (data: or https: URLs) go with the user message as image content parts, for
+        an endpoint that reads images (`ModelEndpoint.supports_images`).
 
         `json_schema` is what the model is asked for when it is narrower than the pydantic
         schema (enums of this call's labels, length bounds); the answer is validated against
@@ -190,9 +194,17 @@ class LLMClient:
             # the model's own schema, not this call's narrowed one: the system prompt stays the
             # same from call to call, so a local server reuses its cached prefix
             system = f"{system}\n\n{output.schema_instructions(schema)}"
+        if images and not endpoint.supports_images:
+            raise ModelUnavailableError(stage, "the endpoint does not read images")
+        content: Any = user
+        if images:
+            content = [
+                {"type": "text", "text": user},
+                *({"type": "image_url", "image_url": {"url": url}} for url in images),
+            ]
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": system},
-            {"role": "user", "content": user},
+            {"role": "user", "content": content},
         ]
         request = _Request(stage, endpoint, messages, schema, max_tokens, temperature, json_schema)
         started = time.monotonic()

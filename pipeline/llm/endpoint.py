@@ -25,6 +25,7 @@ class ModelEndpoint:
     # a server that keeps generating after the client gives up (llama-cpp-python, one slot)
     # would only queue the retry behind the abandoned answer: a timeout is final there
     retry_timeouts: bool = True
+    supports_images: bool = False  # the model reads image content parts (a vision model)
     input_price_per_mtok: float = 0.0
     output_price_per_mtok: float = 0.0
     timeout: float = 60.0

@@ -79,8 +79,6 @@ TEXT = "text/plain"
 JSON_TYPES = ("application/json", "application/ld+json", "application/feed+json")
 _TEXT_TYPES = frozenset({HTML, XHTML, *XML_TYPES, RSS, ATOM, RDF, TEXT, *JSON_TYPES})
 
-_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.5"
-
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
@@ -184,6 +182,8 @@ class _Kind:
     truncate: bool = False  # keep the first max_bytes instead of failing
     robots: bool = False  # obey robots.txt
     walls: bool = False  # name bot-protection challenges in error statuses
+    accept: str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.5"
+    sniff_html: bool = True  # an untyped body is accepted when it looks like HTML
 
 
 class PageCache(Protocol):
@@ -293,6 +293,36 @@ class Fetcher:
             self.cache.put(page)
         return page
 
+    async def fetch_media(
+        self, url: str, *, content_types: tuple[str, ...], max_bytes: int
+    ) -> FetchedPage:
+        """Fetch a binary resource (an image) of one of content_types, at most max_bytes.
+
+        The same vetting, robots.txt and limits as pages; never cached, and a response
+        without a Content-Type is refused (the caller cannot tell what it is).
+        """
+        kind = _Kind(
+            max_bytes,
+            self.policy.total_timeout,
+            content_types,
+            robots=self.policy.respect_robots,
+            accept=",".join(content_types),
+            sniff_html=False,
+        )
+        try:
+            page = await self._fetch(url, check_url(url), kind)
+        except UnsafeURLError as exc:
+            log.warning("fetch refused", extra={"url": exc.url, "reason": exc.reason})
+            raise
+        except FetchError as exc:
+            log.info("fetch failed", extra={"url": exc.url, "reason": exc.reason})
+            raise
+        log.info(
+            "fetched media",
+            extra={"url": page.url, "content_type": page.content_type, "bytes": len(page.body)},
+        )
+        return page
+
     async def _fetch(self, requested: str, current: httpx.URL, kind: _Kind) -> FetchedPage:
         redirects: list[str] = []
         budget = kind.timeout  # seconds left for resolving, sending and reading
@@ -319,7 +349,7 @@ class Fetcher:
                 started = clock()
                 try:
                     async with asyncio.timeout(budget):
-                        response = await self._open(current, addresses)
+                        response = await self._open(current, addresses, kind.accept)
                         try:
                             target = _redirect_target(current, response)
                             if target is None:
@@ -371,7 +401,7 @@ class Fetcher:
             ip.version == net.version and ip in net for net in self._allowed
         )
 
-    async def _open(self, url: httpx.URL, addresses: list[str]) -> httpx.Response:
+    async def _open(self, url: httpx.URL, addresses: list[str], accept: str) -> httpx.Response:
         """Send the request to the first vetted address that accepts a connection."""
         failure: httpx.TransportError | None = None
         for address in addresses:
@@ -384,7 +414,7 @@ class Fetcher:
                 url.copy_with(host=address),
                 headers={
                     "Host": url.netloc.decode("ascii"),
-                    "Accept": _ACCEPT,
+                    "Accept": accept,
                     "Accept-Encoding": "gzip, deflate",  # what _read_body can inflate
                 },
                 extensions=extensions,
@@ -423,6 +453,8 @@ class Fetcher:
             raise FetchError(str(url), f"declares {declared} bytes, over the limit", status=status)
         body = await self._read_body(url, response, kind.max_bytes, truncate=kind.truncate)
         if not content_type and types is not None:
+            if not kind.sniff_html:
+                raise FetchError(str(url), "no content type", status=status)
             if not _looks_like_html(body):
                 raise FetchError(
                     str(url), "no content type and the body is not HTML", status=status

@@ -69,6 +69,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m010_reuse_fingerprints",
         "m011_platform_requests",
         "m012_slack_installations",
+        "m013_image_index",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

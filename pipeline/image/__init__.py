@@ -1,0 +1,7 @@
+"""The image stage: read the pictures of a post (MUSE's describer, RAV's image features).
+
+intake (fetch and decode safely) -> OCR, perceptual hashes, metadata (EXIF, C2PA), caption
+-> one description per image (`pipeline.image.describe`), which the claims stage reads.
+`pipeline.image.stage.read_images` is the stage's one entry point; every part runs off the
+event loop.
+"""
