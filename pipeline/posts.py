@@ -53,9 +53,10 @@ def ensure_checkable(post: Post) -> None:
     """Raise EmptyPostError when a post has neither words nor images to check.
 
     Adapters call it before they accept a request, so "nothing to check" is answered at once
-    instead of after a queued job.
+    instead of after a queued job. A post that shares a link is checkable: the check reads the
+    page (`with_linked_page`).
     """
-    if post.image_refs:
+    if post.image_refs or linked_page(post) is not None:
         return
     if not any(c.isalnum() for c in clean_post_text(post.text)):
         raise EmptyPostError(
