@@ -28,10 +28,12 @@ from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import WebDeps, gather_web_evidence
+from pipeline.injection import PageScreen, screen_post
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.quotes import extract_quotes
 from pipeline.judge.review import Judge, combine
+from pipeline.judge.rules import enforce_rules
 from pipeline.judge.tiered import missing_facets
 from pipeline.llm.client import LLMClient
 from pipeline.llm.usage import metering
@@ -127,6 +129,10 @@ async def run_check(
     """
     before = before or post.created_at
     timings: list[StageTiming] = []
+    # What models and the claim stage read: the post without its instruction-like sentences,
+    # and only evidence from pages that carry none (such a page is never cited either).
+    readable, post_injections = screen_post(post)
+    pages = PageScreen()
 
     async def timed(stage: str, work: Awaitable[T]) -> T:
         if progress is not None:
@@ -178,6 +184,7 @@ async def run_check(
                 exclude_urls=frozenset(filter(None, (post.url, *post.links))),
             ),
         )
+        relevant = pages.keep(relevant)
         evidence = await timed(
             "ranking" + suffix,
             rank_evidence(relevant, rater=deps.rater, max_per_claim=config.max_evidence),
@@ -194,7 +201,7 @@ async def run_check(
     quotes: list[Quote] = []
     if model is None:
         claims = await timed(
-            "claims", extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu)
+            "claims", extract_claims(readable, max_claims=config.max_claims, cpu=deps.cpu)
         )
         queries = await timed("queries", build_queries(claims))
         evidence = await gather(claims, queries)
@@ -204,7 +211,7 @@ async def run_check(
     else:
         with metering() as meter:
             claims, evidence, verdict, quotes = await _model_path(
-                post, model=model, deps=deps, config=config, gather=gather, timed=timed
+                readable, model=model, deps=deps, config=config, gather=gather, timed=timed
             )
         usage = tuple(
             ModelUsage(
@@ -219,6 +226,8 @@ async def run_check(
             for stage, u in meter.by_stage().items()
         )
         judge_name = model.name
+    # Code has the last word on every path: explicit evidence outranks any judge's reading.
+    verdict = enforce_rules(verdict, evidence, quotes)
     verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
     correction = await timed(
         "correction",
@@ -236,6 +245,7 @@ async def run_check(
         created_at=utcnow(),
         before=before,
         usage=usage,
+        injections=(*post_injections, *pages.injections),
     )
 
 

@@ -16,6 +16,7 @@ from pipeline.records import (
     ClaimVerdict,
     Document,
     Evidence,
+    Injection,
     Label,
     ModelUsage,
     Passage,
@@ -71,6 +72,7 @@ class CheckRepo:
                     "refs": json.dumps([_ref_out(r) for r in check.correction.references]),
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
                     "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
+                    "injections": json.dumps([dataclasses.asdict(i) for i in check.injections]),
                 }
             )
             self.db.table("claims").insert_all(
@@ -156,6 +158,7 @@ class CheckRepo:
             timings=tuple(StageTiming(stage=s, seconds=t) for s, t in json.loads(row["timings"])),
             judge=row["judge"],
             usage=tuple(ModelUsage(**u) for u in json.loads(row["usage"])),
+            injections=tuple(Injection(**i) for i in json.loads(row["injections"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
         )

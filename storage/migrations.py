@@ -330,3 +330,11 @@ def m011_platform_requests(db: Database) -> None:
             created_at TEXT NOT NULL,
             PRIMARY KEY (platform, scope, subject)
         )""")
+
+
+@migrations()
+def m014_claim_graphs(db: Database) -> None:
+    # Instruction-like text found in the post or its pages (JSON list of Injection), and each
+    # claim's graph verification (JSON list of ClaimGraph): verified, conflicted, unmatched.
+    db.execute("ALTER TABLE checks ADD COLUMN injections TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE checks ADD COLUMN graphs TEXT NOT NULL DEFAULT '[]'")

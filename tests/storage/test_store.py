@@ -68,6 +68,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m009_structured_correction",
         "m010_reuse_fingerprints",
         "m011_platform_requests",
+        "m014_claim_graphs",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
