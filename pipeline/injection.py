@@ -11,7 +11,8 @@ base64 decoded and read again. It then looks for
 - fake turns and role markers (`system:` or `assistant:` opening a line, `<|im_start|>`,
   `[INST]`, `<<SYS>>`, `### Instruction`);
 - orders to the checker itself ("rate this claim as accurate", "you are a fact-checking AI",
-  "your verdict must be", "do not cite").
+  "your verdict must be", "do not cite");
+- answers forged in the shape of a stage's output (`{"quotes": [...]}`, `{"claims": ...}`).
 
 An order counts only where it opens a clause (after the start, a sentence end, a colon, a quote
 or a bracket, optionally after "please", "now" or an address such as "AI," / "you must"), so
@@ -127,6 +128,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|your\s+(?:verdict|answer|response|output|rating|label)\s+(?:must|should|will|is\s+to)"
             r"|you\s+are\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|language\s+model|llm|chatbot|"
             r"fact[- ]?check(?:er|ing)(?:\s+(?:bot|ai|model|system|assistant))?)\b)",
+            re.I,
+        ),
+    ),
+    (
+        # JSON shaped like a stage's answer: news is not written in our output schemas.
+        "output-mimic",
+        re.compile(
+            r"[{,]\s*[\"'](?:quotes|stance|narratives?|checkable|relation|verdict|claims|label)"
+            r"[\"']\s*:",
             re.I,
         ),
     ),

@@ -28,6 +28,7 @@ from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import WebDeps, gather_web_evidence
+from pipeline.graph.verify import GraphVerifier
 from pipeline.injection import PageScreen, screen_post
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.narratives import cluster_narratives
@@ -42,6 +43,7 @@ from pipeline.records import (
     Assessment,
     Check,
     Claim,
+    ClaimGraph,
     Evidence,
     Label,
     ModelUsage,
@@ -96,6 +98,7 @@ class CheckDeps:
     web: WebDeps | None = None  # live web search; None keeps to the local index
     references: ReferenceDeps | None = None  # reachability check; None skips it
     cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
+    graphs: GraphVerifier | None = None  # RAV's graph verification; None turns it off
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,9 @@ async def run_check(
     # and only evidence from pages that carry none (such a page is never cited either).
     readable, post_injections = screen_post(post)
     pages = PageScreen()
+    graphs: dict[str, ClaimGraph] = {}
+    # Relative dates in a claim ("last week") mean the week before the post was written.
+    reference = post.created_at or before or utcnow()
 
     async def timed(stage: str, work: Awaitable[T]) -> T:
         if progress is not None:
@@ -197,6 +203,14 @@ async def run_check(
             )
         return evidence
 
+    async def verify(claims: list[Claim], evidence: list[Evidence], suffix: str = "") -> None:
+        if deps.graphs is not None and evidence:
+            found = await timed(
+                "graphs" + suffix,
+                deps.graphs.verify_claims(claims, evidence, reference=reference, cpu=deps.cpu),
+            )
+            graphs.update({g.claim_id: g for g in found})
+
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
     if model is None:
@@ -205,13 +219,21 @@ async def run_check(
         )
         queries = await timed("queries", build_queries(claims))
         evidence = await gather(claims, queries)
+        await verify(claims, evidence)
         verdict, judged = await timed("judgement", deps.judge.judge(claims, evidence))
         evidence = list(judged)
         judge_name = deps.judge.name
     else:
         with metering() as meter:
             claims, evidence, verdict, quotes = await _model_path(
-                readable, model=model, deps=deps, config=config, gather=gather, timed=timed
+                readable,
+                model=model,
+                deps=deps,
+                config=config,
+                gather=gather,
+                timed=timed,
+                verify=verify,
+                graphs=graphs,
             )
         usage = tuple(
             ModelUsage(
@@ -227,11 +249,12 @@ async def run_check(
         )
         judge_name = model.name
     # Code has the last word on every path: explicit evidence outranks any judge's reading.
-    verdict = enforce_rules(verdict, evidence, quotes)
+    claim_graphs = tuple(graphs[c.id] for c in claims if c.id in graphs)
+    verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
     verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
     correction = await timed(
         "correction",
-        write_correction(claims, verdict, evidence, quotes=quotes),
+        write_correction(claims, verdict, evidence, quotes=quotes, graphs=claim_graphs),
     )
     return Check(
         id=new_id(),
@@ -246,6 +269,7 @@ async def run_check(
         before=before,
         usage=usage,
         injections=(*post_injections, *pages.injections),
+        graphs=claim_graphs,
     )
 
 
@@ -267,8 +291,14 @@ async def _model_path(
     config: CheckConfig,
     gather: Callable[[list[Claim], list[Query], str], Awaitable[list[Evidence]]],
     timed: Callable[[str, Awaitable[Any]], Awaitable[Any]],
+    verify: Callable[[list[Claim], list[Evidence], str], Awaitable[None]],
+    graphs: dict[str, ClaimGraph],
 ) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
-    """Claims -> evidence -> quotes -> narratives -> judge, refined on missing 5W1H facts."""
+    """Claims -> evidence -> quotes -> graphs -> narratives -> judge, refined on what is missing.
+
+    Refinement searches again for an unverifiable claim's missing 5W1H facts (CRAVE) and for
+    the parts of its graph no evidence matched (RAV's feedback retrieval).
+    """
     decomposition: Decomposition = await timed(
         "claims", decompose_post(post, llm=model.llm, max_claims=config.max_claims)
     )
@@ -277,19 +307,31 @@ async def _model_path(
     queries = [*decomposition.queries, *await build_queries(claims)]
     evidence = await gather(claims, queries, "")
     quotes: list[Quote] = await timed("extraction", _extract(claims, evidence, model, config))
+    await verify(claims, evidence, "")
     verdict, evidence, assessments = await timed(
         "judgement", _judge(claims, evidence, quotes, model, deps)
     )
     for round_no in range(1, model.refine_rounds + 1):
         missing = missing_facets(assessments)
         labels = {v.claim_id: v.label for v in verdict.claims}
-        todo = [c for c in claims if missing.get(c.id) and labels.get(c.id) is Label.UNVERIFIABLE]
+        unmatched = {c: g.unmatched for c, g in graphs.items()}
+        todo = [
+            c
+            for c in claims
+            if (missing.get(c.id) or unmatched.get(c.id)) and labels.get(c.id) is Label.UNVERIFIABLE
+        ]
         if not todo:
             break
         targeted = [
             Query(
                 claim_id=c.id,
-                text=f"{c.text} " + " ".join(_FACET_HINTS[f] for f in missing[c.id]),
+                text=" ".join(
+                    [
+                        c.text,
+                        *(_FACET_HINTS[f] for f in missing.get(c.id, ())),
+                        *unmatched.get(c.id, ())[:4],
+                    ]
+                ),
                 terms=tuple(keywords(c.text, limit=20)),
             )
             for c in todo
@@ -304,6 +346,7 @@ async def _model_path(
             break
         evidence = [*evidence, *fresh]
         quotes += await timed(f"extraction#{round_no}", _extract(todo, fresh, model, config))
+        await verify(todo, evidence, f"#{round_no}")
         verdict, evidence, assessments = await timed(
             f"judgement#{round_no}", _judge(claims, evidence, quotes, model, deps)
         )

@@ -13,9 +13,11 @@ from pipeline.errors import NotFoundError
 from pipeline.records import (
     Check,
     Claim,
+    ClaimGraph,
     ClaimVerdict,
     Document,
     Evidence,
+    GraphConflict,
     Injection,
     Label,
     ModelUsage,
@@ -73,6 +75,7 @@ class CheckRepo:
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
                     "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
                     "injections": json.dumps([dataclasses.asdict(i) for i in check.injections]),
+                    "graphs": json.dumps([dataclasses.asdict(g) for g in check.graphs]),
                 }
             )
             self.db.table("claims").insert_all(
@@ -159,6 +162,7 @@ class CheckRepo:
             judge=row["judge"],
             usage=tuple(ModelUsage(**u) for u in json.loads(row["usage"])),
             injections=tuple(Injection(**i) for i in json.loads(row["injections"])),
+            graphs=tuple(_graph_in(g) for g in json.loads(row["graphs"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
         )
@@ -222,4 +226,15 @@ def _ref_out(ref: Reference) -> dict[str, Any]:
 def _ref_in(data: dict[str, Any]) -> Reference:
     return Reference(
         number=data["number"], document_id=data["document_id"], url=data["url"], title=data["title"]
+    )
+
+
+def _graph_in(row: dict[str, Any]) -> ClaimGraph:
+    return ClaimGraph(
+        claim_id=row["claim_id"],
+        support=row["support"],
+        verified=tuple(row["verified"]),
+        conflicts=tuple(GraphConflict(**c) for c in row["conflicts"]),
+        unmatched=tuple(row["unmatched"]),
+        evidence_ids=tuple(row["evidence_ids"]),
     )

@@ -39,6 +39,8 @@ from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.web import WebDeps
+from pipeline.graph.build import GraphBuilder
+from pipeline.graph.verify import GraphVerifier
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
@@ -101,6 +103,19 @@ class App:
                 cpu=self.cpu,
             )
         return self._embedder
+
+    @cached_property
+    def graphs(self) -> GraphVerifier | None:
+        """Return the graph verifier, or None when FACTBOT_GRAPH__ENABLED is false."""
+        gs = self.settings.graph
+        if not gs.enabled:
+            return None
+        return GraphVerifier(
+            GraphBuilder(model=gs.model),
+            self.embedder,
+            threshold=gs.match_threshold,
+            action_threshold=gs.action_threshold,
+        )
 
     @cached_property
     def reuse(self) -> ReuseIndex:
@@ -242,6 +257,7 @@ class App:
             web=web,
             references=references,
             cpu=self.cpu,
+            graphs=self.graphs,
         )
 
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:

@@ -12,8 +12,9 @@ model judge, the fact-check deferral and the no-model judge alike; `run.py` call
    cannot be `accurate`: it becomes `false` when refuting quotes stand alone, `misleading` when
    supporting quotes stand beside them or only the graph conflicts;
 3. the label agrees with the stances of the quotes it cites: `false` resting only on quotes
-   that support the claim, with no refutation and no conflict anywhere, becomes `unverifiable`
-   (a wrong `false` is the costliest error a public bot makes).
+   that support the claim, with no refutation, no conflict and no cited fact-check that rates
+   it false, becomes `unverifiable` (a wrong `false` is the costliest error a public bot makes;
+   a rated fact-check outranks a quote's stance, which a page could have steered).
 
 Failure policy: pure code on typed records; never raises.
 """
@@ -79,7 +80,7 @@ def _rule(
         against = refuting or [c.evidence_id for c in conflicts]
         ids = list(dict.fromkeys([*against, *ids]))
         reason = _contradiction(conflicts)
-    elif label is Label.FALSE and not refuting and not conflicts:
+    elif label is Label.FALSE and not refuting and not conflicts and not _reviewed(cv, mine):
         cited_stances = set().union(*(stances.get(i, set()) for i in cited))
         if Stance.SUPPORTS in cited_stances and Stance.REFUTES not in cited_stances:
             label = Label.UNVERIFIABLE
@@ -93,10 +94,18 @@ def _rule(
     return dataclasses.replace(cv, label=label, rationale=reason, evidence_ids=tuple(ids))
 
 
+def _reviewed(cv: ClaimVerdict, mine: dict[str, Evidence]) -> bool:
+    """Return whether a cited fact-check's ClaimReview gives the verdict's own label."""
+    return any(
+        (review := mine[i].document.claim_review) is not None and review.label is cv.label
+        for i in cv.evidence_ids
+        if i in mine
+    )
+
+
 def _contradiction(conflicts: Sequence[GraphConflict]) -> str:
     parts = [
-        f"the {c.kind} is wrong: the claim says {c.claim_value}, a credible source says "
-        f"{c.evidence_value}"
+        f"the {c.kind} is wrong: the claim says {c.claim_value}, the source says {c.evidence_value}"
         for c in conflicts
     ]
     if not parts:

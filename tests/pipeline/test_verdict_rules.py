@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pipeline.judge.rules import enforce_rules
 from pipeline.records import (
     ClaimGraph,
+    ClaimReview,
     ClaimVerdict,
     Document,
     Evidence,
@@ -81,6 +84,18 @@ def test_false_resting_only_on_supporting_quotes_is_unverifiable() -> None:
     out = enforce_rules(_verdict(Label.FALSE, "e1"), EVIDENCE, quotes)
 
     assert out.claims[0].label is Label.UNVERIFIABLE
+
+
+def test_a_rated_fact_check_outranks_the_stance_of_a_quote() -> None:
+    review = ClaimReview("The claim.", "False", Label.FALSE, reviewer="Fact Desk")
+    checked = dataclasses.replace(
+        EVIDENCE[0], document=dataclasses.replace(EVIDENCE[0].document, claim_review=review)
+    )
+    verdict = _verdict(Label.FALSE, "e1")
+
+    out = enforce_rules(verdict, [checked, *EVIDENCE[1:]], [Quote("e1", "p", Stance.SUPPORTS)])
+
+    assert out is verdict
 
 
 @pytest.mark.parametrize("label", [Label.ACCURATE, Label.FALSE, Label.MISLEADING])

@@ -102,7 +102,9 @@ def claims_in(post: str) -> list[str]:
 
 def honest_relation(claim: str, evidence: str) -> str:
     """Return whether evidence supports, conflicts with or is irrelevant to a claim."""
-    if not (_TOPIC.search(claim) and _TOPIC.search(evidence)):
+    # A known refutation is about the claim even when quoted alone ("they do not carry viruses").
+    topical = _TOPIC.search(evidence) or any(q in evidence for q in KNOWN_REFUTING)
+    if not (_TOPIC.search(claim) and topical):
         return "irrelevant"
     refutes = bool(_REFUTE.search(evidence))
     asserts = any(  # states the myth itself, rather than reporting or asking about it
@@ -408,7 +410,7 @@ PAGE_CASES = [
 # that was removed, ...) are no longer reached, so these cases now assert the screening itself;
 # `_check_case` still asserts for every case that no raw delimiter or invisible character
 # reaches a model. The others stay as they were: their text is no order the
-# detector knows (role play, JSON look-alikes, links), and the later defences must hold alone.
+# detector knows (role play, links, hidden text), and the later defences must hold alone.
 SCREENED = "instructions-screened"
 _DOWNSTREAM = {CLAIMS, GROUNDED, ESCAPED, INVISIBLE, "not-checkable-cross-checked"}
 SCREENED_CASES = {
@@ -416,6 +418,8 @@ SCREENED_CASES = {
     "post-not-checkable", "post-extra-claim", "post-fullwidth-delimiters",
     "post-homoglyph-delimiters", "post-zero-width", "post-bidi-override", "post-on-topic-relay",
     "post-100kb-flood", "page-visible-order", "page-close-document", "page-og-title-order",
+    "post-json-judge-schema", "post-json-claims-schema", "page-json-extraction-schema",
+    "page-json-judge-schema",
 }  # fmt: skip
 
 
