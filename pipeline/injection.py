@@ -14,11 +14,15 @@ base64 decoded and read again. It then looks for
   "your verdict must be", "do not cite");
 - answers forged in the shape of a stage's output (`{"quotes": [...]}`, `{"claims": ...}`).
 
-An order counts only where it opens a clause (after the start, a sentence end, a colon, a quote
-or a bracket, optionally after "please", "now" or an address such as "AI," / "you must"), so
-news that *reports* an injection ("told the bot to ignore previous instructions") or uses the
-words in their ordinary sense ("ignored previous warnings", "the system: a new rail timetable")
-is not flagged. A hit is a `Finding`; `run.py` records them on the check as `Injection`s, drops
+An order counts only where it opens a clause (after the start, a sentence end, a colon, a quote,
+a bracket or a table cell, or as a capitalised word, optionally after "please", "now" or an
+address such as "AI," / "you must"); "ignore previous instructions" counts anywhere but after
+"to". So news that *reports* an injection ("told the bot to ignore previous instructions") or
+uses the words in their ordinary sense ("ignored previous warnings", "the system: a new rail
+timetable") is not flagged. Unicode tag characters ("ASCII smuggling") are decoded, since
+models read them, before the other invisible characters are removed.
+
+A hit is a `Finding`; `run.py` records them on the check as `Injection`s, drops
 every piece of evidence from a page that carries one (never cited, never quoted, never shown to
 a model) and removes the flagged sentences from a post's text before any model reads it.
 
@@ -47,6 +51,7 @@ _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\U000e0000-\U000e007f]"
 )
+_TAG_CHARACTERS = re.compile("[\U000e0020-\U000e007e]")
 _HOMOGLYPHS = str.maketrans(
     "АВЕКМНОРСТХІЈЅаеорсухіјѕԁӏɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧαειικνορτυχѵ",
     "ABEKMHOPCTXIJSaeopcyxijsdlgABEZHIKMNOPTYXaeiikvoptuxv",
@@ -56,7 +61,7 @@ _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+
 # Where an order may start: the beginning, a sentence end, a colon, a quote or a bracket,
 # then optionally a politeness word or an address to the reader-model.
 _OPENS = (
-    r"(?:^|(?<=[.!?:;\"'“”(\[{<>*#\-–—])|\n)\s*"
+    r"(?:^|(?<=[.!?:;\"'“”(\[{<>*#\-–—|])|\n|(?<=\s)(?=(?-i:[A-Z])))\s*"
     r"(?:(?:please|now|ok(?:ay)?|so|and|also|important|note|attention)[,:!]?\s+)*"
     r"(?:(?:hey\s+)?(?:ai|bot|assistant|model|chatbot|gpt|llm|fact[- ]?checker)s?[,:]\s*)?"
     r"(?:(?:you\s+)?(?:must|should|will|shall|need\s+to|have\s+to|are\s+(?:now\s+)?"
@@ -76,7 +81,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "ignore-previous",
         re.compile(
-            _OPENS + r"(?:ignore|disregard|forget|override|bypass|skip|drop|discard)\s+"
+            r"(?<!\bto )\b(?:ignore|disregard|forget|override|bypass|skip|drop|discard)\s+"
             r"(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*(?:of\s+)?(?:the\s+|your\s+)?"
             + _BEFORE
             + r"\s+(?:\w+\s+)?"
@@ -87,7 +92,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "ignore-above",
         re.compile(
-            _OPENS + r"(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+"
+            r"(?<!\bto )\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+"
             r"(?:above|before|said\s+before|you\s+(?:were|have\s+been)\s+told)",
             re.I,
         ),
@@ -164,8 +169,11 @@ class Finding:
 def normalise(text: str) -> tuple[str, str]:
     """Return text as a model would read it and the disguises undone ("" when none)."""
     disguises = []
-    visible = _INVISIBLE.sub("", text)
-    if visible != text:
+    smuggled = _TAG_CHARACTERS.sub(lambda m: chr(ord(m.group()) - 0xE0000), text)
+    if smuggled != text:
+        disguises.append("tag-characters")  # "ASCII smuggling": invisible, yet read by models
+    visible = _INVISIBLE.sub("", smuggled)
+    if visible != smuggled:
         disguises.append("zero-width")
     folded = unicodedata.normalize("NFKC", visible)
     if folded != visible:
