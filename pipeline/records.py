@@ -331,6 +331,41 @@ class ModelUsage:
 
 
 @dataclass(frozen=True)
+class GraphConflict:
+    """A date, place or number of a claim that a matched node of the evidence contradicts."""
+
+    kind: str  # "date", "place" or "number"
+    claim_value: str  # as the claim says it: "2024", "Paris", "5,000 people"
+    evidence_value: str  # as the evidence says it: "2012", "Lyon", "50 people"
+    evidence_id: str
+    reason: str = ""  # "a different year", "a city in another country", ...
+
+
+@dataclass(frozen=True)
+class ClaimGraph:
+    """RAV's graph verification of one claim: what the evidence verified, contradicted, missed."""
+
+    claim_id: str
+    support: float  # the share of the claim's edges that a path in the evidence verifies
+    verified: tuple[str, ...] = ()  # claim edges verified, as "subject -action-> object"
+    conflicts: tuple[GraphConflict, ...] = ()
+    unmatched: tuple[str, ...] = ()  # claim nodes no evidence node matched: searched again
+    evidence_ids: tuple[str, ...] = ()  # the evidence whose graphs verified an edge
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Instruction-like text found in the post or a page, kept from every prompt and reply."""
+
+    source: str  # "post" or "page"
+    kind: str  # what the detector saw: "ignore-previous", "role-marker", "order-to-checker", ...
+    disguise: str  # how it was hidden: "", "zero-width", "homoglyph", "base64", ... ("+"-joined)
+    excerpt: str  # the normalised text around it, short
+    url: str | None = None  # the page's address; None for the post
+    document_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Check:
     """A complete fact-check of one post."""
 
@@ -345,6 +380,8 @@ class Check:
     created_at: datetime = field(default_factory=utcnow)
     before: datetime | None = None  # evidence was bounded to documents published before this
     usage: tuple[ModelUsage, ...] = ()  # per stage; empty for the no-model judge
+    injections: tuple[Injection, ...] = ()  # instruction-like text found, and set aside
+    graphs: tuple[ClaimGraph, ...] = ()  # graph verification per claim; empty when off
 
 
 @dataclass(frozen=True)

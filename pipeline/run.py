@@ -31,14 +31,17 @@ from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import WebDeps, gather_web_evidence
+from pipeline.graph.verify import GraphVerifier
 from pipeline.image.provenance import cite_findings, find_earlier
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.records import ImageReport
 from pipeline.image.stage import ImageDeps, read_images
+from pipeline.injection import PageScreen, screen_post
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.quotes import extract_quotes
 from pipeline.judge.review import Judge, combine
+from pipeline.judge.rules import enforce_rules
 from pipeline.judge.tiered import missing_facets
 from pipeline.llm.client import LLMClient
 from pipeline.llm.usage import metering
@@ -47,6 +50,7 @@ from pipeline.records import (
     Assessment,
     Check,
     Claim,
+    ClaimGraph,
     Evidence,
     Label,
     ModelUsage,
@@ -102,6 +106,7 @@ class CheckDeps:
     references: ReferenceDeps | None = None  # reachability check; None skips it
     cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
     images: ImageDeps | None = None  # the image stage; None ignores a post's images
+    graphs: GraphVerifier | None = None  # RAV's graph verification; None turns it off
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,13 @@ async def run_check(
     """
     before = before or post.created_at
     timings: list[StageTiming] = []
+    # What models and the claim stage read: the post without its instruction-like sentences,
+    # and only evidence from pages that carry none (such a page is never cited either).
+    readable, post_injections = screen_post(post)
+    pages = PageScreen()
+    graphs: dict[str, ClaimGraph] = {}
+    # Relative dates in a claim ("last week") mean the week before the post was written.
+    reference = post.created_at or before or utcnow()
 
     async def timed(stage: str, work: Awaitable[T]) -> T:
         if progress is not None:
@@ -186,6 +198,7 @@ async def run_check(
                 exclude_urls=frozenset(filter(None, (post.url, *post.links))),
             ),
         )
+        relevant = pages.keep(relevant)
         evidence = await timed(
             "ranking" + suffix,
             rank_evidence(relevant, rater=deps.rater, max_per_claim=config.max_evidence),
@@ -198,12 +211,22 @@ async def run_check(
             )
         return evidence
 
+    async def verify(claims: list[Claim], evidence: list[Evidence], suffix: str = "") -> None:
+        if deps.graphs is not None and evidence:
+            found = await timed(
+                "graphs" + suffix,
+                deps.graphs.verify_claims(claims, evidence, reference=reference, cpu=deps.cpu),
+            )
+            graphs.update({g.claim_id: g for g in found})
+
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
     images = ImageReport()
     if deps.images is not None and (post.image_refs or post.links or post.url):
         images = await timed("images", read_images(post, deps=deps.images, cpu=deps.cpu))
-    read_post = with_image_text(post, images)
+    # Text read in the images is post text, screened like the rest of it.
+    read_post, image_injections = screen_post(with_image_text(readable, images))
+    post_injections += image_injections
     if model is None:
         claims = await timed(
             "claims",
@@ -214,6 +237,7 @@ async def run_check(
         queries = await timed("queries", build_queries(claims))
         queries = image_queries(claims, queries, images)
         evidence = await gather(claims, queries)
+        await verify(claims, evidence)
         verdict, judged = await timed("judgement", deps.judge.judge(claims, evidence))
         evidence = list(judged)
         judge_name = deps.judge.name
@@ -227,6 +251,8 @@ async def run_check(
                 gather=gather,
                 timed=timed,
                 images=images,
+                verify=verify,
+                graphs=graphs,
             )
         usage = tuple(
             ModelUsage(
@@ -241,10 +267,13 @@ async def run_check(
             for stage, u in meter.by_stage().items()
         )
         judge_name = model.name
+    # Code has the last word on every path: explicit evidence outranks any judge's reading.
+    claim_graphs = tuple(graphs[c.id] for c in claims if c.id in graphs)
+    verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
     verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
     correction = await timed(
         "correction",
-        write_correction(claims, verdict, evidence, quotes=quotes),
+        write_correction(claims, verdict, evidence, quotes=quotes, graphs=claim_graphs),
     )
     if images.note:
         correction = replace(
@@ -268,6 +297,8 @@ async def run_check(
         created_at=utcnow(),
         before=before,
         usage=usage,
+        injections=(*post_injections, *pages.injections),
+        graphs=claim_graphs,
     )
 
 
@@ -290,8 +321,14 @@ async def _model_path(
     gather: Callable[[list[Claim], list[Query], str], Awaitable[list[Evidence]]],
     timed: Callable[[str, Awaitable[Any]], Awaitable[Any]],
     images: ImageReport,
+    verify: Callable[[list[Claim], list[Evidence], str], Awaitable[None]],
+    graphs: dict[str, ClaimGraph],
 ) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
-    """Claims -> evidence -> quotes -> narratives -> judge, refined on missing 5W1H facts."""
+    """Claims -> evidence -> quotes -> graphs -> narratives -> judge, refined on what is missing.
+
+    Refinement searches again for an unverifiable claim's missing 5W1H facts (CRAVE) and for
+    the parts of its graph no evidence matched (RAV's feedback retrieval).
+    """
     decomposition: Decomposition = await timed(
         "claims",
         image_aware(
@@ -310,19 +347,31 @@ async def _model_path(
     queries = [with_terms(q, images.terms) for q in queries]
     evidence = await gather(claims, queries, "")
     quotes: list[Quote] = await timed("extraction", _extract(claims, evidence, model, config))
+    await verify(claims, evidence, "")
     verdict, evidence, assessments = await timed(
         "judgement", _judge(claims, evidence, quotes, model, deps)
     )
     for round_no in range(1, model.refine_rounds + 1):
         missing = missing_facets(assessments)
         labels = {v.claim_id: v.label for v in verdict.claims}
-        todo = [c for c in claims if missing.get(c.id) and labels.get(c.id) is Label.UNVERIFIABLE]
+        unmatched = {c: g.unmatched for c, g in graphs.items()}
+        todo = [
+            c
+            for c in claims
+            if (missing.get(c.id) or unmatched.get(c.id)) and labels.get(c.id) is Label.UNVERIFIABLE
+        ]
         if not todo:
             break
         targeted = [
             Query(
                 claim_id=c.id,
-                text=f"{c.text} " + " ".join(_FACET_HINTS[f] for f in missing[c.id]),
+                text=" ".join(
+                    [
+                        c.text,
+                        *(_FACET_HINTS[f] for f in missing.get(c.id, ())),
+                        *unmatched.get(c.id, ())[:4],
+                    ]
+                ),
                 terms=tuple(keywords(c.text, limit=20)),
             )
             for c in todo
@@ -337,6 +386,7 @@ async def _model_path(
             break
         evidence = [*evidence, *fresh]
         quotes += await timed(f"extraction#{round_no}", _extract(todo, fresh, model, config))
+        await verify(todo, evidence, f"#{round_no}")
         verdict, evidence, assessments = await timed(
             f"judgement#{round_no}", _judge(claims, evidence, quotes, model, deps)
         )

@@ -13,9 +13,12 @@ from pipeline.errors import NotFoundError
 from pipeline.records import (
     Check,
     Claim,
+    ClaimGraph,
     ClaimVerdict,
     Document,
     Evidence,
+    GraphConflict,
+    Injection,
     Label,
     ModelUsage,
     Passage,
@@ -71,6 +74,8 @@ class CheckRepo:
                     "refs": json.dumps([_ref_out(r) for r in check.correction.references]),
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
                     "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
+                    "injections": json.dumps([dataclasses.asdict(i) for i in check.injections]),
+                    "graphs": json.dumps([dataclasses.asdict(g) for g in check.graphs]),
                 }
             )
             self.db.table("claims").insert_all(
@@ -156,6 +161,8 @@ class CheckRepo:
             timings=tuple(StageTiming(stage=s, seconds=t) for s, t in json.loads(row["timings"])),
             judge=row["judge"],
             usage=tuple(ModelUsage(**u) for u in json.loads(row["usage"])),
+            injections=tuple(Injection(**i) for i in json.loads(row["injections"])),
+            graphs=tuple(_graph_in(g) for g in json.loads(row["graphs"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
         )
@@ -219,4 +226,15 @@ def _ref_out(ref: Reference) -> dict[str, Any]:
 def _ref_in(data: dict[str, Any]) -> Reference:
     return Reference(
         number=data["number"], document_id=data["document_id"], url=data["url"], title=data["title"]
+    )
+
+
+def _graph_in(row: dict[str, Any]) -> ClaimGraph:
+    return ClaimGraph(
+        claim_id=row["claim_id"],
+        support=row["support"],
+        verified=tuple(row["verified"]),
+        conflicts=tuple(GraphConflict(**c) for c in row["conflicts"]),
+        unmatched=tuple(row["unmatched"]),
+        evidence_ids=tuple(row["evidence_ids"]),
     )

@@ -373,3 +373,11 @@ def m013_image_index(db: Database) -> None:
             UNIQUE (image_id, page_url)
         )""")
     db.execute("CREATE INDEX image_index_image ON image_index(image_id)")
+
+
+@migrations()
+def m014_claim_graphs(db: Database) -> None:
+    # Instruction-like text found in the post or its pages (JSON list of Injection), and each
+    # claim's graph verification (JSON list of ClaimGraph): verified, conflicted, unmatched.
+    db.execute("ALTER TABLE checks ADD COLUMN injections TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE checks ADD COLUMN graphs TEXT NOT NULL DEFAULT '[]'")

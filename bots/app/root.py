@@ -42,6 +42,8 @@ from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.web import WebDeps
+from pipeline.graph.build import GraphBuilder
+from pipeline.graph.verify import GraphVerifier
 from pipeline.image.caption import LocalCaptioner
 from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
@@ -111,6 +113,19 @@ class App:
                 cpu=self.cpu,
             )
         return self._embedder
+
+    @cached_property
+    def graphs(self) -> GraphVerifier | None:
+        """Return the graph verifier, or None when FACTBOT_GRAPH__ENABLED is false."""
+        gs = self.settings.graph
+        if not gs.enabled:
+            return None
+        return GraphVerifier(
+            GraphBuilder(model=gs.model),
+            self.embedder,
+            threshold=gs.match_threshold,
+            action_threshold=gs.action_threshold,
+        )
 
     @cached_property
     def reuse(self) -> ReuseIndex:
@@ -272,6 +287,7 @@ class App:
             references=references,
             cpu=self.cpu,
             images=images,
+            graphs=self.graphs,
         )
 
     def ocr(self) -> OcrEngine | None:

@@ -54,6 +54,12 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
     default=False,
     help="Judge with the language model (configured endpoint, else the local model).",
 )
+@click.option(
+    "--graph/--no-graph",
+    "use_graph",
+    default=None,
+    help="Graph verification on or off (default: FACTBOT_GRAPH__ENABLED, on).",
+)
 @click.option("--progress/--no-progress", default=True)
 @click.pass_context
 def averitec(
@@ -65,6 +71,7 @@ def averitec(
     seed: int,
     report_path: Path | None,
     use_model: bool,
+    use_graph: bool | None,
     progress: bool,
 ) -> None:
     """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval)."""
@@ -87,6 +94,10 @@ def averitec(
     from storage import Store
 
     app = _app(ctx)
+    if use_graph is not None:
+        graph = app.settings.graph.model_copy(update={"enabled": use_graph})
+        app.settings = app.settings.model_copy(update={"graph": graph})
+    graphs = app.graphs
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
     claims = stratified_sample(pool, sample, seed=seed) if sample is not None else pool
     embedder = app.embedder
@@ -109,7 +120,9 @@ def averitec(
         await ingester.finish()
         # Evaluation data is unrated: every publisher is citable, ranked by relevance.
         rater = SourcePolicy(store.sources, unrated="allow")
-        return CheckDeps(index=store.documents, embedder=embedder, rater=rater, judge=judge)
+        return CheckDeps(
+            index=store.documents, embedder=embedder, rater=rater, judge=judge, graphs=graphs
+        )
 
     judge_name = judge.name
 
@@ -146,6 +159,7 @@ def averitec(
         {
             "mode": mode,
             "judge": judge_name,
+            "graph": graphs is not None,
             "sample": {"size": sample, "seed": seed} if sample is not None else None,
             "data": str(data),
             "wall_seconds": round(time.perf_counter() - started, 1),

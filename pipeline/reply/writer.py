@@ -16,10 +16,12 @@ from collections.abc import Sequence
 
 from pipeline.records import (
     Claim,
+    ClaimGraph,
     Correction,
     CorrectionItem,
     CorrectionQuote,
     Evidence,
+    GraphConflict,
     Label,
     Quote,
     Reference,
@@ -59,12 +61,16 @@ async def write_correction(
     evidence: Sequence[Evidence],
     *,
     quotes: Sequence[Quote] = (),
+    graphs: Sequence[ClaimGraph] = (),
 ) -> Correction:
     """Write the correction for a verdict, citing only the given evidence.
 
     Claims the citation check hid (`shown=False`) are left out; a decided claim quotes at most
-    one verified passage of its deciding evidence. References are numbered in order of first
-    citation, so the references of any leading run of items are numbered 1..m.
+    one verified passage of its deciding evidence. A claim that is not accurate and whose graph
+    verification found a conflicting date, place or number says which part is wrong first
+    ("The date is wrong: the claim says 2024, the source says 2012."), the conflicting source
+    cited first. References are numbered in order of first citation, so the references of any
+    leading run of items are numbered 1..m.
     """
     numbers: dict[str, int] = {}
     references: list[Reference] = []
@@ -84,6 +90,7 @@ async def write_correction(
 
     by_id = {e.id: e for e in evidence}
     verdicts = {v.claim_id: v for v in verdict.claims}
+    graph_of = {g.claim_id: g for g in graphs}
     items: list[CorrectionItem] = []
     hidden = 0
     for n, claim in enumerate(claims, start=1):
@@ -97,14 +104,29 @@ async def write_correction(
         text = scrub_links(_shorten(claim.text, MAX_QUOTE))
         cited = [by_id[i] for i in cv.evidence_ids if i in by_id]
         quote: CorrectionQuote | None = None
+        graph = graph_of.get(claim.id)
+        conflicts = [c for c in (graph.conflicts if graph else ()) if c.evidence_id in by_id]
         if cv.label is Label.UNVERIFIABLE:
+            cited = [*(by_id[c.evidence_id] for c in conflicts), *cited]
             refs = tuple(dict.fromkeys(cite(e) for e in cited[:MAX_SOURCES_LISTED]))
             explanation = (
                 "No fact-check settles it." if refs else "No credible evidence about it was found."
             )
+            if conflicts:  # not settled, but worth saying: a source disagrees on a detail
+                detail = _wrong_parts(conflicts[:1]).replace(" is wrong:", " differs:", 1)
+                explanation = f"No fact-check settles it, but {detail[0].lower()}{detail[1:]}"
         else:
+            graph = graph_of.get(claim.id)
+            conflicts = [c for c in (graph.conflicts if graph else ()) if c.evidence_id in by_id]
+            if cv.label is Label.ACCURATE:
+                conflicts = []
+            cited = [*(by_id[c.evidence_id] for c in conflicts), *cited]
             refs = tuple(dict.fromkeys(cite(e) for e in cited))
             explanation = scrub_links(cv.rationale).strip()
+            wrong = _wrong_parts(conflicts)
+            if wrong:
+                rest = "" if explanation.lower().startswith(wrong[:20].lower()) else explanation
+                explanation = f"{wrong} {rest}".strip()
             chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
             if chosen is not None and chosen.evidence_id in by_id and not has_link(chosen.text):
                 quote = CorrectionQuote(
@@ -135,6 +157,19 @@ async def write_correction(
     )
     verify_references(correction, evidence)
     return correction
+
+
+def _wrong_parts(conflicts: Sequence[GraphConflict]) -> str:
+    """Return "The date is wrong: the claim says X, the source says Y." for each conflict."""
+    parts = dict.fromkeys(
+        f"the {c.kind} is wrong: the claim says {scrub_links(c.claim_value)}, the source says "
+        f"{scrub_links(c.evidence_value)}"
+        for c in conflicts
+    )
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 _PREFERRED = {

@@ -12,13 +12,15 @@ left of the page where no scrolling reaches (`left`, `top`, margins, `text-inden
 `translate` of `-OFFSCREEN_PX` or beyond).
 
 Styles are read from `style` attributes and from the page's own `<style>` blocks, with the
-cascade's order of importance, inline style and specificity. Only simple selectors (a tag,
-classes, an id and compounds of those, in comma lists) are understood; rules with combinators,
-pseudo-classes or attribute selectors are ignored, and so are external stylesheets, which
-cannot be seen without fetching them. A rule inside `@media` or `@supports` never hides; one
-that shows an element (`display` other than none, `visibility:visible`) on some screens
-cancels `display` and `visibility` hiding by the page's rules, as responsive utility classes
-(`hidden md:block`) do.
+cascade's order of importance, inline style and specificity. The CSS is parsed as a browser
+parses it (`pipeline.web.css`: tinycss2 for sheets and declarations, so strings, `url(...)`,
+comments and unclosed blocks cannot knock the reading out of step) and selectors are matched by
+cssselect through lxml, combinators, attribute selectors and structural pseudo-classes included;
+pseudo-elements and dynamic pseudo-classes (`:hover`) never hide. External stylesheets are not
+read: they cannot be seen without fetching them. A rule inside `@media` or `@supports` (or a
+`<style media="print">`) never hides; one that shows an element (`display` other than none,
+`visibility:visible`) on some screens cancels `display` and `visibility` hiding by the page's
+rules, as responsive utility classes (`hidden md:block`) do.
 
 Colours: the background behind a text is the nearest background colour set on the element or
 an ancestor (`background`, `background-color`, `bgcolor`; translucent ones blended), white
@@ -35,13 +37,17 @@ Failure policy: never raises; a style or colour that cannot be read counts as vi
 
 from __future__ import annotations
 
-import itertools
+import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import cssselect
+from cssselect import HTMLTranslator
+from lxml import etree
+
 from pipeline.web.colours import RGB, RGBA, WHITE, blend, contrast, fraction, parse_colour
+from pipeline.web.css import CssRule, Declaration, inline_declarations, style_rules
 
 MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is taken for invisible ink
 MAX_OPACITY = 0.05
@@ -62,19 +68,11 @@ _PROPERTIES = frozenset(
         "max-height", "overflow", "overflow-x", "overflow-y", "clip", "clip-path", "scale",
     }
 )  # fmt: skip
-_CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "document"})
 _PX_PER_UNIT = {
     "px": 1.0, "pt": 4 / 3, "pc": 16.0, "em": 16.0, "rem": 16.0, "ex": 8.0, "ch": 8.0,
     "in": 96.0, "cm": 96 / 2.54, "mm": 96 / 25.4, "q": 96 / 101.6,
 }  # fmt: skip
 _LENGTH = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))([a-z%]*)")
-_IMPORTANT = re.compile(r"!\s*important\s*$")
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_BRACE = re.compile(r"[{};]")
-_NESTED = re.compile(r"[^{};]*\{[^{}]*\}")
-_SELECTOR = re.compile(r"([a-z][a-z0-9-]*|\*)?((?:[.#](?:[-\w]|\\.)+)*)", re.I)
-_SELECTOR_PART = re.compile(r"([.#])((?:[-\w]|\\.)+)")
-_COLOUR_TOKEN = re.compile(r"(?:rgba?|hsla?)\([^)]*\)|#[0-9a-f]{3,8}\b|[a-z]+")
 _TRANSLATE = re.compile(r"translate(?:x|y|3d)?\(([^)]*)\)")
 _SCALE_ZERO = re.compile(r"scale[xy3d]*\(\s*[+-]?0*\.?0*(?:\s*[,)]|\s+0)")
 _CLIP_PATH_ZERO = re.compile(
@@ -115,75 +113,106 @@ class Style:
 
 
 @dataclass(frozen=True)
-class _Rule:
-    tag: str | None
-    id: str | None
-    classes: frozenset[str]
+class _Match:
     weight: tuple[int, int, int, int]  # specificity (ids, classes, tags), then source order
-    declarations: tuple[tuple[str, str, bool], ...]  # property, value, !important
+    declarations: tuple[Declaration, ...]
     conditional: bool  # inside @media or @supports: applies on some screens only
-
-    def matches(self, tag: str, ident: str | None, classes: set[str]) -> bool:
-        return (
-            (self.tag is None or self.tag == tag)
-            and (self.id is None or self.id == ident)
-            and self.classes <= classes
-        )
 
 
 class StyleSheet:
-    """The rules of a page's own `<style>` blocks that bear on visibility, indexed for lookup."""
+    """The rules of a page's own `<style>` blocks that bear on visibility, matched to elements."""
 
-    def __init__(self, rules: list[_Rule]) -> None:
-        self._by_key: dict[str, list[_Rule]] = {}
-        for rule in rules:
-            key = (
-                f"#{rule.id}"
-                if rule.id
-                else f".{min(rule.classes)}"
-                if rule.classes
-                else rule.tag or "*"
-            )
-            self._by_key.setdefault(key, []).append(rule)
+    def __init__(self, matches: dict[Any, list[_Match]]) -> None:
+        self._matches = matches
 
     @classmethod
     def of(cls, tree: Any) -> StyleSheet:
-        """Return the style sheet of the page's `<style>` blocks."""
-        css = "\n".join(
-            "".join(style.itertext())
-            for style in tree.iter("style")
-            if not any(a.tag == "template" for a in style.iterancestors())
-        )
-        counter = itertools.count()
-        return cls(list(_parse_rules(_COMMENT.sub(" ", css), False, counter)))
+        """Return the style sheet of the page's `<style>` blocks, matched against tree."""
+        rules: list[CssRule] = []
+        for style in tree.iter("style"):
+            if any(a.tag == "template" for a in style.iterancestors()):
+                continue
+            media = (style.get("media") or "all").strip().lower()
+            screens = media in ("", "all", "screen")
+            rules += style_rules("".join(style.itertext()), _PROPERTIES, conditional=not screens)
+        matches: dict[Any, list[_Match]] = {}
+        for order, rule in enumerate(rules):
+            for specificity, found in _select(tree, rule.selector):
+                entry = _Match((*specificity, order), rule.declarations, rule.conditional)
+                for element in found:
+                    matches.setdefault(element, []).append(entry)
+        return cls(matches)
 
     def style_of(self, element: Any) -> Style:
         """Return the cascaded visibility declarations of element."""
-        tag = element.tag.lower()
-        ident = element.get("id")
-        classes = set((element.get("class") or "").split())
-        keys = ["*", tag, *(f".{name}" for name in classes)] + ([f"#{ident}"] if ident else [])
         ranked: list[tuple[tuple[int, ...], str, str]] = []
         revealed = False
-        for key in keys:
-            for rule in self._by_key.get(key, ()):
-                if not rule.matches(tag, ident, classes):
-                    continue
-                if rule.conditional:
-                    revealed = revealed or any(
-                        (prop == "display" and value != "none")
-                        or (prop == "visibility" and value == "visible")
-                        for prop, value, _ in rule.declarations
-                    )
-                else:
-                    ranked += [((imp, 0, *rule.weight), p, v) for p, v, imp in rule.declarations]
-        inline = enumerate(_declarations(element.get("style") or ""))
+        for rule in self._matches.get(element, ()):
+            if rule.conditional:
+                revealed = revealed or any(
+                    (prop == "display" and value != "none")
+                    or (prop == "visibility" and value == "visible")
+                    for prop, value, _ in rule.declarations
+                )
+            else:
+                ranked += [((imp, 0, *rule.weight), p, v) for p, v, imp in rule.declarations]
+        inline = enumerate(inline_declarations(element.get("style") or "", _PROPERTIES))
         ranked += [((imp, 1, 0, 0, 0, n), p, v) for n, (p, v, imp) in inline]
         ranked.sort(key=lambda entry: entry[0])  # importance, inline, specificity, order
         values = {prop: value for _, prop, value in ranked}  # the last ranked wins
         winners = {prop: weight for weight, prop, _ in ranked}
         from_inline = frozenset(prop for prop, weight in winners.items() if weight[1] == 1)
         return Style(values, from_inline, revealed)
+
+
+_TRANSLATOR = HTMLTranslator()
+_PSEUDO_CLASS = re.compile(r"(?<!:):[-\w]+(?:\([^()]*\))?")
+
+
+def _select(tree: Any, selectors: str) -> list[tuple[tuple[int, int, int], list[Any]]]:
+    """Return each selector of a list with its specificity and the elements it matches.
+
+    A list that cssselect cannot parse is dropped whole, as a browser drops it; a selector of
+    a pseudo-element (`::before`) styles generated content, not the element. A valid selector
+    that cssselect cannot translate (`:not(:first-of-type)`) is matched with its pseudo-classes
+    removed: more elements than a browser's, so it may hide evidence but never leaks text.
+    """
+    try:
+        parsed = cssselect.parse(selectors)
+    except cssselect.SelectorError:
+        return []
+    found = []
+    for selector in parsed:
+        if selector.pseudo_element is not None:
+            continue
+        try:
+            path = _xpath(_TRANSLATOR.selector_to_xpath(selector))
+        except cssselect.ExpressionError:
+            path = _widened(selector.canonical())
+        except (cssselect.SelectorError, etree.XPathError):
+            continue
+        if path is None:
+            continue
+        elements = [e for e in path(tree) if isinstance(getattr(e, "tag", None), str)]
+        if elements:
+            found.append((selector.specificity(), elements))
+    return found
+
+
+def _widened(selector: str) -> Any:
+    """Return the XPath of selector with every pseudo-class dropped; None when unreadable."""
+    previous = None
+    while previous != selector:
+        previous, selector = selector, _PSEUDO_CLASS.sub("", selector)
+    try:
+        return _xpath(_TRANSLATOR.css_to_xpath(selector or "*"))
+    except (cssselect.SelectorError, etree.XPathError):
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _xpath(expression: str) -> Any:
+    return etree.XPath(expression)
 
 
 @dataclass(frozen=True)
@@ -288,100 +317,6 @@ def _offscreen(values: dict[str, str]) -> bool:
         offsets += re.split(r"[\s,]+", move.strip())
     offsets += values.get("translate", "").split()
     return any(_below(_px(offset), -OFFSCREEN_PX) for offset in offsets)
-
-
-def _parse_rules(css: str, conditional: bool, counter: Iterator[int]) -> Iterator[_Rule]:
-    for prelude, body in _blocks(css):
-        if prelude.startswith("@"):
-            name = re.split(r"[\s(]", prelude[1:], maxsplit=1)[0].lower()
-            if name in _CONDITIONAL_AT_RULES:
-                yield from _parse_rules(body, True, counter)
-            elif name == "layer":
-                yield from _parse_rules(body, conditional, counter)
-            continue  # @font-face, @keyframes, @page...: no elements are selected
-        declarations = tuple(_declarations(_NESTED.sub(" ", body)))
-        if not declarations:
-            continue
-        order = next(counter)
-        for selector in prelude.split(","):
-            rule = _rule(selector.strip(), declarations, order, conditional)
-            if rule is not None:
-                yield rule
-
-
-def _rule(
-    selector: str, declarations: tuple[tuple[str, str, bool], ...], order: int, conditional: bool
-) -> _Rule | None:
-    match = _SELECTOR.fullmatch(selector)
-    if not selector or match is None:
-        return None  # combinators, pseudo-classes and attribute selectors are not understood
-    tag = match.group(1)
-    parts = [(kind, re.sub(r"\\(.)", r"\1", name)) for kind, name in _SELECTOR_PART.findall(
-        match.group(2) or ""
-    )]  # fmt: skip
-    ids = [name for kind, name in parts if kind == "#"]
-    classes = frozenset(name for kind, name in parts if kind == ".")
-    if len(set(ids)) > 1:
-        return None
-    types = 1 if tag and tag != "*" else 0
-    return _Rule(
-        tag=tag.lower() if types else None,
-        id=ids[0] if ids else None,
-        classes=classes,
-        weight=(len(ids), len(parts) - len(ids), types, order),
-        declarations=declarations,
-        conditional=conditional,
-    )
-
-
-def _blocks(css: str) -> Iterator[tuple[str, str]]:
-    """Yield the prelude and body of each top-level block; statements (`@import ...;`) end
-    without one."""
-    depth, start, body = 0, 0, 0
-    prelude = ""
-    for mark in _BRACE.finditer(css):
-        char = mark.group()
-        if char == "{":
-            if depth == 0:
-                prelude, body = css[start : mark.start()].strip(), mark.end()
-            depth += 1
-        elif char == "}":
-            if depth == 0:
-                start = mark.end()  # a stray brace
-                continue
-            depth -= 1
-            if depth == 0:
-                yield prelude, css[body : mark.start()]
-                start = mark.end()
-        elif depth == 0:
-            start = mark.end()
-
-
-def _declarations(text: str) -> Iterator[tuple[str, str, bool]]:
-    for part in text.split(";"):
-        name, colon, value = part.partition(":")
-        if not colon:
-            continue
-        name, value = name.strip().lower(), value.strip().lower()
-        important = bool(_IMPORTANT.search(value))
-        value = _IMPORTANT.sub("", value).strip()
-        if name == "background":
-            yield from _background(value, important)
-        elif name in _PROPERTIES:
-            yield name, value, important
-
-
-def _background(value: str, important: bool) -> Iterator[tuple[str, str, bool]]:
-    """Split the `background` shorthand into its colour and its image."""
-    image = any(f in value for f in ("url(", "gradient(", "image(", "image-set(", "element("))
-    yield "background-image", "image" if image else "none", important
-    if "var(" in value:
-        yield "background-color", value, important  # unreadable: the background is unknown
-        return
-    colour = next(
-        (t for t in _COLOUR_TOKEN.findall(value) if parse_colour(t) is not None), "transparent"
-    )
-    yield "background-color", colour, important
 
 
 def _px(value: str | None) -> float | None:

@@ -258,7 +258,7 @@ SHOWN_TEXT = {
         _style(".extra { display: none } @media (min-width: 768px) { .extra { display: block } }"),
     ),
     "hidden-in-print-only": ('<p class="np">{}</p>', _style("@media print { .np { opacity: 0 } }")),
-    "descendant-selector-not-read": ('<p class="x">{}</p>', _style("nav .x { display: none }")),
+    "descendant-selector-elsewhere": ('<p class="x">{}</p>', _style("nav .x { display: none }")),
     "keyframes-are-not-rules": (
         "<p>{}</p>",
         _style("@keyframes fade { from { opacity: 0 } to { opacity: 1 } }"),

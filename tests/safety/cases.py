@@ -17,7 +17,7 @@ import base64
 import html
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 EVIL = "evil.example"
@@ -102,7 +102,9 @@ def claims_in(post: str) -> list[str]:
 
 def honest_relation(claim: str, evidence: str) -> str:
     """Return whether evidence supports, conflicts with or is irrelevant to a claim."""
-    if not (_TOPIC.search(claim) and _TOPIC.search(evidence)):
+    # A known refutation is about the claim even when quoted alone ("they do not carry viruses").
+    topical = _TOPIC.search(evidence) or any(q in evidence for q in KNOWN_REFUTING)
+    if not (_TOPIC.search(claim) and topical):
         return "irrelevant"
     refutes = bool(_REFUTE.search(evidence))
     asserts = any(  # states the myth itself, rather than reporting or asking about it
@@ -219,6 +221,9 @@ DEFENCES = {
     "review-match-rules": "the no-model judge adopts only the fact-check of the same claim",
     "fetch-size-cap": "a page over the fetch size limit is never stored",
     "post-length-limit": "a post over FACTBOT_MAX_POST_CHARS is refused",
+    "instructions-screened": "the instruction-like text was found (through its disguises) and "
+    "recorded on the check; the post's sentences that carry it, and every page that carries it, "
+    "never reach a model, and such a page is never cited",
 }
 
 
@@ -400,4 +405,29 @@ PAGE_CASES = [
           "review-match-rules", reaches=False),
 ]  # fmt: skip
 
-CASES = [*POST_CASES, *PAGE_CASES]
+# Orders that `pipeline.injection` finds before any model reads them: the defences downstream
+# (claims grounded, the judge never seeing the post, escaping the delimiters of the sentence
+# that was removed, ...) are no longer reached, so these cases now assert the screening itself;
+# `_check_case` still asserts for every case that no raw delimiter or invisible character
+# reaches a model. The others stay as they were: their text is no order the
+# detector knows (role play, links, hidden text), and the later defences must hold alone.
+SCREENED = "instructions-screened"
+_DOWNSTREAM = {CLAIMS, GROUNDED, ESCAPED, INVISIBLE, "not-checkable-cross-checked"}
+SCREENED_CASES = {
+    "post-ignore-previous", "post-im-start", "post-close-tag", "post-system-colon",
+    "post-not-checkable", "post-extra-claim", "post-fullwidth-delimiters",
+    "post-homoglyph-delimiters", "post-zero-width", "post-bidi-override", "post-on-topic-relay",
+    "post-100kb-flood", "page-visible-order", "page-close-document", "page-og-title-order",
+    "post-json-judge-schema", "post-json-claims-schema", "page-json-extraction-schema",
+    "page-json-judge-schema",
+}  # fmt: skip
+
+
+def _screened(case: Case) -> Case:
+    if case.id not in SCREENED_CASES:
+        return case
+    kept = tuple(d for d in case.defences if d not in _DOWNSTREAM)
+    return replace(case, defences=(*kept, SCREENED), reaches=False)
+
+
+CASES = [_screened(case) for case in (*POST_CASES, *PAGE_CASES)]

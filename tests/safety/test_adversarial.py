@@ -343,6 +343,8 @@ class Outcome:
     stored: dict[str, str]  # url -> text of every stored document
     rationales: list[str]
     claims: list[str]  # the claims the check holds
+    injections: list[tuple[str, str | None]] = field(default_factory=list)  # (source, url)
+    cited: list[str] = field(default_factory=list)  # the reply's reference URLs
 
 
 def _searx(site: LocalServer) -> str:
@@ -407,6 +409,7 @@ class Runner:
         )
         requests, entries = len(self.fake.requests), len(self.model.journal)
         label, body, refs, rationales, claims = "", "", (), list[str](), list[str]()
+        injections: list[tuple[str, str | None]] = []
         try:
             check = self.loop.run_until_complete(app.check(post))
         # An adversarial input must never crash a check: the error is the outcome asserted on.
@@ -417,6 +420,7 @@ class Runner:
             refs = check.correction.references
             rationales = [v.rationale for v in check.verdict.claims]
             claims = [claim.text for claim in check.claims]
+            injections = [(i.source, i.url) for i in check.injections]
         stored = {
             r["url"]: r["text"] for r in app.store.db.query("SELECT url, text FROM documents")
         }
@@ -432,7 +436,10 @@ class Runner:
             for seen in self.fake.requests[requests:]
         ]
         journal = self.model.journal[entries:]
-        return Outcome(label, body, foreign, users, journal, stored, rationales, claims)
+        cited = [r.url for r in refs]
+        return Outcome(
+            label, body, foreign, users, journal, stored, rationales, claims, injections, cited
+        )
 
     def control(self, case: c.Case, path: str) -> Outcome:
         key = (case.kind, path, case.clean)
@@ -525,6 +532,14 @@ def _assert_defences(case: c.Case, path: str, control: Outcome, seen: Outcome) -
         elif defence == "fetch-size-cap":
             assert any(url.endswith("/blog") for url in control.stored)
             assert not any(url.endswith("/blog") for url in seen.stored)
+        elif defence == "instructions-screened":
+            assert seen.injections, "no instruction-like text was recorded on the check"
+            assert not any(e.orders for e in seen.journal), "an order reached a model"
+            if case.kind == "page":
+                assert ("page", next(u for u in seen.stored if u.endswith("/blog"))) in (
+                    seen.injections
+                )
+                assert not any(url.endswith("/blog") for url in seen.cited)
         elif defence == "post-length-limit":
             limit = Settings.model_fields["max_post_chars"].default
             assert len(case.text) == c.MAX_POST_CHARS == limit  # the whole post went through

@@ -1,0 +1,2 @@
+"""RAV's graph verification: typed claim/evidence graphs (build), values (dates, numbers),
+places (gazetteer) and the matching, conflicts and edge verification (verify)."""

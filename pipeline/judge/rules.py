@@ -1,0 +1,114 @@
+"""The last word on a verdict, in code: rules the label must obey whatever the judge said.
+
+The judges read pages that may carry instructions, and a model can be wrong or steered. Where
+the evidence is explicit, these rules overrule the judge's label (stage "judgement", after the
+model judge, the fact-check deferral and the no-model judge alike; `run.py` calls
+`enforce_rules` once, on every path):
+
+1. no credible evidence cited for a claim -> `unverifiable`: a verdict needs retrieved, citable
+   evidence of that claim (DESIGN: "never guess");
+2. a contradiction from credible evidence of the claim — a quote the extraction stage found
+   refuting, or a date, place or number conflict found by graph verification — means the claim
+   cannot be `accurate`: it becomes `false` when refuting quotes stand alone, `misleading` when
+   supporting quotes stand beside them or only the graph conflicts;
+3. the label agrees with the stances of the quotes it cites: `false` resting only on quotes
+   that support the claim, with no refutation, no conflict and no cited fact-check that rates
+   it false, becomes `unverifiable` (a wrong `false` is the costliest error a public bot makes;
+   a rated fact-check outranks a quote's stance, which a page could have steered).
+
+Failure policy: pure code on typed records; never raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+
+from pipeline.judge.review import combine
+from pipeline.records import (
+    ClaimGraph,
+    ClaimVerdict,
+    Evidence,
+    GraphConflict,
+    Label,
+    Quote,
+    Stance,
+    Verdict,
+)
+
+log = logging.getLogger(__name__)
+
+NO_EVIDENCE = "No credible evidence about this claim was found."
+
+
+def enforce_rules(
+    verdict: Verdict,
+    evidence: Sequence[Evidence],
+    quotes: Sequence[Quote],
+    graphs: Sequence[ClaimGraph] = (),
+) -> Verdict:
+    """Return the verdict with every claim's label made consistent with the explicit evidence."""
+    by_id = {e.id: e for e in evidence}
+    graph_of = {g.claim_id: g for g in graphs}
+    claims = tuple(_rule(cv, by_id, quotes, graph_of.get(cv.claim_id)) for cv in verdict.claims)
+    if claims == verdict.claims:
+        return verdict
+    return Verdict(label=combine([cv.label for cv in claims]), claims=claims)
+
+
+def _rule(
+    cv: ClaimVerdict,
+    by_id: dict[str, Evidence],
+    quotes: Sequence[Quote],
+    graph: ClaimGraph | None,
+) -> ClaimVerdict:
+    mine = {i: e for i, e in by_id.items() if e.claim_id == cv.claim_id and e.tier.citable}
+    stances: dict[str, set[Stance]] = {}
+    for q in quotes:
+        if q.evidence_id in mine:
+            stances.setdefault(q.evidence_id, set()).add(q.stance)
+    refuting = [i for i, s in stances.items() if Stance.REFUTES in s]
+    supporting = [i for i, s in stances.items() if Stance.SUPPORTS in s]
+    conflicts = [c for c in (graph.conflicts if graph else ()) if c.evidence_id in mine]
+    cited = [i for i in cv.evidence_ids if i in mine]
+    label, reason, ids = cv.label, "", list(cv.evidence_ids)
+    if label is not Label.UNVERIFIABLE and not cited:
+        label, reason = Label.UNVERIFIABLE, NO_EVIDENCE
+    elif label is Label.ACCURATE and (refuting or conflicts):
+        label = Label.FALSE if refuting and not supporting else Label.MISLEADING
+        against = refuting or [c.evidence_id for c in conflicts]
+        ids = list(dict.fromkeys([*against, *ids]))
+        reason = _contradiction(conflicts)
+    elif label is Label.FALSE and not refuting and not conflicts and not _reviewed(cv, mine):
+        cited_stances = set().union(*(stances.get(i, set()) for i in cited))
+        if Stance.SUPPORTS in cited_stances and Stance.REFUTES not in cited_stances:
+            label = Label.UNVERIFIABLE
+            reason = "The sources cited support the claim rather than refute it; it is not settled."
+    if label is cv.label:
+        return cv
+    log.warning(
+        "judge label overruled by the verdict rules",
+        extra={"claim": cv.claim_id, "judge": cv.label.value, "rule": label.value},
+    )
+    return dataclasses.replace(cv, label=label, rationale=reason, evidence_ids=tuple(ids))
+
+
+def _reviewed(cv: ClaimVerdict, mine: dict[str, Evidence]) -> bool:
+    """Return whether a cited fact-check's ClaimReview gives the verdict's own label."""
+    return any(
+        (review := mine[i].document.claim_review) is not None and review.label is cv.label
+        for i in cv.evidence_ids
+        if i in mine
+    )
+
+
+def _contradiction(conflicts: Sequence[GraphConflict]) -> str:
+    parts = [
+        f"the {c.kind} is wrong: the claim says {c.claim_value}, the source says {c.evidence_value}"
+        for c in conflicts
+    ]
+    if not parts:
+        return "A credible source quoted here contradicts the claim."
+    text = "; ".join(dict.fromkeys(parts))
+    return text[0].upper() + text[1:] + "."
