@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import ipaddress
 import logging
 import re
 import ssl
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -272,19 +274,13 @@ class Fetcher:
 
     async def fetch(self, url: str) -> FetchedPage:
         """Fetch url under the policy, from the cache when it holds a fresh copy."""
-        try:
+        with _failures_logged():
             start = check_url(url)
             cached = self.cache.get(url) if self.cache is not None else None
             if cached is not None:
                 log.info("fetched from cache", extra={"url": url, "bytes": len(cached.body)})
                 return cached
             page = await self._fetch(url, start, self._page)
-        except UnsafeURLError as exc:
-            log.warning("fetch refused", extra={"url": exc.url, "reason": exc.reason})
-            raise
-        except FetchError as exc:
-            log.info("fetch failed", extra={"url": exc.url, "reason": exc.reason})
-            raise
         log.info(
             "fetched",
             extra={"url": page.url, "status": page.status, "bytes": len(page.body)},
@@ -309,14 +305,8 @@ class Fetcher:
             accept=",".join(content_types),
             sniff_html=False,
         )
-        try:
+        with _failures_logged():
             page = await self._fetch(url, check_url(url), kind)
-        except UnsafeURLError as exc:
-            log.warning("fetch refused", extra={"url": exc.url, "reason": exc.reason})
-            raise
-        except FetchError as exc:
-            log.info("fetch failed", extra={"url": exc.url, "reason": exc.reason})
-            raise
         log.info(
             "fetched media",
             extra={"url": page.url, "content_type": page.content_type, "bytes": len(page.body)},
@@ -557,3 +547,16 @@ def _parse_content_type(value: str) -> tuple[str, str | None]:
 def _looks_like_html(body: bytes) -> bool:
     head = body[:512].lstrip(codecs.BOM_UTF8).lstrip().lower()
     return head.startswith(_HTML_STARTS)
+
+
+@contextlib.contextmanager
+def _failures_logged() -> Iterator[None]:
+    """Log a refused or failed fetch (with its reason) and let the error through."""
+    try:
+        yield
+    except UnsafeURLError as exc:
+        log.warning("fetch refused", extra={"url": exc.url, "reason": exc.reason})
+        raise
+    except FetchError as exc:
+        log.info("fetch failed", extra={"url": exc.url, "reason": exc.reason})
+        raise
