@@ -161,7 +161,10 @@ def test_the_local_server_is_awaited_without_holding_the_loop(tmp_path: Path) ->
 
     try:
         started = time.monotonic()
-        model, slow = run_watched(work)
+        # The wait this guards against is the 0.8 s load. Starting the server process from a
+        # test runner that holds spaCy, torch and llama.cpp took one 0.11-0.16 s step on a busy
+        # 2-core machine (CI and helpers saw it): that is a spawn, not the load.
+        model, slow = run_watched(work, slow=0.4)
         waited = time.monotonic() - started
     finally:
         server.stop()
