@@ -273,18 +273,4 @@ class PlatformRepo:
 
 
 def _request(r: dict[str, Any]) -> PlatformRequestRow:
-    return PlatformRequestRow(
-        id=r["id"],
-        platform=r["platform"],
-        event_key=r["event_key"],
-        workspace_id=r["workspace_id"],
-        channel_id=r["channel_id"],
-        requester=r["requester"],
-        author=r["author"],
-        message_id=r["message_id"],
-        post_id=r["post_id"],
-        check_id=r["check_id"],
-        check_job_id=r["check_job_id"],
-        reply_job_id=r["reply_job_id"],
-        created_at=r["created_at"],
-    )
+    return PlatformRequestRow(**{name: r[name] for name in PlatformRequestRow.__dataclass_fields__})

@@ -49,10 +49,6 @@ class Guards:
             return Stop("ignored", "requester is a bot")
         return None
 
-    def admit(self, request: CheckRequest, requester: str, author: str | None) -> Stop | None:
-        """Return a stop when a guard refuses the request (tokens are spent only when admitted)."""
-        return self.static(request, requester, author) or self.limits(request, requester)
-
     def static(self, request: CheckRequest, requester: str, author: str | None) -> Stop | None:
         """Return a stop from the guards that spend nothing: lists, bots, opt-outs, length."""
         dest = request.destination
