@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     from pipeline.clock import Clock
     from storage import Store
 
-PLATFORMS = ("discord", "slack")
+PLATFORMS = ("discord", "slack", "x", "bluesky", "mastodon")
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,9 @@ class PlatformAdapter(Protocol):
     def mount(self, api: Any) -> None:
         """Add the adapter's HTTP routes (events endpoint, OAuth) to the FastAPI app."""
         ...
+
+    # Optional: `candidate_sources() -> list[bots.runtime.candidates.CandidateSource]`, the
+    # places the proactive monitor reads on this platform (built from the platform's settings).
 
 
 @dataclass(frozen=True)

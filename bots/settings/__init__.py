@@ -1,0 +1,174 @@
+"""Settings: environment variables prefixed ``FACTBOT_`` (or a ``.env`` file), built once.
+
+Groups are nested with a double underscore, e.g. ``FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD``.
+Each group is defined in a module of this package (`engine`, `platforms`, one per further
+service part); `Settings` gathers them.
+`load_settings` turns validation failures into a `ConfigError` that says how to fix them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bots.settings.engine import (
+    EmbeddingSettings,
+    FetchSettings,
+    GraphSettings,
+    ImageSettings,
+    JobSettings,
+    ModelSettings,
+    ReferenceSettings,
+    RetrievalSettings,
+    ReuseSettings,
+    SearchSettings,
+    ServerSettings,
+    StageModelSettings,
+)
+from bots.settings.platforms import (
+    BudgetSettings,
+    DiscordSettings,
+    GuardSettings,
+    PrivacySettings,
+    ReplySettings,
+    SlackSettings,
+)
+from pipeline.errors import ConfigError
+
+__all__ = [
+    "BudgetSettings",
+    "DiscordSettings",
+    "EmbeddingSettings",
+    "FetchSettings",
+    "GraphSettings",
+    "GuardSettings",
+    "ImageSettings",
+    "JobSettings",
+    "ModelSettings",
+    "PrivacySettings",
+    "ReferenceSettings",
+    "ReplySettings",
+    "RetrievalSettings",
+    "ReuseSettings",
+    "SearchSettings",
+    "ServerSettings",
+    "Settings",
+    "SlackSettings",
+    "StageModelSettings",
+    "load_settings",
+]
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "factbot"
+
+
+class Settings(BaseSettings):
+    """Every setting of factbot."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FACTBOT_",
+        env_file=".env",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    max_post_chars: int = Field(default=100_000, ge=100)
+    max_claims: int = Field(default=5, ge=1, le=20)
+    cpu_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description=(
+            "threads for CPU-bound work kept off the event loop (page extraction, embedding, "
+            "clustering); unset: one per CPU this process may use"
+        ),
+    )
+    server: ServerSettings = ServerSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    graph: GraphSettings = GraphSettings()
+    fetch: FetchSettings = FetchSettings()
+    images: ImageSettings = ImageSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    search: SearchSettings = SearchSettings()
+    model: ModelSettings = ModelSettings()
+    references: ReferenceSettings = ReferenceSettings()
+    jobs: JobSettings = JobSettings()
+    reuse: ReuseSettings = ReuseSettings()
+    discord: DiscordSettings = DiscordSettings()
+    slack: SlackSettings = SlackSettings()
+    guards: GuardSettings = GuardSettings()
+    budgets: BudgetSettings = BudgetSettings()
+    privacy: PrivacySettings = PrivacySettings()
+    replies: ReplySettings = ReplySettings()
+
+    @model_validator(mode="after")
+    def _providers_have_keys(self) -> Settings:
+        s = self.search
+        needs = {
+            "searxng": ("searxng_url", s.searxng_url),
+            "brave": ("brave_api_key", s.brave_api_key),
+            "serper": ("serper_api_key", s.serper_api_key),
+            "tavily": ("tavily_api_key", s.tavily_api_key),
+            "factcheck": ("factcheck_api_key", s.factcheck_api_key),
+        }
+        if self.model.mode == "endpoint" and not self.model.base_url:
+            raise ValueError(
+                "FACTBOT_MODEL__MODE is 'endpoint' but FACTBOT_MODEL__BASE_URL is not set: set "
+                "it to an OpenAI-compatible URL, or use FACTBOT_MODEL__MODE=auto"
+            )
+        for provider in s.providers:
+            if provider in needs and needs[provider][1] is None:
+                field = needs[provider][0]
+                raise ValueError(
+                    f"search provider {provider!r} is enabled but FACTBOT_SEARCH__{field.upper()} "
+                    f"is not set: set it, or remove {provider!r} from FACTBOT_SEARCH__PROVIDERS"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _slack_secrets(self) -> Settings:
+        # Checked here, not in SlackSettings: a group's error would echo its input (the tokens).
+        problem = self.slack.problem()
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    @property
+    def models_dir(self) -> Path:
+        """Return the folder of local models."""
+        return self.model.models_dir or self.data_dir / "models"
+
+    @property
+    def database_path(self) -> Path:
+        """Return the SQLite database file."""
+        return self.data_dir / "factbot.db"
+
+
+def load_settings() -> Settings:
+    """Build settings from the environment; raise ConfigError saying how to fix a bad value."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            if not err["loc"]:  # a rule across several settings: its message names them
+                problems.append(f"  {err['msg'].removeprefix('Value error, ')}")
+                continue
+            path = "__".join(str(p) for p in err["loc"]).upper()
+            secret = any(word in path for word in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
+            shown = "" if secret else f" (got {err.get('input')!r})"
+            problems.append(f"  FACTBOT_{path}: {err['msg']}{shown}")
+        raise ConfigError(
+            "invalid settings:\n"
+            + "\n".join(problems)
+            + "\nFix the environment variable (or the .env file) and try again; "
+            "see README.md, Configuration."
+        ) from exc

