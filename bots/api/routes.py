@@ -109,7 +109,13 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         pool = None
         senders = app.senders() if count else {}
         if count:
-            pool = build_pool(app, concurrency=count, prefix="serve", senders=senders)
+            pool = build_pool(
+                app,
+                concurrency=count,
+                prefix="serve",
+                senders=senders,
+                handlers=app.job_handlers(),
+            )
         tasks = [asyncio.create_task(pool.run(stopping))] if pool is not None else []
         # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
         tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]

@@ -35,6 +35,7 @@ from bots.logs import configure as configure_logging
 from bots.runtime.intake import PlatformService
 from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
 from bots.runtime.reuse import ReuseIndex
+from bots.runtime.worker import JobHandler
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
 from pipeline.cpu import CpuPool
@@ -146,6 +147,19 @@ class App:
     def senders(self) -> dict[str, ReplySender]:
         """Return the outbound half of every configured platform, by name."""
         return {name: adapter.sender() for name, adapter in self.adapters.items()}
+
+    def job_handlers(self) -> dict[str, JobHandler]:
+        """Return the job handlers beyond checks and replies: each adapter's own job kinds.
+
+        An adapter may define `job_handlers() -> Mapping[str, JobHandler]` (e.g. X's Community
+        Notes jobs); service parts such as the monitor and the review queue add theirs here.
+        """
+        handlers: dict[str, JobHandler] = {}
+        for adapter in self.adapters.values():
+            more = getattr(adapter, "job_handlers", None)
+            if more is not None:
+                handlers.update(more())
+        return handlers
 
     @property
     def embedder_loaded(self) -> bool:

@@ -300,7 +300,12 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
         install_signal_handlers(stop)
         async with app:
             senders = app.senders()  # replies of every configured platform
-            pool = build_pool(app, concurrency=concurrency or jobs.concurrency, senders=senders)
+            pool = build_pool(
+                app,
+                concurrency=concurrency or jobs.concurrency,
+                senders=senders,
+                handlers=app.job_handlers(),
+            )
             sweep = None
             if senders:
                 sweep = asyncio.create_task(retention_loop(app.store, app.settings.privacy, stop))

@@ -59,19 +59,21 @@ def build_pool(
     prefix: str = "worker",
     after: AfterCheck | None = None,
     senders: Mapping[str, ReplySender] | None = None,
+    handlers: Mapping[str, JobHandler] | None = None,
 ) -> WorkerPool:
     """Return a pool that runs check jobs through app, and the replies of the given platforms.
 
     Each finished check is kept for reuse. A pool claims only the reply jobs of platforms it
-    has a sender for.
+    has a sender for; `handlers` adds further job kinds (`App.job_handlers()`).
     """
-    handlers: dict[str, JobHandler] = {CHECK: CheckJobs(app, reuse=app.reuse, after=after)}
+    every: dict[str, JobHandler] = {CHECK: CheckJobs(app, reuse=app.reuse, after=after)}
     replies = ReplyJobs(app.store, senders or {}, app.settings)
     for platform in senders or {}:
-        handlers[reply_kind(platform)] = replies
+        every[reply_kind(platform)] = replies
+    every.update(handlers or {})
     return WorkerPool(
         app.store,
-        handlers,
+        every,
         worker_config(app.settings.jobs, concurrency=concurrency),
         name=worker_name(prefix),
         clock=app.clock,
