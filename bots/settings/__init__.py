@@ -37,6 +37,7 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
+from bots.settings.review import ReviewSettings
 from pipeline.errors import ConfigError
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "ReplySettings",
     "RetrievalSettings",
     "ReuseSettings",
+    "ReviewSettings",
     "SearchSettings",
     "ServerSettings",
     "Settings",
@@ -108,6 +110,7 @@ class Settings(BaseSettings):
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
     replies: ReplySettings = ReplySettings()
+    review: ReviewSettings = ReviewSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:
