@@ -403,6 +403,10 @@ class ReviewQueue:
         self.store.review.move(proposal.id, before=("rejected",), after="rejected")
         return decision
 
+    def open_proposal(self, proposal_id: str) -> Proposal:
+        """Return a proposal that can still be decided; raise the ReviewError that says why not."""
+        return self._open(proposal_id)
+
     def _open(self, proposal_id: str) -> Proposal:
         proposal = self.get(proposal_id)
         if proposal.decision is not None:
