@@ -278,3 +278,59 @@ def application(application_id: str, bot: dict[str, Any]) -> dict[str, Any]:
         "interactions_endpoint_url": None,
         "redirect_uris": [],
     }
+
+
+def component_interaction(
+    interaction_id: str,
+    message: dict[str, Any],
+    custom_id: str,
+    *,
+    guild_id: str,
+    channel: dict[str, Any],
+    requester: dict[str, Any],
+    roles: list[str] | None = None,
+    application_id: str = "100",
+) -> dict[str, Any]:
+    """Return an INTERACTION_CREATE payload of a button click (type 3) on message."""
+    data = interaction(
+        interaction_id,
+        {"custom_id": custom_id, "component_type": 2},
+        guild_id=guild_id,
+        channel=channel,
+        requester=requester,
+        application_id=application_id,
+    )
+    data["type"] = 3
+    data["message"] = message
+    data["member"]["roles"] = list(roles or [])
+    return data
+
+
+def modal_submit(
+    interaction_id: str,
+    custom_id: str,
+    values: dict[str, str],
+    *,
+    guild_id: str,
+    channel: dict[str, Any],
+    requester: dict[str, Any],
+    message: dict[str, Any] | None = None,
+    roles: list[str] | None = None,
+) -> dict[str, Any]:
+    """Return an INTERACTION_CREATE payload of a modal submitted (type 5), text inputs filled."""
+    rows = [
+        {"type": 1, "components": [{"type": 4, "custom_id": key, "value": value}]}
+        for key, value in values.items()
+    ]
+    data = interaction(
+        interaction_id,
+        {"custom_id": custom_id, "components": rows},
+        guild_id=guild_id,
+        channel=channel,
+        requester=requester,
+    )
+    data["type"] = 5
+    data["member"]["roles"] = list(roles or [])
+    if message is not None:
+        data["message"] = message
+    return data

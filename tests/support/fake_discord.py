@@ -5,16 +5,18 @@ what the library actually sent. REST: the routes factbot uses (log-in, command s
 callbacks and their webhook messages, channel messages, threads on messages, channels); any
 other route is a loud 404 naming it, and a message over Discord's limits (embed sizes, field
 counts, content, nonce, thread name) is refused with 400 / 50035 as Discord does. Every request
-is recorded (`requests`) before it is answered, and `script` makes the next matching requests
+is recorded (`requests`) before it is answered; messages keep their buttons (`components`,
+checked as Discord checks them) and can be edited (PATCH), and modal responses (type 9) are
+checked too, and `script` makes the next matching requests
 fail: 429 with Retry-After (and `Via`, without which discord.py takes a 429 for a Cloudflare
 ban), 403, 50x. Channel messages honour `nonce` + `enforce_nonce` the way Discord does: a
 repeated nonce returns the first message and posts nothing.
 
 Gateway: HELLO, IDENTIFY → READY (its `resume_gateway_url` is this server) and one GUILD_CREATE
 per guild, RESUME → RESUMED, heartbeat → ACK; `dispatch` sends an event a test injects to every
-session. Frames are zlib-stream compressed when the client asks (discord.py 2.7.1 asks for
-zlib-stream unless `zstandard` or `compression.zstd` is importable; zstd-stream is refused
-loudly, since no zstd encoder is installed here).
+session. Frames are compressed as the client asks: discord.py 2.7.1 asks for zstd-stream when
+`zstandard` (or `compression.zstd`) is importable, else zlib-stream; the stand-in speaks both
+(zstd-stream only with `zstandard` installed; without it, that request is refused loudly).
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+try:  # discord.py asks for zstd-stream whenever zstandard is importable (atproto brings it)
+    import zstandard
+except ImportError:  # pragma: no cover - depends on what is installed
+    zstandard = None
 
 from tests.support import discord_payloads as payloads
 
@@ -55,6 +62,25 @@ class Scripted:
     times: int = 1
     retry_after: float = 0.0
     body: dict[str, Any] | None = None
+
+
+class _Stream:
+    """One gateway session's transport compression: every frame flushed, the stream kept."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        if kind == "zstd-stream":
+            assert zstandard is not None
+            self._zstd = zstandard.ZstdCompressor().compressobj()
+        else:
+            self._zlib = zlib.compressobj()
+
+    def frame(self, raw: bytes) -> bytes:
+        """Return raw compressed as the next frame of the stream."""
+        if self.kind == "zstd-stream":
+            flush = zstandard.COMPRESSOBJ_FLUSH_BLOCK  # type: ignore[union-attr]
+            return bytes(self._zstd.compress(raw) + self._zstd.flush(flush))
+        return self._zlib.compress(raw) + self._zlib.flush(zlib.Z_SYNC_FLUSH)
 
 
 @dataclass
@@ -173,19 +199,18 @@ class FakeDiscord:
             if session.compressor is None:
                 await session.ws.send_str(raw.decode())
             else:
-                data = session.compressor.compress(raw) + session.compressor.flush(
-                    zlib.Z_SYNC_FLUSH
-                )
-                await session.ws.send_bytes(data)
+                await session.ws.send_bytes(session.compressor.frame(raw))
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
         self.connections.append(dict(request.query))
         compress = request.query.get("compress")
-        if compress not in (None, "zlib-stream"):
+        if compress not in (None, "zlib-stream", "zstd-stream") or (
+            compress == "zstd-stream" and zstandard is None
+        ):
             raise web.HTTPBadRequest(text=f"fake Discord: compression {compress!r} not supported")
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        session = _Session(ws, zlib.compressobj() if compress else None)
+        session = _Session(ws, _Stream(compress) if compress else None)
         self.sessions.append(session)
         await self._send(session, {"op": 10, "d": {"heartbeat_interval": 30_000}})
         try:
@@ -304,6 +329,8 @@ class FakeDiscord:
                 return lambda r: _json(self.channels[cid])
             case "GET", ["channels", cid, "messages", mid] if mid in self.messages:
                 return lambda r: _json(self.messages[mid])
+            case "PATCH", ["channels", cid, "messages", mid] if mid in self.messages:
+                return lambda r: self._edit_message(cid, mid, r.json)
             case "POST", ["channels", cid, "messages"] if cid in self.channels:
                 return lambda r: _json(self._post_message(cid, r.json))
             case "POST", ["channels", cid, "messages", mid, "threads"] if cid in self.channels:
@@ -339,13 +366,29 @@ class FakeDiscord:
             data.get("content") or "",
             guild_id=self.channels[channel_id].get("guild_id"),
         )
-        message |= {"embeds": data.get("embeds", []), "nonce": nonce}
+        message |= {
+            "embeds": data.get("embeds", []),
+            "components": data.get("components", []),
+            "nonce": nonce,
+        }
         if data.get("message_reference"):
             message["message_reference"] = data["message_reference"]
         self.messages[message["id"]] = message
         if nonce is not None:
             self._nonces[(channel_id, nonce)] = message["id"]
         return message
+
+    def _edit_message(self, channel_id: str, message_id: str, data: dict[str, Any]) -> web.Response:
+        message = self.messages[message_id]
+        if message["channel_id"] != channel_id:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        if message["author"]["id"] != self.bot["id"]:
+            return _json({"message": "Cannot edit a message authored by another user"}, 403)
+        for part in ("content", "embeds", "components"):
+            if part in data:
+                message[part] = data[part]
+        message["edited_timestamp"] = payloads.NOW
+        return _json(message)
 
     def _start_thread(
         self, channel_id: str, message_id: str, data: dict[str, Any]
@@ -360,6 +403,7 @@ def form_problems(body: Any) -> list[str]:
     """Return how a message body breaks Discord's limits (empty when it does not)."""
     if not isinstance(body, dict):
         return []
+    callback = body.get("type") if isinstance(body.get("data"), dict) else None
     body = body.get("data") if isinstance(body.get("data"), dict) else body  # a callback
     problems = []
     if len(body.get("content") or "") > 2000:
@@ -368,6 +412,10 @@ def form_problems(body: Any) -> list[str]:
         problems.append("nonce: more than 25 characters")
     if "name" in body and len(body["name"]) > 100:
         problems.append("name: more than 100 characters")
+    if callback == 9:  # a modal: text inputs, not buttons
+        problems += modal_problems(body)
+    else:
+        problems += component_problems(body.get("components") or [])
     embeds = body.get("embeds") or []
     if len(embeds) > 10:
         problems.append("embeds: more than 10")
@@ -393,6 +441,51 @@ def form_problems(body: Any) -> list[str]:
                 problems.append(f"embeds.{n}.{name}: more than {limit} characters")
     if total > 6000:
         problems.append("embeds: more than 6000 characters in all")
+    return problems
+
+
+def component_problems(rows: Any) -> list[str]:
+    """Return how message components break Discord's rules (action rows of buttons)."""
+    problems: list[str] = []
+    if len(rows) > 5:
+        problems.append("components: more than 5 action rows")
+    for n, row in enumerate(rows):
+        if row.get("type") != 1:
+            problems.append(f"components.{n}: a top-level component must be an action row")
+            continue
+        buttons = row.get("components") or []
+        if not 0 < len(buttons) <= 5:
+            problems.append(f"components.{n}: an action row holds 1-5 buttons")
+        for i, button in enumerate(buttons):
+            where = f"components.{n}.components.{i}"
+            if button.get("type") != 2 or button.get("style") not in (1, 2, 3, 4):
+                problems.append(f"{where}: a button of style 1-4 (5 is a link) expected")
+            if len(button.get("label") or "") > 80:
+                problems.append(f"{where}.label: more than 80 characters")
+            if not 0 < len(button.get("custom_id") or "") <= 100:
+                problems.append(f"{where}.custom_id: 1-100 characters")
+    return problems
+
+
+def modal_problems(data: dict[str, Any]) -> list[str]:
+    """Return how a modal (interaction response type 9) breaks Discord's rules."""
+    problems: list[str] = []
+    if not 0 < len(data.get("title") or "") <= 45:
+        problems.append("title: 1-45 characters")
+    if not 0 < len(data.get("custom_id") or "") <= 100:
+        problems.append("custom_id: 1-100 characters")
+    for n, row in enumerate(data.get("components") or []):
+        inputs = row.get("components") or ([row["component"]] if "component" in row else [])
+        for field_ in inputs:
+            if field_.get("type") != 4:
+                problems.append(f"components.{n}: a text input expected")
+                continue
+            label = row.get("label") if row.get("type") == 18 else field_.get("label")
+            if not 0 < len(label or "") <= 45:
+                problems.append(f"components.{n}: label 1-45 characters")
+            limit = int(field_.get("max_length") or 4000)
+            if limit > 4000 or len(field_.get("value") or "") > limit:
+                problems.append(f"components.{n}: value longer than max_length (at most 4000)")
     return problems
 
 

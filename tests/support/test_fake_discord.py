@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from tests.support import discord_payloads as p
-from tests.support.fake_discord import FakeDiscord
+from tests.support.fake_discord import FakeDiscord, zstandard
 
 AUTH = {"Authorization": "Bot bot-token"}
 
@@ -66,7 +66,7 @@ async def test_wrong_token_is_401(fake: FakeDiscord) -> None:
             assert response.status == 401
 
 
-async def test_gateway_speaks_zlib_stream_and_refuses_zstd(fake: FakeDiscord) -> None:
+async def test_gateway_speaks_zlib_stream_and_zstd_stream(fake: FakeDiscord) -> None:
     inflate = zlib.decompressobj()
     async with aiohttp.ClientSession() as http:
         url = f"{fake.gateway_url}?v=10&encoding=json&compress=zlib-stream"
@@ -88,4 +88,13 @@ async def test_gateway_speaks_zlib_stream_and_refuses_zstd(fake: FakeDiscord) ->
             event = await receive()
             assert event["t"] == "MESSAGE_CREATE" and event["s"] == 3
         with pytest.raises(aiohttp.WSServerHandshakeError):
-            await http.ws_connect(f"{fake.gateway_url}?v=10&compress=zstd-stream")
+            await http.ws_connect(f"{fake.gateway_url}?v=10&compress=brotli")
+        if zstandard is None:
+            with pytest.raises(aiohttp.WSServerHandshakeError):
+                await http.ws_connect(f"{fake.gateway_url}?v=10&compress=zstd-stream")
+            return
+        unzstd = zstandard.ZstdDecompressor().decompressobj()
+        async with http.ws_connect(f"{fake.gateway_url}?v=10&compress=zstd-stream") as ws:
+            assert json.loads(unzstd.decompress(await ws.receive_bytes()))["op"] == 10
+            await ws.send_json({"op": 1, "d": None})
+            assert json.loads(unzstd.decompress(await ws.receive_bytes()))["op"] == 11

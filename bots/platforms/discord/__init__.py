@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from bots.platforms.discord._bot import FactbotClient
@@ -32,10 +33,25 @@ class DiscordAdapter:
         self.context = context
         self.settings = context.settings.discord
         self.client: FactbotClient | None = None  # while listening
+        self._sender: DiscordSender | None = None
 
     def sender(self) -> DiscordSender:
-        """Return the outbound half (REST only)."""
-        return DiscordSender(self.settings, clock=self.context.clock)
+        """Return the outbound half (REST only; one per adapter, its session per event loop)."""
+        if self._sender is None:
+            self._sender = DiscordSender(self.settings, clock=self.context.clock)
+        return self._sender
+
+    def job_handlers(self) -> Mapping[str, Any]:
+        """Return the `review:post` handler when the review channel is on Discord."""
+        ctx = self.context
+        if ctx.settings.review.platform != self.name:
+            return {}
+        from bots.platforms.discord._review import DiscordReviewChannel
+        from bots.runtime.review import REVIEW_POST
+        from bots.runtime.review_post import ReviewPostJobs
+
+        channel = DiscordReviewChannel(self.sender(), ctx.settings.review)
+        return {REVIEW_POST: ReviewPostJobs(ctx.store, ctx.settings, channel, clock=ctx.clock)}
 
     async def listen(self, stop: asyncio.Event) -> None:
         """Connect to the gateway and answer commands until stop is set."""

@@ -4,7 +4,8 @@ Commands (on one `app_commands.CommandTree`): the message context menu "Fact-che
 message" (the primary path: the interaction carries the whole target message, attachments
 included, without the privileged message-content intent), `/factcheck text:` or `link:`, and
 `/factbot optout|optin scope:me|channel`. With `message_content` on, a mention of factbot in a
-reply to a message checks the message replied to.
+reply to a message checks the message replied to. With the review channel on Discord, its
+buttons and Edit modal are answered in `on_interaction` (`_review`).
 
 Every interaction is deferred at once (privately, "thinking"), then handed to
 `service.intake`: accepted → the private response says it is being checked and where the
@@ -30,7 +31,9 @@ from discord import app_commands
 
 from bots.platforms.discord import _events
 from bots.platforms.discord._http import route_client
+from bots.platforms.discord._review import DiscordReview
 from bots.runtime.platform import Answer, CheckRequest
+from bots.runtime.review import ReviewQueue
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover - types only
@@ -75,6 +78,10 @@ class FactbotClient(discord.Client):
         self.tree.add_command(_factcheck)
         self.tree.add_command(_factbot)
         self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
+        self.review: DiscordReview | None = None  # when FACTBOT_REVIEW__PLATFORM is discord
+        if context.settings.review.platform == "discord":
+            queue = ReviewQueue(context.store, context.settings, clock=context.clock)
+            self.review = DiscordReview(queue)
 
     async def setup_hook(self) -> None:
         """Sync the commands when their definitions changed since the last sync."""
@@ -131,6 +138,15 @@ class FactbotClient(discord.Client):
             await interaction.response.send_message(answer.message, ephemeral=True)
         else:
             await self.answer_privately(interaction, answer)
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """Answer the review channel's buttons and Edit modal (commands go to the tree)."""
+        if self.review is None:
+            return
+        try:
+            await self.review.handle(interaction)
+        except Exception:  # one bad click never stops the listener
+            log.warning("review interaction failed", exc_info=True)
 
     # -- mentions -------------------------------------------------------------------------------
 

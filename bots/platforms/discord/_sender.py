@@ -96,6 +96,25 @@ class DiscordSender:
             await self._edit_original(http, destination, note)
         return str(message["id"])
 
+    async def rest(self, method: str, path: str, body: dict[str, Any], **ids: str) -> Any:
+        """Send one REST request (path with `{ids}`); map what surely posted nothing as `send`.
+
+        Raises ReplyRejectedError for a refusal (403, 404, 400, a long 429, no connection).
+        """
+        http = await self._client()
+        try:
+            return await http.request(Route(method, path, **ids), json=body)
+        except discord.RateLimited as exc:
+            raise ReplyRejectedError(f"Discord asks to wait {exc.retry_after:.0f} s") from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise ReplyRejectedError(f"Discord could not be reached: {exc}") from exc
+        except (discord.Forbidden, discord.NotFound) as exc:
+            raise ReplyRejectedError(f"Discord refused the request: {exc}") from exc
+        except discord.HTTPException as exc:
+            if exc.status == 400:
+                raise ReplyRejectedError(f"Discord refused the request: {exc}") from exc
+            raise
+
     async def close(self) -> None:
         """Close the HTTP session."""
         if self._http is not None:
