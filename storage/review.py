@@ -159,8 +159,8 @@ class ReviewRepo:
         """Decide a pending proposal; return the decision that stands and whether it is this one.
 
         `then` runs in the same transaction when this decision wins; the columns it returns
-        (e.g. `reply_job_id`) are set on the proposal. A proposal already decided returns the
-        first decision, and writes nothing.
+        (e.g. `reply_job_id`) are set on the proposal. A rejection deletes the destination's
+        private part. A proposal already decided returns the first decision, and writes nothing.
         """
         if action not in ACTIONS or status not in STATUSES:
             raise ValueError(f"unknown review action {action!r} or status {status!r}")
@@ -168,9 +168,10 @@ class ReviewRepo:
         decision = Decision(new_id(), proposal_id, action, reviewer, now, text=text, reason=reason)
         with immediate(self.db):
             cursor = self.db.execute(
-                "UPDATE review_proposals SET status = ?, updated_at = ? "
+                "UPDATE review_proposals SET status = ?, updated_at = ?, "
+                "private = CASE WHEN ? = 'rejected' THEN '{}' ELSE private END "
                 "WHERE id = ? AND status = 'pending'",
-                [status, dt_out(now), proposal_id],
+                [status, dt_out(now), status, proposal_id],
             )
             if cursor.rowcount == 1:
                 self.db.execute(

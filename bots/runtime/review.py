@@ -33,22 +33,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from bots.runtime.platform import Destination
 from bots.runtime.privacy import Pseudonyms
+from bots.runtime.review_card import (
+    MAX_TEXT,
+    PAST,
+    ReviewCard,
+    destination_of,
+    proposed_text,
+)
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import NotFoundError
-from pipeline.records import Check, Reference
+from pipeline.records import Check
 from pipeline.reply.links import unretrieved_links
-from pipeline.reply.render import render_plain
 from storage import Store
 from storage.review import Decision, Proposal
 
 __all__ = [
+    "MAX_TEXT",
     "REVIEW_POST",
     "AlreadyDecidedError",
     "Decision",
@@ -61,16 +67,12 @@ __all__ = [
     "ReviewError",
     "ReviewQueue",
     "destination_of",
+    "proposed_text",
 ]
 
 log = logging.getLogger(__name__)
 
 REVIEW_POST = "review:post"  # the job kind that shows (or refreshes) a proposal's card
-MAX_TEXT = 3000  # the longest edited text (Slack's modal input holds 3,000 characters)
-# How long the proposed plain text may be, by the platform it would be posted on (an edit
-# is posted as the message's body, so it must fit one message there).
-TEXT_BUDGET = {"slack": 2900, "discord": 1900, "mastodon": 480, "bluesky": 290, "x": 270}
-_PAST = {"approve": "approved", "edit": "approved with edits", "reject": "rejected"}
 
 
 class ReviewError(Exception):
@@ -87,7 +89,7 @@ class AlreadyDecidedError(ReviewError):
     def __init__(self, decision: Decision) -> None:
         self.decision = decision
         when = decision.at.strftime("%Y-%m-%d %H:%M UTC")
-        super().__init__(f"already {_PAST[decision.action]} by {decision.reviewer} at {when}")
+        super().__init__(f"already {PAST[decision.action]} by {decision.reviewer} at {when}")
 
 
 class ProposalClosedError(ReviewError):
@@ -109,60 +111,6 @@ class EditRefusedError(ReviewError):
     def __init__(self, message: str, links: Sequence[str] = ()) -> None:
         self.links = tuple(links)
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class ReviewCard:
-    """What a review channel shows about a proposal (each adapter renders it its own way)."""
-
-    proposal_id: str
-    status: str
-    reason: str
-    platform: str  # where the correction would be posted
-    post_text: str  # the post checked (untrusted: adapters escape it and remove its links)
-    post_url: str | None
-    verdict: str
-    text: str  # the proposed correction, plain text
-    references: tuple[Reference, ...]  # the evidence links (all retrieved)
-    decision: Decision | None
-    error: str | None
-
-    def decided_line(self) -> str:
-        """Return who decided what and when, or "" while pending."""
-        if self.decision is None:
-            return ""
-        d = self.decision
-        line = f"{_PAST[d.action].capitalize()} by {d.reviewer} at {d.at:%Y-%m-%d %H:%M} UTC"
-        if d.reason:
-            line += f": {d.reason}"
-        return line
-
-    def status_line(self) -> str:
-        """Return the state of the proposal as a short sentence."""
-        return {
-            "pending": "Waiting for a reviewer.",
-            "approved": "Approved: the correction is being posted.",
-            "posted": "Posted.",
-            "rejected": "Rejected: nothing was posted.",
-            "failed": f"Failed: {self.error or 'it could not be posted'}.",
-            "expired": "Expired: nobody decided in time; nothing was posted.",
-        }.get(self.status, self.status)
-
-
-def destination_of(proposal: Proposal) -> Destination:
-    """Return where the proposal's correction goes (private part included while it is kept)."""
-    data = dict(proposal.destination)
-    data["private"] = dict(proposal.private)
-    return Destination.from_json(data)
-
-
-def proposed_text(check: Check, platform: str) -> str:
-    """Return the check's correction as the plain text a reviewer approves or edits."""
-    budget = TEXT_BUDGET.get(platform, 1900)
-    try:
-        return render_plain(check.correction, budget=budget)
-    except ValueError:  # not even the headline fits with its references: show it all
-        return render_plain(check.correction, budget=None)[:MAX_TEXT]
 
 
 class ReviewQueue:
@@ -399,9 +347,7 @@ class ReviewQueue:
     def reject(self, proposal_id: str, *, reviewer: str, reason: str = "") -> Decision:
         """Reject a proposal: nothing is posted; the destination's private part is deleted."""
         proposal = self._open(proposal_id)
-        decision = self._decide(proposal, "reject", reviewer, "rejected", reason=reason.strip())
-        self.store.review.move(proposal.id, before=("rejected",), after="rejected")
-        return decision
+        return self._decide(proposal, "reject", reviewer, "rejected", reason=reason.strip())
 
     def open_proposal(self, proposal_id: str) -> Proposal:
         """Return a proposal that can still be decided; raise the ReviewError that says why not."""
