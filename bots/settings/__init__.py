@@ -144,6 +144,18 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return self
 
+    @model_validator(mode="after")
+    def _review_platform_is_on(self) -> Settings:
+        platform = self.review.platform
+        if platform is not None and not getattr(self, platform).configured:
+            needs = {"slack": "FACTBOT_SLACK__BOT_TOKEN", "discord": "FACTBOT_DISCORD__TOKEN"}
+            raise ValueError(
+                f"FACTBOT_REVIEW__PLATFORM is {platform!r} but {platform.capitalize()} is not "
+                f"configured: set {needs[platform]} (see README, Connect {platform.capitalize()})"
+                ", or unset FACTBOT_REVIEW__PLATFORM to keep the review queue for the dashboard"
+            )
+        return self
+
     @property
     def models_dir(self) -> Path:
         """Return the folder of local models."""

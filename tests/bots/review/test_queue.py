@@ -28,7 +28,7 @@ from bots.runtime.review import (
 )
 from bots.runtime.service import stop_when_idle
 from bots.runtime.worker import WorkerConfig, WorkerPool
-from bots.settings import JobSettings, ReviewSettings, Settings
+from bots.settings import JobSettings, ReviewSettings, Settings, SlackSettings
 from storage import Store
 from storage.jobs import Backoff
 from tests.support.clock import FakeClock
@@ -63,7 +63,8 @@ class Sender:
 
 def settings_for(tmp_path: Path, **review: Any) -> Settings:
     jobs = JobSettings(poll_seconds=0.01, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0)
-    return Settings(data_dir=tmp_path, jobs=jobs, review=ReviewSettings(**review))
+    slack = SlackSettings(bot_token="xoxb-test", signing_secret="s")  # the review channel's
+    return Settings(data_dir=tmp_path, jobs=jobs, slack=slack, review=ReviewSettings(**review))
 
 
 @pytest.fixture
@@ -403,3 +404,5 @@ def test_review_settings_say_how_to_fix_what_is_missing() -> None:
         ReviewSettings(platform="slack", channel_id="C1", reviewers=["<@U1>"])
     ok = ReviewSettings(platform="discord", channel_id="1", reviewer_roles=["55"])
     assert ok.configured and not ReviewSettings().configured
+    with pytest.raises(ValueError, match="Discord is not configured: set FACTBOT_DISCORD__TOKEN"):
+        Settings(review=ok)

@@ -210,6 +210,11 @@ async def test_reject_is_recorded_and_an_unauthorised_click_is_refused_privately
         assert hook.body["response_type"] == "ephemeral"
         queue = ReviewQueue(app.store, app.settings)
         assert queue.get(proposal.id).status == "pending"
+        tampered = click(slack, card, "approve", "UREV1", "t1")
+        tampered["actions"][0]["value"] = "no-such-proposal"
+        await slack.deliver_interaction(url, tampered)
+        await until(lambda: said(slack, "t1"))
+        assert said(slack, "t1") == ["Not done: no proposal 'no-such-proposal'."]
         await slack.deliver_interaction(url, click(slack, card, "reject", "UREV2", "r1"))
         await until(lambda: queue.get(proposal.id).status == "rejected")
         await idle(app, requests=0)
