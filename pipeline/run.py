@@ -105,6 +105,9 @@ async def run_check(
                 cost_usd=round(u.cost_usd, 6),
                 seconds=round(u.seconds, 3),
                 failures=u.failures,
+                timeouts=u.timeouts,
+                invalid=u.invalid,
+                fallbacks=u.fallbacks,
             )
             for stage, u in meter.by_stage().items()
         )
@@ -175,7 +178,8 @@ async def _model_path(
     quotes = await stages.timed("extraction", extract_all(claims, evidence, model, config))
     await stages.verify(claims, evidence, "")
     verdict, evidence, assessments = await stages.timed(
-        "judgement", judge_claims(claims, evidence, quotes, model, deps)
+        "judgement",
+        judge_claims(claims, evidence, quotes, model, deps, stages.claim_graphs(claims)),
     )
     judged = await refine(
         claims, Judged(evidence, quotes, verdict, assessments), stages=stages, model=model

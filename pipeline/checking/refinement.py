@@ -92,7 +92,8 @@ async def refine(
         )
         await stages.verify(todo, evidence, f"#{round_no}")
         verdict, evidence, assessments = await stages.timed(
-            f"judgement#{round_no}", judge_claims(claims, evidence, quotes, model, stages.deps)
+            f"judgement#{round_no}",
+            judge_claims(claims, evidence, quotes, model, stages.deps, stages.claim_graphs(claims)),
         )
         judged = Judged(evidence, quotes, verdict, assessments)
     return judged

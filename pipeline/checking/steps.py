@@ -8,12 +8,21 @@ rated fact-check overrule it (`defer_to_fact_checks`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps
 from pipeline.checking.finalise import defer_to_fact_checks
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.quotes import extract_quotes
-from pipeline.records import Assessment, Claim, Evidence, Narrative, Quote, Verdict
+from pipeline.records import (
+    Assessment,
+    Claim,
+    ClaimGraph,
+    Evidence,
+    Narrative,
+    Quote,
+    Verdict,
+)
 
 
 async def extract_all(
@@ -46,8 +55,12 @@ async def judge_claims(
     quotes: list[Quote],
     model: ModelDeps,
     deps: CheckDeps,
+    graphs: Sequence[ClaimGraph] = (),
 ) -> tuple[Verdict, list[Evidence], list[Assessment]]:
-    """Cluster each claim's evidence into narratives and judge every claim in one call."""
+    """Cluster each claim's evidence into narratives and judge every claim in one call.
+
+    The judge sees each claim's graph result (`graphs`) beside its narratives.
+    """
     narratives: list[Narrative] = []
     for claim in claims:
         mine = [e for e in evidence if e.claim_id == claim.id]
@@ -56,7 +69,7 @@ async def judge_claims(
                 claim.id, mine, embedder=deps.embedder, cpu=deps.cpu
             )
     verdict, judged, assessments = await model.judge.judge_with(
-        claims, evidence, narratives=narratives, quotes=quotes
+        claims, evidence, narratives=narratives, quotes=quotes, graphs=graphs
     )
     verdict = await defer_to_fact_checks(claims, evidence, verdict, deps)
     return verdict, list(judged), assessments
