@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 T = TypeVar("T")
@@ -412,10 +412,19 @@ class ScriptedModel:
         return {"claims": answers}
 
 
-class ModelStandin(_Standin):
-    """An OpenAI-compatible chat completions API answering from a `ScriptedModel`."""
+class Answers(Protocol):
+    """What a model stand-in answers from: JSON per stage and user message, None if unknown."""
 
-    def __init__(self, host: str, log: CallLog, *, model: ScriptedModel, delay: float) -> None:
+    def answer(self, stage: str, user: str) -> dict[str, Any] | None:
+        """Return the JSON answer for stage, or None for a stage it does not know."""
+        ...
+
+
+class ModelStandin(_Standin):
+    """An OpenAI-compatible chat completions API answering from a `ScriptedModel` (or any
+    `Answers`, such as `bench.gullible.GullibleReader`)."""
+
+    def __init__(self, host: str, log: CallLog, *, model: Answers, delay: float) -> None:
         super().__init__(host, log)
         self.model = model
         self.delay = delay

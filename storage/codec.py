@@ -15,6 +15,7 @@ from pipeline.records import (
     Label,
     Post,
     Reference,
+    Stance,
 )
 
 
@@ -126,7 +127,11 @@ def correction_items_out(correction: Correction) -> str:
                     "references": list(i.references),
                     "quote": None
                     if i.quote is None
-                    else {"text": i.quote.text, "reference": i.quote.reference},
+                    else {
+                        "text": i.quote.text,
+                        "reference": i.quote.reference,
+                        "stance": i.quote.stance.value,
+                    },
                 }
                 for i in correction.items
             ],
@@ -159,7 +164,11 @@ def correction_in(
                 references=tuple(i["references"]),
                 quote=None
                 if i["quote"] is None
-                else CorrectionQuote(text=i["quote"]["text"], reference=i["quote"]["reference"]),
+                else CorrectionQuote(
+                    text=i["quote"]["text"],
+                    reference=i["quote"]["reference"],
+                    stance=Stance(i["quote"].get("stance", Stance.UNKNOWN.value)),
+                ),
             )
             for i in data["items"]
         ),
