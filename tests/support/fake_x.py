@@ -67,6 +67,7 @@ class _Scripted:
     status: int
     reset_in: float = 60.0
     detail: str = ""
+    skip: int = 0  # calls answered normally before this one applies
 
 
 @dataclass
@@ -207,12 +208,20 @@ class FakeX:
         return tweet
 
     def script(
-        self, route: str, status: int, *, times: int = 1, reset_in: float = 60.0, detail: str = ""
+        self,
+        route: str,
+        status: int,
+        *,
+        times: int = 1,
+        reset_in: float = 60.0,
+        detail: str = "",
+        after: int = 0,
     ) -> None:
-        """Make the next `times` calls of route ("create", "mentions", "notes"...) fail."""
-        self._scripts.setdefault(route, []).extend(
-            _Scripted(status, reset_in, detail) for _ in range(times)
-        )
+        """Make `times` calls of route ("create", "mentions", "notes"...) fail with status,
+        after letting `after` calls through."""
+        scripted = [_Scripted(status, reset_in, detail) for _ in range(times)]
+        scripted[0].skip = after
+        self._scripts.setdefault(route, []).extend(scripted)
 
     def calls(self, route: str) -> list[Call]:
         """Return the requests of one route, in order."""
@@ -280,9 +289,10 @@ class FakeX:
         if not (auth.startswith("OAuth ") or auth.startswith("Bearer ")):
             return self._problem(401, "Unauthorized", "no user authentication")
         scripts = self._scripts.get(route) or []
-        if scripts:
-            scripted = scripts.pop(0)
-            return self._scripted(scripted)
+        if scripts and scripts[0].skip > 0:
+            scripts[0].skip -= 1
+        elif scripts:
+            return self._scripted(scripts.pop(0))
         handler = getattr(self, f"_{route}")
         answer: web.Response = handler(call, *(match.groups() if match else ()))
         return answer
@@ -330,7 +340,7 @@ class FakeX:
             return {k: v for k, v in t.items() if k in keep}
 
         def expand(t: dict[str, Any], prefix: str) -> None:
-            if f"{prefix}author_id" in expansions and t["author_id"] in self.users:
+            if f"{prefix}author_id" in expansions and t.get("author_id") in self.users:
                 users[t["author_id"]] = self.users[t["author_id"]]
             if f"{prefix}attachments.media_keys" in expansions:
                 for key in (t.get("attachments") or {}).get("media_keys", []):
@@ -384,7 +394,7 @@ class FakeX:
         mentioning = [
             t
             for t in self.tweets.values()
-            if name in t["text"].lower() and t["author_id"] != user_id
+            if name in t["text"].lower() and t.get("author_id") != user_id
         ]
         page, more = self._newest_first(mentioning, call)
         return self._page(call, page, more)

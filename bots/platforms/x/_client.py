@@ -170,6 +170,12 @@ class XApi:
             raise XForbiddenError(
                 f"X refused {route} (403): {text}", status=403, codes=exc.api_codes
             ) from exc
+        except aiohttp.ContentTypeError as exc:  # a refusal whose body is not JSON
+            raise XApiError(
+                f"X answered {route} with HTTP {exc.status}", status=exc.status
+            ) from exc
+        except aiohttp.ClientError as exc:  # the connection failed: nothing is known
+            raise XApiError(f"X could not be reached for {route}: {exc}", status=503) from exc
         except tweepy.HTTPException as exc:
             text = "; ".join(exc.api_messages) or exc.response.reason or "error"
             raise XApiError(

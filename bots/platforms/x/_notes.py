@@ -24,7 +24,8 @@ Local scores (high is better), what the open-source admission evaluator measures
   two content words (4+ letters, not stop words) with the claim, or a third of the claim's; it
   *expresses opinion* through each marker found: first-person stances ("I think", "we
   believe"), judgement adverbs ("obviously", "clearly", "sadly"), loaded words ("lie",
-  "propaganda", "ridiculous"), exhortations ("should", "must"), "!" and words in capitals.
+  "propaganda", "ridiculous"), exhortations ("should", "must"), "!" and words in capitals
+  that the claim does not have (shouting; the claim's own acronyms are not).
   high: addresses it with no marker; low: two markers or more, or one without addressing it;
   medium otherwise.
 - HarassmentAbuse: a word list of insults and threats, an @handle aimed at someone, and
@@ -47,7 +48,7 @@ from pipeline.web.fetcher import Fetcher
 NOTE_CHARS = 280
 MISLEADING = "misinformed_or_potentially_misleading"
 CREDIBLE = (Tier.HIGH, Tier.MEDIUM)
-_WORD_RE = re.compile(r"[a-z][a-z'\-]{3,}")
+_WORD_RE = re.compile(r"[a-z][a-z0-9']{3,}")
 _STOP = frozenset(
     "this that with from have were they them their there which what when where about would "
     "could should into than then also been being some more most such only over very post "
@@ -230,7 +231,8 @@ def claim_opinion(note: str, claim: str) -> tuple[str, dict[str, Any]]:
     shared = claim_words & note_words
     addresses = len(shared) >= 2 or (bool(claim_words) and len(shared) * 3 >= len(claim_words))
     markers = [m.group(0) for rx in _OPINION_RE for m in rx.finditer(text)]
-    markers += _CAPS_RE.findall(text)
+    # shouting: a word in capitals the claim does not have (acronyms such as COVID it has)
+    markers += [w for w in _CAPS_RE.findall(text) if w not in claim]
     if addresses and not markers:
         level = "high"
     elif len(markers) >= 2 or (markers and not addresses):
