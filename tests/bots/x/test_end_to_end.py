@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from bots.platforms.x._mentions import SINCE_KEY
 from storage.x_notes import ApiCosts
 from tests.bots.x.conftest import BOB, XBot
@@ -69,6 +71,7 @@ async def test_a_restart_over_the_same_database_does_not_answer_again(
     assert second.app.store.state.get(SINCE_KEY) == "1001"
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_mention_seen_twice_is_answered_once(make_bot: Any, fake: FakeX) -> None:
     bot: XBot = await make_bot(fake)
     await bot.adapter.poller.poll_once()
@@ -80,6 +83,7 @@ async def test_a_mention_seen_twice_is_answered_once(make_bot: Any, fake: FakeX)
     assert len(first_parts) == 1
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_429_between_posts_resumes_the_thread_without_repeating(
     make_bot: Any, fake: FakeX
 ) -> None:
@@ -96,6 +100,7 @@ async def test_a_429_between_posts_resumes_the_thread_without_repeating(
     assert "XReplyRateLimitedError" in (job.last_error or "")
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_403_reply_not_allowed_is_not_retried_and_says_why(
     make_bot: Any, fake: FakeX
 ) -> None:
@@ -113,6 +118,7 @@ async def test_a_403_reply_not_allowed_is_not_retried_and_says_why(
     assert status == "failed" and "not allowed" in error
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_mention_of_its_own_text_checks_it_without_the_handles(
     make_bot: Any, fake: FakeX
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 
 from bots.platforms.x._sources import NOTES_FEED
@@ -88,6 +89,7 @@ async def test_the_eligible_feed_gets_scored_notes_submitted_in_test_mode(
     assert not created
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_notes_status_is_recorded_and_summarized(make_bot: Any, fake: FakeX) -> None:
     bot: XBot = await make_bot(fake, notes_enabled=True)
     notes = await _notes_for_feed(bot, fake)
@@ -122,6 +124,7 @@ async def test_notes_status_is_recorded_and_summarized(make_bot: Any, fake: Fake
     assert answer.json()["helpful"] == 1 and answer.json()["notes"] == len(notes)
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_notes_off_writes_and_scores_but_never_submits(make_bot: Any, fake: FakeX) -> None:
     bot: XBot = await make_bot(fake, notes_enabled=True)
     notes = await _notes_for_feed(bot, fake, notes_off=True)
@@ -129,6 +132,7 @@ async def test_notes_off_writes_and_scores_but_never_submits(make_bot: Any, fake
     assert fake.notes == [] and fake.calls("evaluate") == []
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_note_refused_by_x_is_rejected_not_retried(make_bot: Any, fake: FakeX) -> None:
     bot: XBot = await make_bot(fake, notes_enabled=True)
     fake.script("notes", 403, times=10, detail="client-not-enrolled")
@@ -138,6 +142,7 @@ async def test_a_note_refused_by_x_is_rejected_not_retried(make_bot: Any, fake: 
     assert len(fake.calls("notes")) == len(notes)  # once each
 
 
+@pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_429_on_submit_is_retried_and_submits_once(make_bot: Any, fake: FakeX) -> None:
     bot: XBot = await make_bot(fake, notes_enabled=True)
     fake.script("notes", 429, reset_in=0)
