@@ -2,9 +2,10 @@
 
 Which checks get a note: the post's verdict is false or misleading, and a shown claim with
 that verdict cites at least `min_sources` references whose evidence comes from a credible
-publisher (tier high or medium). The note is that claim's explanation (and the verified quote
-when it fits), then the URLs of those references — only URLs the pipeline retrieved — within
-280 characters as X counts them (a URL counts 23).
+publisher (tier high or medium). The note is that claim's explanation without factbot's
+internal match scores (and the verified quote when it fits), then the URLs of those
+references — only URLs the pipeline retrieved — within 280 characters as X counts them (a URL
+counts 23).
 
 Mapping factbot's verdict and reasons to the API's fields (`misleading_tags`):
 
@@ -112,6 +113,7 @@ _TAG_WORDS = {
     "misinterpreted_satire": ("satire", "satirical", "parody"),
     "disputed_claim_as_fact": ("disputed", "unproven", "no evidence"),
 }
+_SCORE_RE = re.compile(r"\s*\(match \d+(?:\.\d+)?\)")  # the review matcher's own score
 _MEDIA_WORDS = (
     "image",
     "photo",
@@ -199,7 +201,8 @@ def write_note(check: Check, *, min_sources: int = 1, max_urls: int = 2) -> Draf
         if len(refs) < min_sources:
             continue
         urls = tuple(dict.fromkeys(r.url for r in refs))[:max_urls]
-        body = defuse_mentions(" ".join(scrub_links(item.explanation).split()))
+        explained = _SCORE_RE.sub("", item.explanation)  # a public note shows no internal score
+        body = defuse_mentions(" ".join(scrub_links(explained).split()))
         if item.quote is not None:
             quoted = " ".join(scrub_links(item.quote.text).split())
             with_quote = f'{body.rstrip(".")}. The source says: "{quoted}"'

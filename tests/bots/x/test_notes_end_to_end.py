@@ -63,7 +63,7 @@ async def test_the_eligible_feed_gets_scored_notes_submitted_in_test_mode(
     assert notes, "no note was written for the false posts of the feed"
     retrieved = bot.retrieved()
     for note in notes:
-        assert 1 <= len(note.text) <= 280
+        assert 1 <= len(note.text) <= 280 and "(match" not in note.text
         assert note.urls and set(note.urls) <= retrieved
         assert all(url in note.text for url in note.urls)
         assert note.url_validity == "high"  # every URL answered 200 on loopback
