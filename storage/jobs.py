@@ -244,16 +244,19 @@ class JobQueue:
         *,
         backoff: Backoff | None = None,
         permanent: bool = False,
+        delay: float | None = None,
     ) -> str:
         """Record a failed attempt: queued again after a back-off, or dead; return the status.
 
-        A permanent error (bad input that no retry can fix) makes the job dead at once.
+        A permanent error (bad input that no retry can fix) makes the job dead at once. `delay`
+        (seconds) replaces the back-off when the peer said how long to wait (a 429's reset).
         Raises LeaseLostError when owner no longer holds the lease.
         """
         backoff = backoff or Backoff()
         status = "dead" if permanent or job.attempts >= job.max_attempts else "queued"
         now = self.clock.now()
-        retry_at = dt_out(now + timedelta(seconds=backoff.delay(job.attempts)))
+        wait = backoff.delay(job.attempts) if delay is None else delay
+        retry_at = dt_out(now + timedelta(seconds=wait))
         with immediate(self.db):
             cursor = self.db.execute(
                 "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, updated_at = ?, "

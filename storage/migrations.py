@@ -384,6 +384,52 @@ def m014_claim_graphs(db: Database) -> None:
 
 
 @migrations()
+def m015_x_notes(db: Database) -> None:
+    # What a platform's API itself costs (X bills every post read and written): one row a
+    # billed call, counted with the checks' cost in the platform's money budget.
+    db.execute("""
+        CREATE TABLE api_costs (
+            id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            workspace_id TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            units INTEGER NOT NULL,
+            cost_usd REAL NOT NULL,
+            ref TEXT,
+            at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX api_costs_platform_at ON api_costs(platform, workspace_id, at)")
+    # Community Notes factbot wrote on X: one per post, the local admission scores, what the
+    # API answered (its evaluation, the note id) and the note's later rating status.
+    db.execute("""
+        CREATE TABLE x_notes (
+            id TEXT PRIMARY KEY,
+            post_id TEXT NOT NULL UNIQUE,
+            check_id TEXT,
+            job_id TEXT,
+            text TEXT NOT NULL,
+            classification TEXT NOT NULL,
+            misleading_tags TEXT NOT NULL DEFAULT '[]',
+            trustworthy_sources INTEGER NOT NULL DEFAULT 1,
+            urls TEXT NOT NULL DEFAULT '[]',
+            url_validity TEXT NOT NULL,
+            claim_opinion TEXT NOT NULL,
+            harassment_abuse TEXT NOT NULL,
+            score_detail TEXT NOT NULL DEFAULT '{}',
+            test_mode INTEGER NOT NULL DEFAULT 1,
+            status TEXT NOT NULL,
+            api_note_id TEXT,
+            claim_opinion_score REAL,
+            rating_status TEXT,
+            evaluation TEXT NOT NULL DEFAULT '{}',
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX x_notes_created ON x_notes(created_at)")
+
+
+@migrations()
 def m016_review_queue(db: Database) -> None:
     # Corrections proposed for a human's decision (bots.runtime.review). `destination` is the
     # public routing of the reply; `private` what only the reply may use (deleted once posted

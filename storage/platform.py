@@ -145,13 +145,22 @@ class PlatformRepo:
         )
 
     def usage_since(self, platform: str, workspace_id: str, since: datetime) -> tuple[int, float]:
-        """Return the checks asked for in a workspace since a time, and what they cost."""
+        """Return the checks asked for in a workspace since a time, and what they cost.
+
+        The cost includes what the platform's API billed meanwhile (`api_costs`: X charges
+        every post read and written).
+        """
         row = self.db.execute(
             "SELECT count(*), coalesce(sum(cost_usd), 0) FROM platform_requests "
             "WHERE platform = ? AND workspace_id = ? AND created_at >= ?",
             [platform, workspace_id, dt_out(since)],
         ).fetchone()
-        return int(row[0]), float(row[1])
+        api = self.db.execute(
+            "SELECT coalesce(sum(cost_usd), 0) FROM api_costs "
+            "WHERE platform = ? AND workspace_id = ? AND at >= ?",
+            [platform, workspace_id, dt_out(since)],
+        ).fetchone()
+        return int(row[0]), float(row[1]) + float(api[0])
 
     # -- opt-outs ------------------------------------------------------------------------
 

@@ -10,7 +10,9 @@ Stopping (`stop` set, e.g. by SIGTERM): no new claims; running jobs get `shutdow
 seconds to finish; the rest are cancelled and handed back to the queue unfinished.
 
 Failure policy: a handler's `PermanentJobError` (and factbot's `InputError`) makes the job dead
-at once; any other exception is one failed attempt. Nothing a handler raises stops the pool.
+at once; a `RetryLaterError` is one failed attempt retried after the wait the peer asked for;
+any other exception is one failed attempt retried after the back-off. Nothing a handler raises
+stops the pool. (The handler contract lives in `bots.runtime.jobtypes`, re-exported here.)
 """
 
 from __future__ import annotations
@@ -20,37 +22,26 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from bots.runtime.jobtypes import JobHandler, Outcome, PermanentJobError, RetryLaterError
 from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import InputError
 from storage import Store
 from storage.jobs import Backoff, Job, LeaseLostError
 
+__all__ = [
+    "JobHandler",
+    "Outcome",
+    "PermanentJobError",
+    "RetryLaterError",
+    "WorkerConfig",
+    "WorkerPool",
+    "worker_name",
+]
+
 log = logging.getLogger(__name__)
-
-
-class PermanentJobError(Exception):
-    """A failure no retry can fix (bad input): the job is dead at once."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a finished job leaves: its result id, the writes to commit with it, what follows."""
-
-    result_id: str | None = None
-    store: Callable[[], None] | None = None  # runs inside the transaction that marks it done
-    after: Callable[[], Awaitable[None]] | None = None  # runs once the job is committed done
-
-
-class JobHandler(Protocol):
-    """Runs one kind of job."""
-
-    async def run(self, job: Job) -> Outcome:
-        """Do the job's work and return its outcome (nothing is committed yet)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -169,10 +160,11 @@ class WorkerPool:
 
     def _record_failure(self, job: Job, owner: str, exc: Exception) -> None:
         permanent = isinstance(exc, PermanentJobError | InputError)
+        delay = exc.retry_after if isinstance(exc, RetryLaterError) else None
         error = f"{type(exc).__name__}: {exc}"
         try:
             status = self.store.jobs.fail(
-                job, owner, error, backoff=self.config.backoff, permanent=permanent
+                job, owner, error, backoff=self.config.backoff, permanent=permanent, delay=delay
             )
         except LeaseLostError:
             return

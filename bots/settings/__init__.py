@@ -38,6 +38,7 @@ from bots.settings.platforms import (
     SlackSettings,
 )
 from bots.settings.review import ReviewSettings
+from bots.settings.x import XSettings
 from pipeline.errors import ConfigError
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "Settings",
     "SlackSettings",
     "StageModelSettings",
+    "XSettings",
     "load_settings",
 ]
 
@@ -106,6 +108,7 @@ class Settings(BaseSettings):
     reuse: ReuseSettings = ReuseSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
+    x: XSettings = XSettings()
     guards: GuardSettings = GuardSettings()
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
@@ -139,7 +142,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _slack_secrets(self) -> Settings:
         # Checked here, not in SlackSettings: a group's error would echo its input (the tokens).
-        problem = self.slack.problem()
+        problem = self.slack.problem() or self.x.problem()
         if problem:
             raise ValueError(problem)
         return self

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bots.runtime.worker import Outcome, PermanentJobError, WorkerConfig, WorkerPool
+from bots.runtime.worker import (
+    Outcome,
+    PermanentJobError,
+    RetryLaterError,
+    WorkerConfig,
+    WorkerPool,
+)
 from storage import Store
 from storage.jobs import Backoff, Job
 from tests.support.clock import FakeClock
@@ -101,6 +107,24 @@ async def test_bad_input_is_dead_at_the_first_attempt(store: Store) -> None:
     handler = Failing(PermanentJobError("no post"))
     dead = await _run_until_dead(store, handler)
     assert dead.attempts == 1 and handler.calls == 1
+
+
+async def test_a_peer_asking_to_wait_retries_after_that_wait_not_the_backoff(
+    store: Store,
+) -> None:
+    clock = FakeClock()
+    handler = Failing(RetryLaterError("X rate limit", retry_after=120.0))
+    job, _ = store.jobs.enqueue("check", {}, max_attempts=3)
+    pool = WorkerPool(store, {"check": handler}, _config(), name="t", clock=clock)
+    store.jobs.clock = clock
+    await pool.run_one(store.jobs.claim("t/0", lease=30, kinds=("check",)), "t/0")  # type: ignore[arg-type]
+    queued = store.jobs.get(job.id)
+    assert queued is not None and queued.status == "queued"
+    assert queued.run_after is not None
+    assert (queued.run_after - clock.now()).total_seconds() == 120.0  # the backoff here is 0
+    assert store.jobs.claim("t/0", lease=30, kinds=("check",)) is None  # not due yet
+    clock.advance(121)
+    assert store.jobs.claim("t/0", lease=30, kinds=("check",)) is not None
 
 
 async def test_stopping_lets_a_running_job_finish_within_the_timeout(store: Store) -> None:

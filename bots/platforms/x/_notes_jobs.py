@@ -1,0 +1,238 @@
+"""The Community Notes jobs: `x:note` writes, scores and submits one note; `x:notes-status`
+records what X later says of the notes written.
+
+`x:note` (payload {check_id, check_job, post_id, key}; enqueued by the monitor through
+`storage.x_notes.enqueue_note`, waiting for the check job):
+
+1. the check ended dead, or its verdict does not qualify (`_notes.write_note`): done, no note;
+2. the note is written and scored locally and stored (one row per post: a retried job finds
+   it and goes on from there); a note whose scores would not pass, or written while notes are
+   off, is `withheld` and never submitted;
+3. `POST /2/evaluate_note` — its `claim_opinion_score` is recorded;
+4. `POST /2/notes` with `test_mode` while the writer is not admitted — the note id is recorded
+   (`submitted`). A retried attempt first looks in `notes_written` for a note on the post, so a
+   worker that died after X took the note does not submit a second one.
+
+A 429 retries the job when the window resets; another refusal (403 `client-not-enrolled`, 400)
+marks the note `rejected` with X's reason and ends the job: resubmitting would not help.
+
+`x:notes-status` reads `GET /2/notes/search/notes_written` and records each note's status
+(helpful / not helpful / needs more ratings) and, in test mode, the evaluator's buckets.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
+from bots.platforms.x._notes import Draft, Scores, score, write_note
+from bots.runtime.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
+from bots.settings import Settings
+from pipeline.errors import NotFoundError
+from pipeline.records import new_id
+from pipeline.web.fetcher import Fetcher, FetchPolicy
+from storage.x_notes import XNote, XNotesRepo
+
+log = logging.getLogger(__name__)
+
+RATING = {
+    "currently_rated_helpful": "helpful",
+    "currently_rated_not_helpful": "not_helpful",
+    "needs_more_ratings": "needs_more_ratings",
+}
+STATUS_PAGES = 5
+
+
+def fetch_policy(settings: Settings) -> FetchPolicy:
+    """Return the fetcher policy of the settings (the one checks use)."""
+    fs = settings.fetch
+    return FetchPolicy(
+        max_bytes=fs.max_bytes,
+        connect_timeout=fs.connect_timeout,
+        total_timeout=fs.total_timeout,
+        max_redirects=fs.max_redirects,
+        allow_private=fs.allow_private,
+        allowed_networks=fs.allowed_networks,
+        user_agent=fs.user_agent,
+        respect_robots=fs.respect_robots,
+    )
+
+
+class NoteJobs:
+    """Runs `x:note` jobs."""
+
+    def __init__(self, settings: Settings, store: Any, api: XApi, repo: XNotesRepo) -> None:
+        self.settings = settings
+        self.store = store  # storage.Store: checks and jobs are read through it
+        self.api = api
+        self.repo = repo
+
+    async def run(self, job: Job) -> Outcome:
+        """Write, score and submit the note of the job's post (at most one per post)."""
+        payload = job.payload
+        post_id = str(payload.get("post_id") or "")
+        if not post_id.isdigit() or not payload.get("check_id"):
+            raise PermanentJobError(f"x:note job {job.id} needs a numeric post_id and a check_id")
+        note = self.repo.for_post(post_id)
+        if note is not None and note.status != "scored":
+            return Outcome(result_id=note.id)  # already submitted, withheld or rejected
+        if note is None:
+            check_job = (
+                self.store.jobs.get(payload["check_job"]) if payload.get("check_job") else None
+            )
+            if check_job is not None and check_job.status == "dead":
+                log.info("no note: the check failed", extra={"post": post_id})
+                return Outcome()
+            try:
+                check = self.store.checks.get(str(payload["check_id"]))
+            except NotFoundError as exc:
+                raise PermanentJobError(f"check {payload['check_id']} is not stored") from exc
+            draft = write_note(check, min_sources=self.settings.x.notes_min_sources)
+            if draft is None:
+                log.info("no note: the verdict does not call for one", extra={"post": post_id})
+                return Outcome()
+            async with Fetcher(fetch_policy(self.settings)) as fetcher:
+                scores = await score(draft, fetcher)
+            note = self.repo.add(self._record(job, post_id, check.id, draft, scores))
+            log.info(
+                "community note written",
+                extra={
+                    "post": post_id,
+                    "status": note.status,
+                    "url": scores.url_validity,
+                    "claim_opinion": scores.claim_opinion,
+                    "harassment": scores.harassment_abuse,
+                },
+            )
+            if note.status != "scored":
+                return Outcome(result_id=note.id)
+        await self._submit(job, note)
+        return Outcome(result_id=note.id)
+
+    def _record(self, job: Job, post_id: str, check_id: str, draft: Draft, scores: Scores) -> XNote:
+        x = self.settings.x
+        withheld = None
+        if not scores.passes:
+            withheld = "the local scores say X's evaluator would not pass it"
+        elif not x.notes_enabled:
+            withheld = "Community Notes are off (FACTBOT_X__NOTES_ENABLED)"
+        return XNote(
+            id=new_id(),
+            post_id=post_id,
+            check_id=check_id,
+            job_id=job.id,
+            text=draft.text,
+            classification=draft.classification,
+            misleading_tags=draft.misleading_tags,
+            trustworthy_sources=draft.trustworthy_sources,
+            urls=draft.urls,
+            url_validity=scores.url_validity,
+            claim_opinion=scores.claim_opinion,
+            harassment_abuse=scores.harassment_abuse,
+            score_detail={**scores.detail, **({"withheld": withheld} if withheld else {})},
+            test_mode=x.notes_test_mode,
+            status="withheld" if withheld else "scored",
+            api_note_id=None,
+            claim_opinion_score=None,
+            rating_status=None,
+            evaluation={},
+            error=withheld,
+            created_at=None,
+            updated_at=None,
+        )
+
+    async def _submit(self, job: Job, note: XNote) -> None:
+        test_mode = self.settings.x.notes_test_mode
+        try:
+            if job.attempts > 1:
+                found = await self._written(note.post_id, test_mode)
+                if found is not None:
+                    self.repo.update(note.id, status="submitted", api_note_id=found)
+                    log.info("community note found already submitted", extra={"post": note.post_id})
+                    return
+            evaluated = await self.api.raw(
+                "POST", "/2/evaluate_note", json={"note_text": note.text, "post_id": note.post_id}
+            )
+            value = (evaluated.get("data") or {}).get("claim_opinion_score")
+            if isinstance(value, int | float):
+                self.repo.update(note.id, claim_opinion_score=float(value))
+            body = {
+                "test_mode": test_mode,
+                "post_id": note.post_id,
+                "info": {
+                    "text": note.text,
+                    "classification": note.classification,
+                    "misleading_tags": list(note.misleading_tags),
+                    "trustworthy_sources": note.trustworthy_sources,
+                },
+            }
+            answer = await self.api.raw("POST", "/2/notes", json=body)
+        except XRateLimitedError as exc:
+            raise RetryLaterError(str(exc), retry_after=exc.retry_after) from exc
+        except XApiError as exc:
+            if exc.status >= 500:
+                raise  # X's trouble: the job is retried after the back-off
+            self.repo.update(note.id, status="rejected", error=str(exc)[:500])
+            log.warning(
+                "community note refused by X", extra={"post": note.post_id, "error": str(exc)}
+            )
+            return
+        data = answer.get("data") or {}
+        note_id = str(data.get("note_id") or data.get("id") or "") or None
+        self.repo.update(note.id, status="submitted", api_note_id=note_id)
+        log.info("community note submitted", extra={"post": note.post_id, "test_mode": test_mode})
+
+    async def _written(self, post_id: str, test_mode: bool) -> str | None:
+        """Return the id of a note X already has from factbot on post_id, or None."""
+        async for item in written_notes(self.api, test_mode):
+            if str((item.get("info") or {}).get("post_id")) == post_id:
+                return str(item.get("id"))
+        return None
+
+
+async def written_notes(api: XApi, test_mode: bool) -> Any:
+    """Yield the notes factbot wrote, as `notes_written` lists them (a few pages)."""
+    token: str | None = None
+    for _ in range(STATUS_PAGES):
+        params: dict[str, Any] = {"test_mode": str(test_mode).lower(), "max_results": 100}
+        if token:
+            params["pagination_token"] = token
+        body = await api.raw("GET", "/2/notes/search/notes_written", params=params)
+        for item in body.get("data") or []:
+            if isinstance(item, dict):
+                yield item
+        token = (body.get("meta") or {}).get("next_token")
+        if not token:
+            return
+
+
+class NoteStatusJobs:
+    """Runs `x:notes-status` jobs: record the notes' later status."""
+
+    def __init__(self, settings: Settings, api: XApi, repo: XNotesRepo) -> None:
+        self.settings = settings
+        self.api = api
+        self.repo = repo
+
+    async def run(self, job: Job) -> Outcome:
+        """Read notes_written and record each note's rating status and evaluation."""
+        changed = 0
+        try:
+            async for item in written_notes(self.api, self.settings.x.notes_test_mode):
+                post_id = str((item.get("info") or {}).get("post_id") or "")
+                outcomes = (item.get("test_result") or {}).get("evaluation_outcome") or []
+                evaluation = {
+                    str(o.get("evaluator_type")): str(o.get("evaluator_score_bucket"))
+                    for o in outcomes
+                    if isinstance(o, dict)
+                }
+                rating = RATING.get(str(item.get("status") or ""))
+                if post_id and self.repo.set_status(
+                    post_id, rating=rating, evaluation=evaluation, api_note_id=str(item.get("id"))
+                ):
+                    changed += 1
+        except XRateLimitedError as exc:
+            raise RetryLaterError(str(exc), retry_after=exc.retry_after) from exc
+        log.info("community notes status refreshed", extra={"job": job.id, "changed": changed})
+        return Outcome()

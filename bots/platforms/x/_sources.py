@@ -1,0 +1,156 @@
+"""Where the monitor looks on X: recent search, watched accounts, hashtags, the notes feed.
+
+Each source is built from the settings (`FACTBOT_X__WATCH_QUERIES`, `__WATCH_ACCOUNTS`,
+`__WATCH_HASHTAGS`; the Community Notes feed when `__NOTES_ENABLED`) and only translates X's
+posts into `Candidate`s; the monitor keeps the cursors (X's `since_id`: the newest post seen),
+scores, budgets and routes. Every post read is billed (`api_costs`).
+
+The eligible-posts feed is named ``x:notes:eligible``: its candidates are posts people asked a
+Community Note for, so the monitor routes them to `x:note`, never to a reply (X refuses a
+programmatic reply under a post whose author did not mention the bot anyway). The feed has no
+`since_id`; it answers what is eligible now, and the monitor's dedupe keeps a post checked once.
+A rate limit or an outage raises `SourceUnavailableError` with the wait X asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
+from bots.platforms.x._events import Includes, MalformedPayloadError, actor, to_post, tweets_of
+from bots.runtime.candidates import Batch, Candidate, CandidateSource, SourceUnavailableError
+from bots.runtime.platform import Destination
+from bots.settings import XSettings
+from pipeline.clock import Clock
+
+NOTES_FEED = "x:notes:eligible"
+NOTES_FEED_FIELDS = "author_id,created_at,referenced_tweets,entities,attachments,note_tweet"
+
+Fetch = Callable[[str | None, int], Awaitable[dict[str, Any]]]
+
+
+def candidates_of(
+    body: Mapping[str, Any], source: str, me: str, clock: Clock, *, topics: tuple[str, ...] = ()
+) -> list[Candidate]:
+    """Return the candidates of a response's posts (malformed posts left out)."""
+    includes = Includes.of(body)
+    found = []
+    for tweet in tweets_of(body):
+        try:
+            post = to_post(tweet, includes)
+        except MalformedPayloadError:
+            continue
+        author_id = str(tweet.get("author_id") or "")
+        user = includes.users.get(author_id) or {}
+        metrics = tweet.get("public_metrics") or {}
+        entities = tweet.get("entities") or {}
+        tags = tuple(str(h.get("tag")) for h in entities.get("hashtags") or [] if h.get("tag"))
+        mentioned = {str(m.get("id")) for m in entities.get("mentions") or []}
+        conversation = str(tweet.get("conversation_id") or post.platform_id)
+        found.append(
+            Candidate(
+                source=source,
+                post=post,
+                author=actor(author_id, includes, me),
+                destination=Destination(
+                    platform="x",
+                    workspace_id="",
+                    channel_id=conversation,
+                    message_id=post.platform_id,
+                    thread_id=conversation,
+                    public={"target_id": post.platform_id},
+                ),
+                thread_key=conversation,
+                mentions_bot=me in mentioned,
+                followers=int((user.get("public_metrics") or {}).get("followers_count") or 0),
+                engagement=sum(
+                    int(metrics.get(k) or 0)
+                    for k in ("like_count", "retweet_count", "reply_count", "quote_count")
+                ),
+                topics=(*topics, *tags),
+                seen_at=clock.now(),
+            )
+        )
+    return found
+
+
+@dataclass
+class XSource:
+    """One place on X read through one API call (search, a timeline, the notes feed)."""
+
+    name: str
+    api: XApi
+    clock: Clock
+    read: Fetch
+    topics: tuple[str, ...] = ()
+    cursor_from_meta: bool = True
+
+    async def fetch(self, cursor: str | None, limit: int) -> Batch:
+        """Return up to limit posts newer than cursor, and the newest id as the next cursor."""
+        try:
+            body = await self.read(cursor, limit)
+            me = await self.api.me()
+        except XRateLimitedError as exc:
+            raise SourceUnavailableError(str(exc), retry_after=exc.retry_after) from exc
+        except XApiError as exc:
+            raise SourceUnavailableError(str(exc)) from exc
+        found = candidates_of(body, self.name, me, self.clock, topics=self.topics)[-limit:]
+        newest = (body.get("meta") or {}).get("newest_id") if self.cursor_from_meta else None
+        return Batch(candidates=found, cursor=str(newest) if newest else None)
+
+
+def build_sources(settings: XSettings, api: XApi, clock: Clock) -> list[CandidateSource]:
+    """Return the sources the settings name."""
+    sources: list[CandidateSource] = []
+    for query in settings.watch_queries:
+        sources.append(XSource(f"x:search:{query}", api, clock, _search(api, query)))
+    for user_id in settings.watch_accounts:
+        sources.append(XSource(f"x:account:{user_id}", api, clock, _timeline(api, user_id)))
+    for tag in settings.watch_hashtags:
+        tag = tag.lstrip("#")
+        query = f"#{tag} -is:retweet"
+        sources.append(XSource(f"x:hashtag:{tag}", api, clock, _search(api, query), (tag,)))
+    if settings.notes_enabled:
+        sources.append(
+            XSource(NOTES_FEED, api, clock, _feed(api, settings), ("community-notes",), False)
+        )
+    return sources
+
+
+def _search(api: XApi, query: str) -> Fetch:
+    async def read(cursor: str | None, limit: int) -> dict[str, Any]:
+        return await api.search(query, cursor, limit)
+
+    return read
+
+
+def _timeline(api: XApi, user_id: str) -> Fetch:
+    async def read(cursor: str | None, limit: int) -> dict[str, Any]:
+        return await api.timeline(user_id, cursor, limit)
+
+    return read
+
+
+def _feed(api: XApi, settings: XSettings) -> Fetch:
+    async def read(cursor: str | None, limit: int) -> dict[str, Any]:
+        del cursor  # the feed answers what is eligible now
+        body = await api.raw(
+            "GET",
+            "/2/notes/search/posts_eligible_for_notes",
+            params={
+                "test_mode": str(settings.notes_test_mode).lower(),
+                "max_results": max(1, min(100, limit)),
+                "post_selection": f"feed_size:{settings.notes_feed_size},"
+                f"feed_lang:{settings.notes_feed_lang}",
+                "tweet.fields": NOTES_FEED_FIELDS,
+                "expansions": "author_id,attachments.media_keys",
+                "media.fields": "url,preview_image_url,alt_text,type",
+                "user.fields": "username,public_metrics",
+            },
+        )
+        api.bill_reads(body, "notes:eligible")
+        return body
+
+    return read

@@ -1,0 +1,138 @@
+"""The local admission scores of a Community Note, the tags mapping, and the summary."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bots.platforms.x._notes import (
+    claim_opinion,
+    harassment_abuse,
+    tags_for,
+    url_validity,
+)
+from pipeline.records import Label
+from pipeline.web.fetcher import Fetcher, FetchPolicy
+from storage.x_notes import XNote, summarize
+from tests.support.httpserver import Response, serve
+
+CLAIM = "5G networks spread the coronavirus."
+
+
+def test_a_factual_note_on_the_claim_scores_high() -> None:
+    note = (
+        "Radio waves from 5G networks cannot spread a virus; the coronavirus spreads "
+        "between people. https://a.example/x"
+    )
+    level, detail = claim_opinion(note, CLAIM)
+    assert level == "high"
+    assert {"networks", "spread", "coronavirus"} <= set(detail["shared_words"])
+
+
+def test_opinion_words_lower_claim_opinion() -> None:
+    one = "Obviously 5G networks do not spread the coronavirus. https://a.example/x"
+    assert claim_opinion(one, CLAIM)[0] == "medium"
+    two = "I think this is ridiculous: 5G networks do not spread the coronavirus! https://a.example"
+    level, detail = claim_opinion(two, CLAIM)
+    assert level == "low" and len(detail["opinion_markers"]) >= 2
+    off_topic = "Clearly the weather was lovely in April. https://a.example"
+    assert claim_opinion(off_topic, CLAIM)[0] == "low"
+
+
+def test_the_claims_own_acronyms_are_not_shouting() -> None:
+    claim = "Drinking bleach protects you against COVID-19."
+    note = "Drinking bleach does not protect against COVID-19 and harms you. https://a.example"
+    assert claim_opinion(note, claim)[0] == "high"
+    assert claim_opinion("Drinking bleach is NEVER safe against COVID-19.", claim)[0] == "medium"
+
+
+def test_a_note_unrelated_to_the_claim_without_opinion_is_medium() -> None:
+    assert (
+        claim_opinion("The report was published in 2020. https://a.example", CLAIM)[0] == "medium"
+    )
+
+
+def test_abuse_and_aimed_handles_score_low() -> None:
+    assert harassment_abuse("5G does not spread viruses. https://a.example")[0] == "high"
+    assert harassment_abuse("Only an idiot believes 5G spreads viruses.")[0] == "low"
+    assert harassment_abuse("@alice is wrong: 5G does not spread viruses.")[0] == "low"
+    assert harassment_abuse("You people never check https://a.example/@x")[0] == "low"
+    # a URL with an @ in it is not a handle
+    assert harassment_abuse("See https://a.example/@user/post")[0] == "high"
+
+
+def test_tags_follow_the_verdict_and_its_reasons() -> None:
+    assert tags_for(Label.FALSE, "rated false", has_media=False) == ("factual_error",)
+    assert tags_for(Label.MISLEADING, "the figures are outdated", has_media=False) == (
+        "missing_important_context",
+        "outdated_information",
+    )
+    assert "manipulated_media" in tags_for(Label.FALSE, "the photo was edited", has_media=True)
+    assert "manipulated_media" not in tags_for(Label.FALSE, "the photo was edited", has_media=False)
+    assert "misinterpreted_satire" in tags_for(
+        Label.FALSE, "a satire site wrote it", has_media=False
+    )
+
+
+async def test_url_validity_is_high_only_when_every_url_answers_200() -> None:
+    with serve() as server:
+        good = server.add("/ok", "<html><body>ok</body></html>")
+        server.route("/gone", Response(404, b"gone"))
+        missing = good.replace("/ok", "/gone")
+        async with Fetcher(FetchPolicy(allowed_networks=("127.0.0.1/32",))) as fetcher:
+            assert (await url_validity([good], fetcher))[0] == "high"
+            level, detail = await url_validity([good, missing], fetcher)
+            assert level == "low" and detail["urls"][good] == 200
+            assert "404" in str(detail["urls"][missing])
+            assert (await url_validity([], fetcher))[0] == "low"
+        # without the loopback allowance the SSRF guard refuses it: low, never fetched
+        async with Fetcher() as guarded:
+            level, detail = await url_validity([good], guarded)
+            assert level == "low"
+
+
+def _note(n: int, **fields: object) -> XNote:
+    base: dict[str, object] = {
+        "id": f"n{n}",
+        "post_id": str(1000 + n),
+        "check_id": None,
+        "job_id": None,
+        "text": "t https://a.example",
+        "classification": "misinformed_or_potentially_misleading",
+        "misleading_tags": ("factual_error",),
+        "trustworthy_sources": True,
+        "urls": ("https://a.example",),
+        "url_validity": "high",
+        "claim_opinion": "high",
+        "harassment_abuse": "high",
+        "score_detail": {},
+        "test_mode": True,
+        "status": "submitted",
+        "api_note_id": str(n),
+        "claim_opinion_score": 0.5,
+        "rating_status": None,
+        "evaluation": {},
+        "error": None,
+        "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+        "updated_at": None,
+    }
+    base.update(fields)
+    return XNote(**base)  # type: ignore[arg-type]
+
+
+def test_the_summary_applies_the_admission_thresholds() -> None:
+    good = [_note(n) for n in range(10)]
+    assert summarize(good).meets_admission
+    one_bad_url = [*good[:9], _note(9, url_validity="low")]
+    summary = summarize(one_bad_url)
+    assert summary.url_validity_high == 0.9 and not summary.meets_admission
+    mostly_low = [_note(n, claim_opinion="low" if n < 4 else "high") for n in range(10)]
+    assert not summarize(mostly_low).meets_admission  # 40 % low > 30 %
+    rated = [
+        _note(0, rating_status="helpful"),
+        _note(1, rating_status="not_helpful"),
+        _note(2, rating_status="helpful"),
+        _note(3),
+    ]
+    s = summarize(rated)
+    assert (s.helpful, s.not_helpful, s.hit_rate) == (2, 1, 1 / 3)
+    assert summarize([]).meets_admission is False

@@ -1,0 +1,208 @@
+"""The X sender and renderer against the stand-in: threads within 280, resumed, reconciled."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from bots.platforms.x._client import XApi, XRateLimitedError
+from bots.platforms.x._mentions import MentionPoller
+from bots.platforms.x._sender import (
+    XReplyNotAllowedError,
+    XReplyRateLimitedError,
+    XSender,
+    thread_key,
+)
+from bots.runtime.platform import Answer, Destination
+from bots.runtime.replies import ReplyKey, send_once
+from bots.settings import XSettings
+from pipeline.records import Correction, CorrectionItem, Label, Reference
+from pipeline.reply.thread import x_weighted
+from storage import Store
+from storage.x_notes import ApiCosts
+from tests.support.fake_x import FakeX
+
+URL_RE = re.compile(r"https?://\S+")
+
+
+def correction(claims: int = 3) -> Correction:
+    refs = tuple(
+        Reference(n, f"d{n}", f"https://news{n}.example/{'long-path-' * 6}{n}", f"Story {n}")
+        for n in range(1, 4)
+    )
+    items = tuple(
+        CorrectionItem(
+            n,
+            f"Claim number {n} about 5G towers",
+            Label.FALSE,
+            f"Health agencies found no link between radio signals and infections (claim {n}).",
+            references=(1, 2),
+        )
+        for n in range(1, claims + 1)
+    )
+    return Correction(Label.FALSE, "This post is false.", items, references=refs)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(tmp_path / "x.db") as opened:
+        yield opened
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeX]:
+    async with FakeX() as x:
+        x.add_user("200", "alice")
+        x.add_tweet("1000", "200", "5G towers spread viruses")
+        x.add_tweet("1001", "300", "@factbot true?", replied_to="1000")
+        yield x
+
+
+def settings(fake: FakeX, **changes: object) -> XSettings:
+    base: dict[str, object] = {
+        "bearer_token": "user-token",
+        "api_base": fake.api_base,
+        "user_id": "100",
+    }
+    base.update(changes)
+    return XSettings(**base)  # type: ignore[arg-type]
+
+
+def sender_for(fake: FakeX, store: Store, **changes: object) -> XSender:
+    s = settings(fake, **changes)
+    return XSender(s, XApi(s, ApiCosts(store.db)), store.state)
+
+
+DEST = Destination(
+    "x",
+    "",
+    "1000",
+    message_id="1001",
+    thread_id="1000",
+    public={"reply_key": "factbot:x:1001:answer"},
+)
+
+
+async def test_a_correction_renders_as_a_numbered_thread_within_280(
+    fake: FakeX, store: Store
+) -> None:
+    sender = sender_for(fake, store, max_posts=4, max_links=2)
+    rendered = sender.render(Answer("correction", correction=correction()), DEST)
+    parts = rendered.payload["parts"]
+    assert 1 < len(parts) <= 4 and tuple(parts) == rendered.texts
+    assert all(x_weighted(p) <= 280 for p in parts)
+    assert all(p.endswith(f"({n}/{len(parts)})") for n, p in enumerate(parts, 1))
+    urls = [u for p in parts for u in URL_RE.findall(p)]
+    assert 1 <= len(urls) <= 2  # links per reply is a setting
+    await sender.close()
+
+
+async def test_a_failure_is_one_short_post(fake: FakeX, store: Store) -> None:
+    sender = sender_for(fake, store)
+    rendered = sender.render(Answer("failure", message="factbot could not check this " * 30), DEST)
+    [part] = rendered.payload["parts"]
+    assert x_weighted(part) <= 280 and part.endswith("…")
+    await sender.close()
+
+
+async def test_each_part_replies_to_the_previous_and_is_billed(fake: FakeX, store: Store) -> None:
+    sender = sender_for(fake, store, post_chars=140, max_posts=9)
+    rendered = sender.render(Answer("correction", correction=correction(2)), DEST)
+    first = await sender.send(DEST, rendered)
+    posts = fake.created()
+    assert first == posts[0]["_created"] and len(posts) == len(rendered.texts)
+    parents = [p["reply"]["in_reply_to_tweet_id"] for p in posts]
+    assert parents == ["1001", *[p["_created"] for p in posts[:-1]]]
+    assert fake.calls("create")[0].headers["Authorization"] == "Bearer user-token"
+    costs = ApiCosts(store.db).totals("x")
+    with_url = sum(1 for p in posts if URL_RE.search(p["text"]))
+    assert costs.get("post_url", (0, 0.0)) == (with_url, pytest.approx(0.20 * with_url))
+    assert costs.get("post", (0, 0.0))[0] == len(posts) - with_url
+    # sending again (a retried job) posts nothing more
+    assert await sender.send(DEST, rendered) == first
+    assert len(fake.created()) == len(posts)
+    await sender.close()
+
+
+async def test_a_429_mid_thread_resumes_after_the_last_posted_part(
+    fake: FakeX, store: Store
+) -> None:
+    sender = sender_for(fake, store, post_chars=140, max_posts=9)
+    rendered = sender.render(Answer("correction", correction=correction(2)), DEST)
+    assert len(rendered.texts) >= 3
+    fake.script("create", 429, reset_in=30, after=1)  # the second part is rate limited
+    with pytest.raises(XReplyRateLimitedError) as err:
+        await sender.send(DEST, rendered)
+    assert 25 <= err.value.retry_after <= 32  # from x-rate-limit-reset
+    assert len(fake.created()) == 1
+    await sender.send(DEST, rendered)  # the retried job
+    posts = fake.created()
+    assert [p["text"] for p in posts] == list(rendered.texts)
+    assert posts[1]["reply"]["in_reply_to_tweet_id"] == posts[0]["_created"]
+    await sender.close()
+
+
+async def test_a_403_is_permanent_and_posts_nothing(fake: FakeX, store: Store) -> None:
+    sender = sender_for(fake, store)
+    rendered = sender.render(Answer("failure", message="factbot could not check this."), DEST)
+    other = Destination("x", "", "1000", message_id="1000", public={"reply_key": "k2"})
+    with pytest.raises(XReplyNotAllowedError, match="reply not allowed by X"):
+        await sender.send(other, rendered)  # under Alice's post, which did not mention factbot
+    assert fake.created() == []
+    await sender.close()
+
+
+async def test_a_crash_mid_thread_is_settled_with_what_x_has(fake: FakeX, store: Store) -> None:
+    sender = sender_for(fake, store, post_chars=140, max_posts=9)
+    rendered = sender.render(Answer("correction", correction=correction(2)), DEST)
+    parts = list(rendered.texts)
+    assert len(parts) >= 2
+    # the worker reserved the reply, stored the thread, posted part 1 and died before recording
+    store.state.set(thread_key(DEST), json.dumps({"parts": parts, "posted": []}))
+    on_x = URL_RE.sub("https://t.co/abc", parts[0])  # X shows every link as t.co
+    fake.add_tweet("1500", "100", on_x, replied_to="1001")
+    key = ReplyKey("x", "1001", "answer")
+    store.replies.reserve("x", "1001", "answer", job_id="job-1")
+
+    async def send() -> str | None:
+        return await sender.send(DEST, rendered)
+
+    async def reconcile() -> str | None:
+        return await sender.find_sent(DEST)
+
+    reply = await send_once(store.replies, key, send, job_id="job-1", reconcile=reconcile)
+    assert reply is not None and reply.status == "sent" and reply.platform_reply_id == "1500"
+    posts = fake.created()
+    assert [p["text"] for p in posts] == parts[1:]  # part 1 was not posted again
+    assert posts[0]["reply"]["in_reply_to_tweet_id"] == "1500"
+    assert await sender.find_sent(DEST) == "1500"
+    await sender.close()
+
+
+async def test_a_malformed_mention_is_skipped_and_the_others_go_on(
+    fake: FakeX, store: Store
+) -> None:
+    class Service:
+        def __init__(self) -> None:
+            self.requests: list[object] = []
+
+        async def intake(self, request: object) -> object:
+            self.requests.append(request)
+            return type("Intake", (), {"status": "accepted", "reason": ""})()
+
+    fake.add_tweet("1002", "300", "@factbot and this one?", replied_to="1000")
+    del fake.tweets["1002"]["author_id"]  # a payload without its author
+    s = settings(fake)
+    service = Service()
+    poller = MentionPoller(s, XApi(s, ApiCosts(store.db)), service, store.state)
+    result = await poller.poll_once()
+    assert (result.accepted, result.malformed, result.since_id) == (1, 1, "1002")
+    fake.script("mentions", 429, reset_in=120)
+    with pytest.raises(XRateLimitedError) as err:
+        await poller.poll_once()
+    assert 110 <= err.value.retry_after <= 122
+    await poller.api.close()

@@ -1,0 +1,76 @@
+"""The stand-in X answers as the v2 API does (checked with plain aiohttp, not tweepy)."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from tests.support.fake_x import NOT_ALLOWED, FakeX
+
+AUTH = {"Authorization": "Bearer t"}
+
+
+async def test_expansions_since_id_policy_and_scripts() -> None:
+    async with FakeX() as x, aiohttp.ClientSession(headers=AUTH) as http:
+        x.add_user("200", "alice")
+        x.add_media("m1", url="https://img.example/1.jpg")
+        x.add_tweet("1000", "200", "a claim", media_keys=("m1",))
+        x.add_tweet("1001", "300", "@factbot true?", replied_to="1000")
+        base = x.api_base
+        params = {
+            "expansions": "referenced_tweets.id,referenced_tweets.id.author_id,"
+            "referenced_tweets.id.attachments.media_keys",
+            "tweet.fields": "attachments",
+        }
+        async with http.get(f"{base}/2/users/100/mentions", params=params) as r:
+            body = await r.json()
+            assert r.headers["x-rate-limit-remaining"] == "99"
+        assert [t["id"] for t in body["data"]] == ["1001"]
+        assert body["includes"]["tweets"][0]["id"] == "1000"
+        assert body["includes"]["media"][0]["media_key"] == "m1"
+        assert body["meta"]["newest_id"] == "1001"
+        async with http.get(f"{base}/2/users/100/mentions", params={"since_id": "1001"}) as r:
+            assert (await r.json())["meta"]["result_count"] == 0
+        reply = {"text": "no", "reply": {"in_reply_to_tweet_id": "1000"}}
+        async with http.post(f"{base}/2/tweets", json=reply) as r:
+            assert r.status == 403 and (await r.json())["detail"] == NOT_ALLOWED
+        x.script("create", 429, reset_in=10)
+        reply["reply"]["in_reply_to_tweet_id"] = "1001"  # type: ignore[index]
+        async with http.post(f"{base}/2/tweets", json=reply) as r:
+            assert r.status == 429 and r.headers["x-rate-limit-remaining"] == "0"
+        async with http.post(f"{base}/2/tweets", json=reply) as r:
+            assert r.status == 201
+        async with aiohttp.ClientSession() as anonymous, anonymous.get(f"{base}/2/users/me") as r:
+            assert r.status == 401
+        async with http.get(f"{base}/2/nowhere") as r:
+            assert r.status == 404
+        x.unknown.clear()  # seen; the stand-in would fail the test on close otherwise
+
+
+async def test_notes_are_validated_like_x_does() -> None:
+    async with FakeX() as x, aiohttp.ClientSession(headers=AUTH) as http:
+        x.add_tweet("1000", "200", "a claim")
+        bad = {"post_id": "1000", "info": {"text": "no source", "classification": "x"}}
+        async with http.post(f"{x.api_base}/2/notes", json=bad) as r:
+            detail = (await r.json())["detail"]
+            assert r.status == 400 and "source URL" in detail and "test_mode" in detail
+        good = {
+            "test_mode": True,
+            "post_id": "1000",
+            "info": {
+                "text": "Not so: https://a.example",
+                "trustworthy_sources": True,
+                "classification": "misinformed_or_potentially_misleading",
+                "misleading_tags": ["factual_error"],
+            },
+        }
+        async with http.post(f"{x.api_base}/2/notes", json=good) as r:
+            assert r.status == 201
+        async with http.post(f"{x.api_base}/2/notes", json=good) as r:
+            assert r.status == 409
+        x.set_note_status("1000", "currently_rated_helpful", UrlValidity="high")
+        async with http.get(
+            f"{x.api_base}/2/notes/search/notes_written", params={"test_mode": "true"}
+        ) as r:
+            [note] = (await r.json())["data"]
+        assert note["status"] == "currently_rated_helpful"
+        assert note["test_result"]["evaluation_outcome"][0]["evaluator_type"] == "UrlValidity"
