@@ -12,9 +12,9 @@ repeated nonce returns the first message and posts nothing.
 
 Gateway: HELLO, IDENTIFY → READY (its `resume_gateway_url` is this server) and one GUILD_CREATE
 per guild, RESUME → RESUMED, heartbeat → ACK; `dispatch` sends an event a test injects to every
-session. Frames are zlib-stream compressed when the client asks (discord.py 2.7.1 asks for
-zlib-stream unless `zstandard` or `compression.zstd` is importable; zstd-stream is refused
-loudly, since no zstd encoder is installed here).
+session. Frames are compressed the way the client asks: discord.py 2.7.1 asks for zstd-stream
+when `zstandard` (an atproto dependency) or `compression.zstd` is importable, else
+zlib-stream; each frame is flushed whole, as Discord does.
 """
 
 from __future__ import annotations
@@ -60,9 +60,20 @@ class Scripted:
 @dataclass
 class _Session:
     ws: web.WebSocketResponse
-    compressor: Any | None
+    compressor: Any | None  # a zlib or zstandard compress object, None: plain text frames
+    flush_mode: int = zlib.Z_SYNC_FLUSH
     seq: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def _session(ws: web.WebSocketResponse, compress: str | None) -> _Session:
+    """Return a gateway session whose frames are compressed as the client asked."""
+    if compress == "zstd-stream":
+        import zstandard
+
+        compressor = zstandard.ZstdCompressor().compressobj()
+        return _Session(ws, compressor, flush_mode=zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    return _Session(ws, zlib.compressobj() if compress else None)
 
 
 class FakeDiscord:
@@ -174,18 +185,18 @@ class FakeDiscord:
                 await session.ws.send_str(raw.decode())
             else:
                 data = session.compressor.compress(raw) + session.compressor.flush(
-                    zlib.Z_SYNC_FLUSH
+                    session.flush_mode
                 )
                 await session.ws.send_bytes(data)
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
         self.connections.append(dict(request.query))
         compress = request.query.get("compress")
-        if compress not in (None, "zlib-stream"):
+        if compress not in (None, "zlib-stream", "zstd-stream"):
             raise web.HTTPBadRequest(text=f"fake Discord: compression {compress!r} not supported")
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        session = _Session(ws, zlib.compressobj() if compress else None)
+        session = _session(ws, compress)
         self.sessions.append(session)
         await self._send(session, {"op": 10, "d": {"heartbeat_interval": 30_000}})
         try:

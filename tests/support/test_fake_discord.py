@@ -66,7 +66,7 @@ async def test_wrong_token_is_401(fake: FakeDiscord) -> None:
             assert response.status == 401
 
 
-async def test_gateway_speaks_zlib_stream_and_refuses_zstd(fake: FakeDiscord) -> None:
+async def test_gateway_speaks_zlib_stream_and_refuses_other_compression(fake: FakeDiscord) -> None:
     inflate = zlib.decompressobj()
     async with aiohttp.ClientSession() as http:
         url = f"{fake.gateway_url}?v=10&encoding=json&compress=zlib-stream"
@@ -88,4 +88,20 @@ async def test_gateway_speaks_zlib_stream_and_refuses_zstd(fake: FakeDiscord) ->
             event = await receive()
             assert event["t"] == "MESSAGE_CREATE" and event["s"] == 3
         with pytest.raises(aiohttp.WSServerHandshakeError):
-            await http.ws_connect(f"{fake.gateway_url}?v=10&compress=zstd-stream")
+            await http.ws_connect(f"{fake.gateway_url}?v=10&compress=brotli-stream")
+
+
+async def test_gateway_speaks_zstd_stream(fake: FakeDiscord) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    unzstd = zstandard.ZstdDecompressor().decompressobj()
+    async with aiohttp.ClientSession() as http:
+        url = f"{fake.gateway_url}?v=10&encoding=json&compress=zstd-stream"
+        async with http.ws_connect(url) as ws:
+
+            async def receive() -> dict:
+                return json.loads(unzstd.decompress(await ws.receive_bytes()))
+
+            assert (await receive())["op"] == 10
+            await ws.send_json({"op": 2, "d": {"token": "bot-token", "intents": 1}})
+            assert (await receive())["t"] == "READY"
+            assert (await receive())["t"] == "GUILD_CREATE"
