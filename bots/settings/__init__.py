@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bots.settings.bluesky import BlueskySettings
 from bots.settings.engine import (
     EmbeddingSettings,
     FetchSettings,
@@ -29,6 +30,7 @@ from bots.settings.engine import (
     ServerSettings,
     StageModelSettings,
 )
+from bots.settings.mastodon import MastodonSettings
 from bots.settings.platforms import (
     BudgetSettings,
     DiscordSettings,
@@ -40,6 +42,7 @@ from bots.settings.platforms import (
 from pipeline.errors import ConfigError
 
 __all__ = [
+    "BlueskySettings",
     "BudgetSettings",
     "DiscordSettings",
     "EmbeddingSettings",
@@ -48,6 +51,7 @@ __all__ = [
     "GuardSettings",
     "ImageSettings",
     "JobSettings",
+    "MastodonSettings",
     "ModelSettings",
     "PrivacySettings",
     "ReferenceSettings",
@@ -104,6 +108,8 @@ class Settings(BaseSettings):
     reuse: ReuseSettings = ReuseSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
+    bluesky: BlueskySettings = BlueskySettings()
+    mastodon: MastodonSettings = MastodonSettings()
     guards: GuardSettings = GuardSettings()
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
@@ -139,6 +145,14 @@ class Settings(BaseSettings):
         problem = self.slack.problem()
         if problem:
             raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
+    def _fediverse_secrets(self) -> Settings:
+        # As for Slack: checked here so the error never echoes the group's input (the secrets).
+        for problem in (self.bluesky.problem(), self.mastodon.problem()):
+            if problem:
+                raise ValueError(problem)
         return self
 
     @property
