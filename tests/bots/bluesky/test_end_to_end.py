@@ -4,6 +4,8 @@ reply jobs over the small index. Assertions are on the XRPC calls the library ma
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ import pytest
 from bots.settings import BlueskySettings
 from tests.support.fake_bluesky import BOT_DID, BOT_HANDLE, PASSWORD, FakeBluesky, graphemes
 from tests.support.platform_app import CLAIM, idle, make_app, serving
+
+pytestmark = pytest.mark.slow  # each runs a whole check (~20 s on 2 shared cores)
 
 
 @pytest.fixture
@@ -57,7 +61,7 @@ async def test_a_mention_under_a_post_gets_one_threaded_reply_with_references(
     # parent: the mention; root: the thread's root (the claim, which the mention answers).
     assert ref(first["reply"]["parent"]) == (asking["uri"], asking["cid"])
     assert ref(first["reply"]["root"]) == (claim["uri"], claim["cid"])
-    for before, after in zip(replies, replies[1:], strict=False):
+    for before, after in itertools.pairwise(replies):
         assert after["record"]["reply"]["parent"]["uri"] == before["uri"]
         assert after["record"]["reply"]["root"]["uri"] == claim["uri"]
     texts = [r["record"]["text"] for r in replies]
@@ -100,9 +104,7 @@ async def test_a_restart_does_not_answer_again_and_resumes_the_session(
         async with serving(again, ingest=False):
             await idle(again)
             lists = len(bsky.calls("app.bsky.notification.listNotifications"))
-            while len(bsky.calls("app.bsky.notification.listNotifications")) < lists + 2:  # noqa: ASYNC110
-                import asyncio
-
+            while len(bsky.calls("app.bsky.notification.listNotifications")) < lists + 2:  # noqa: ASYNC110 - polls the fake
                 await asyncio.sleep(0.05)
     finally:
         again.close()
