@@ -13,6 +13,7 @@ request is recorded; `script` makes the next matching requests fail (429 with
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import itertools
 import re
@@ -48,6 +49,8 @@ class _Script:
     status: int
     times: int = 1
     reset_in: float = 1.0
+    lose_answer: bool = False  # do the request, then drop the connection before answering
+    delay: float = 0.0
 
 
 @dataclass
@@ -113,10 +116,19 @@ class FakeMastodon:
     # --- what a test sets up -------------------------------------------------------------
 
     def script(
-        self, method: str, path: str, status: int, *, times: int = 1, reset_in: float = 1.0
+        self,
+        method: str,
+        path: str,
+        status: int = 0,
+        *,
+        times: int = 1,
+        reset_in: float = 1.0,
+        lose_answer: bool = False,
+        delay: float = 0.0,
     ) -> None:
-        """Make the next `times` requests matching method and path (a glob) fail with status."""
-        self._scripts.append(_Script(method, path, status, times, reset_in))
+        """Make the next `times` requests matching method and path (a glob) fail with status,
+        or (lose_answer) be done and then answered with a dropped connection, or wait delay."""
+        self._scripts.append(_Script(method, path, status, times, reset_in, lose_answer, delay))
 
     def user(self, acct: str, *, followers: int = 10, bot: bool = False) -> str:
         """Add an account; return its id."""
@@ -258,6 +270,7 @@ class FakeMastodon:
                 {k.lower(): v for k, v in request.headers.items()},
             )
         )
+        lose = False
         for script in self._scripts:
             if (
                 script.times > 0
@@ -265,6 +278,11 @@ class FakeMastodon:
                 and fnmatch.fnmatch(path, script.path)
             ):
                 script.times -= 1
+                if script.delay:
+                    await asyncio.sleep(script.delay)
+                if script.lose_answer or script.delay:
+                    lose = script.lose_answer
+                    break
                 reset = (datetime.now(UTC) + timedelta(seconds=script.reset_in)).isoformat()
                 headers = (
                     {
@@ -353,7 +371,11 @@ class FakeMastodon:
                 return self._error(404, "Record not found")
             return web.json_response(self.statuses[m.group(1)].data)
         if method == "POST" and path == "/api/v1/statuses":
-            return self._post_status(request, f)
+            answer = self._post_status(request, f)
+            if lose:
+                assert request.transport is not None
+                request.transport.close()
+            return answer
         return self._error(404, f"fake Mastodon: no route {method} {path}")
 
     def _post_status(self, request: web.Request, form: dict[str, str]) -> web.Response:

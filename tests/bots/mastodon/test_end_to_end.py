@@ -4,6 +4,8 @@ and reply jobs over the small index. Assertions are on the requests the library 
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -50,7 +52,7 @@ async def test_a_mention_under_a_post_gets_one_threaded_reply_keeping_visibility
     posted = masto.posted_by_bot()
     assert posted, "no reply was posted"
     assert posted[0].form["in_reply_to_id"] == asking["id"]
-    for before, after in zip(posted, posted[1:], strict=False):
+    for before, after in itertools.pairwise(posted):
         assert after.form["in_reply_to_id"] == before.data["id"]
     # The narrowest of the mention's (public) and the claim's (unlisted) visibility.
     assert {p.form["visibility"] for p in posted} == {"unlisted"}
@@ -88,8 +90,6 @@ async def test_direct_stays_direct_with_the_mentions_and_a_restart_answers_nothi
             await idle(again)
             seen = len(masto.calls("GET", "/api/v1/notifications"))
             while len(masto.calls("GET", "/api/v1/notifications")) < seen + 2:  # noqa: ASYNC110 - polls the fake
-                import asyncio
-
                 await asyncio.sleep(0.05)
     finally:
         again.close()
