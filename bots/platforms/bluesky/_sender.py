@@ -3,7 +3,8 @@
 The first post replies to the mention (`parent`) in the mention's thread (`root`); each further
 post replies to the one before, with the same root. A Bluesky post cannot carry factbot's
 reply key, so the thread's progress is kept in `store.state` under `bluesky:reply:<key>`: the
-texts to post, saved before the first call, and the strong reference of each post once made.
+SHA-256 of each text to post (not the texts: they quote the post checked, which is deleted after
+the retention period), saved before the first call, and the strong reference of each post made.
 A retried send continues after the last post recorded, never repeats one.
 
 `find_sent` settles a reply a worker left pending (it died, or lost the connection, between
@@ -19,6 +20,7 @@ part was posted, or a 5xx/timeout, leaves the reply pending for `find_sent` to s
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 from collections.abc import Mapping
@@ -52,6 +54,10 @@ class ThreadPartlyPostedError(RuntimeError):
 def _key(destination: Destination) -> str:
     public = destination.public
     return public.get("reply_key") or public.get("event_key") or destination.message_id or ""
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _strong(uri: str, cid: str) -> models.ComAtprotoRepoStrongRef.Main:
@@ -108,20 +114,20 @@ class BlueskySender:
         """Post the thread (continuing one partly posted); return the first post's URI."""
         key = _key(destination)
         texts = [str(p["text"]) for p in rendered.payload["posts"]]
-        progress = self._load(key) or {"texts": texts, "posted": []}
+        progress = self._load(key) or {"hashes": [], "posted": []}
         if not progress["posted"]:
-            progress["texts"] = texts  # nothing is up yet: post what was rendered now
+            progress["hashes"] = [_digest(t) for t in texts]  # nothing is up: post this render
         self._save(key, progress)
         public = destination.public
         root = _strong(public["root_uri"], public["root_cid"])
-        for index in range(len(progress["posted"]), len(progress["texts"])):
+        for index in range(len(progress["posted"]), len(texts)):
             posted = progress["posted"]
             parent = (
                 _strong(posted[-1]["uri"], posted[-1]["cid"])
                 if posted
                 else _strong(public["parent_uri"], public["parent_cid"])
             )
-            text = progress["texts"][index]
+            text = texts[index]
             try:
                 created = await self.session.call(
                     functools.partial(self._create, text=text, root=root, parent=parent)
@@ -131,7 +137,7 @@ class BlueskySender:
                     raise ReplyRejectedError(f"Bluesky refused the reply: {exc}") from exc
                 if posted:
                     raise ThreadPartlyPostedError(
-                        f"post {index + 1} of {len(progress['texts'])} failed: {exc}"
+                        f"post {index + 1} of {len(texts)} failed: {exc}"
                     ) from exc
                 raise
             posted.append({"uri": created.uri, "cid": created.cid})
@@ -162,40 +168,44 @@ class BlueskySender:
         progress = self._load(key)
         if progress is None:
             return None  # nothing was ever attempted: nothing can be up
-        texts, posted = progress["texts"], progress["posted"]
-        if len(posted) < len(texts):
+        hashes, posted = progress["hashes"], progress["posted"]
+        if len(posted) < len(hashes):
             thread = await self.session.call(
                 lambda client: client.invoke_query(
                     "app.bsky.feed.getPostThread",
                     params=models.AppBskyFeedGetPostThread.Params(
-                        uri=destination.public["parent_uri"], depth=len(texts) + 1
+                        uri=destination.public["parent_uri"], depth=len(hashes) + 1
                     ),
                 )
             )
             node = (
                 (thread.content or {}).get("thread") if isinstance(thread.content, dict) else None
             )
-            for index, text in enumerate(texts):
+            for index, digest in enumerate(hashes):
                 if not isinstance(node, Mapping):
                     break
                 if index < len(posted):
                     node = _reply(node, lambda view, i=index: view.get("uri") == posted[i]["uri"])
                     continue
-                node = _reply(node, lambda view, t=text: self._ours(view, t))
+                node = _reply(node, lambda view, d=digest: self._ours(view, d))
                 if node is not None:
                     view = node["post"]
                     posted.append({"uri": view["uri"], "cid": view["cid"]})
             self._save(key, progress)
         log.info(
             "Bluesky reply reconciled",
-            extra={"key": key, "found": len(posted), "expected": len(texts)},
+            extra={"key": key, "found": len(posted), "expected": len(hashes)},
         )
-        return str(posted[0]["uri"]) if posted and len(posted) == len(texts) else None
+        return str(posted[0]["uri"]) if posted and len(posted) == len(hashes) else None
 
-    def _ours(self, view: Mapping[str, Any], text: str) -> bool:
+    def _ours(self, view: Mapping[str, Any], digest: str) -> bool:
         author = view.get("author") or {}
-        record = view.get("record") or {}
-        return bool(author.get("did") == self.session.did and record.get("text") == text)
+        text = (view.get("record") or {}).get("text")
+        return (
+            author.get("did") == self.session.did
+            and isinstance(text, str)
+            and _digest(text) == digest
+        )
 
 
 def _reply(node: Mapping[str, Any], match: Any) -> Mapping[str, Any] | None:

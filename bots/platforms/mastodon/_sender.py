@@ -76,24 +76,26 @@ class MastodonSender:
         """Post the thread (continuing one partly posted); return the first status's id."""
         key = reply_key(destination)
         payload = rendered.payload
-        progress = self._load(key) or {"statuses": [], "visibility": "", "posted": []}
+        statuses = list(payload["statuses"])
+        # Only the count and the ids: the texts quote the post checked (deleted after retention).
+        progress = self._load(key) or {"count": 0, "visibility": "", "posted": []}
         if not progress["posted"]:
-            progress.update(statuses=list(payload["statuses"]), visibility=payload["visibility"])
+            progress.update(count=len(statuses), visibility=payload["visibility"])
         self._save(key, progress)
-        for index in range(len(progress["posted"]), len(progress["statuses"])):
+        for index in range(len(progress["posted"]), len(statuses)):
             posted = progress["posted"]
             parent = posted[-1] if posted else destination.public["in_reply_to_id"]
             idempotency = key if index == 0 else f"{key}:{index + 1}"
             try:
                 status = await self.api.call(
                     self.api.client.status_post,
-                    progress["statuses"][index],
+                    statuses[index],
                     in_reply_to_id=parent,
                     visibility=progress["visibility"],
                     idempotency_key=idempotency,
                 )
             except (RateLimitedError, MastodonAPIError, MastodonNetworkError) as exc:
-                await self._failed(exc, posted, index, len(progress["statuses"]))
+                await self._failed(exc, posted, index, len(statuses))
                 raise
             posted.append(str(status["id"]))
             self._save(key, progress)
@@ -112,6 +114,6 @@ class MastodonSender:
     async def find_sent(self, destination: Destination) -> str | None:
         """Return the first status's id when the whole thread is recorded as posted, else None."""
         progress = self._load(reply_key(destination))
-        if progress is None or len(progress["posted"]) < len(progress["statuses"]):
+        if progress is None or len(progress["posted"]) < progress["count"]:
             return None  # the send goes on; each status's idempotency key stops a repeat
         return str(progress["posted"][0])

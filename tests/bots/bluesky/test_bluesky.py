@@ -144,7 +144,8 @@ async def test_a_thread_cut_short_is_finished_by_the_retry_without_a_repeat(
     # A worker then dies after making post 2 but before recording it: reconcile finds it.
     bsky._com_atproto_repo_createrecord = real  # type: ignore[method-assign]
     progress = json.loads(store.state.get("bluesky:reply:factbot:bluesky:k1:answer") or "{}")
-    second = bsky.add_post(BOT_DID, progress["texts"][1], reply_to=progress["posted"][0]["uri"])
+    assert "texts" not in progress  # only digests: the texts quote the post checked
+    second = bsky.add_post(BOT_DID, rendered.texts[1], reply_to=progress["posted"][0]["uri"])
     assert await sender.find_sent(dest) is None  # not whole yet
     progress = json.loads(store.state.get("bluesky:reply:factbot:bluesky:k1:answer") or "{}")
     assert [p["uri"] for p in progress["posted"]][1] == second["uri"]
