@@ -21,6 +21,7 @@ import itertools
 import json
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import regex
@@ -99,6 +100,7 @@ class FakeBluesky:
         self._scripts: list[_Script] = []
         self._seq = itertools.count(1)
         self._clock = itertools.count(1)
+        self._start = datetime.now(UTC) - timedelta(minutes=10)
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -144,10 +146,14 @@ class FakeBluesky:
         }
         return did
 
-    def stamp(self) -> str:
-        """Return the next indexedAt (strictly increasing)."""
-        n = next(self._clock)
-        return f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.000Z"
+    def stamp(self, *, ago: float | None = None) -> str:
+        """Return the next indexedAt (strictly increasing, a few minutes before now), or the
+        time `ago` seconds before now."""
+        if ago is not None:
+            at = datetime.now(UTC) - timedelta(seconds=ago)
+        else:
+            at = self._start + timedelta(milliseconds=next(self._clock))
+        return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     def add_post(
         self,

@@ -219,7 +219,9 @@ class FakeMastodon:
         note = {
             "id": str(next(self._ids)),
             "type": kind,
-            "created_at": "2026-03-01T10:00:00.000Z",
+            "created_at": datetime.now(UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
             "account": (status or {}).get("account") or self.accounts[BOT_ID].json(),
             "status": status,
         }

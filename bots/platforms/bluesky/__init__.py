@@ -32,7 +32,7 @@ class BlueskyAdapter:
         self.session = BlueskySession(self.settings, context.store.state)
         self._sender = BlueskySender(self.settings, self.session, context.store.state)
         self.listener = BlueskyListener(
-            self.settings, self.session, context.store.state, context.service
+            self.settings, self.session, context.store.state, context.service, clock=self.clock
         )
 
     def sender(self) -> ReplySender:

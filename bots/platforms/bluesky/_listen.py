@@ -8,6 +8,9 @@ URI, so nothing is answered twice and nothing is skipped. A malformed notificati
 with what it lacks and skipped; the others are answered. A failure to read a post replied to
 (network, 5xx, 429) stops the poll before the mark moves: the next poll tries again.
 
+On the very first poll (no mark yet) only notifications of the last hour are answered: an
+account that existed before factbot does not get its old mentions answered days late.
+
 At start, the account is marked as automated (the `bot` self-label on its profile record),
 once: a profile that has it is left alone.
 """
@@ -19,6 +22,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from atproto import models
@@ -28,11 +32,13 @@ from bots.platforms.bluesky._events import MalformedNotificationError, check_req
 from bots.platforms.bluesky._session import BlueskySession
 from bots.platforms.bluesky._session import query as _query
 from bots.settings import BlueskySettings
+from pipeline.clock import SYSTEM, Clock
 from storage.state import StateRepo
 
 log = logging.getLogger(__name__)
 SEEN_KEY = "bluesky:seen"
 MAX_PAGES = 10
+FIRST_RUN = timedelta(hours=1)  # the first poll answers only what is this recent
 BOT_LABEL = "bot"
 
 
@@ -40,8 +46,15 @@ class BlueskyListener:
     """Polls notifications and hands mentions to the service."""
 
     def __init__(
-        self, settings: BlueskySettings, session: BlueskySession, state: StateRepo, service: Any
+        self,
+        settings: BlueskySettings,
+        session: BlueskySession,
+        state: StateRepo,
+        service: Any,
+        *,
+        clock: Clock = SYSTEM,
     ) -> None:
+        self.clock = clock
         self.settings = settings
         self.session = session
         self.state = state
@@ -84,8 +97,12 @@ class BlueskyListener:
                 break
         taken = 0
         newest = seen
+        cutoff = self.clock.now() - FIRST_RUN if seen is None else None
         for note in sorted(fresh, key=_indexed):
-            if await self._handle(note):
+            when = _when(note)
+            if cutoff is not None and (when is None or when < cutoff):
+                log.info("Bluesky: an old notification is not answered on the first poll")
+            elif await self._handle(note):
                 taken += 1
             stamp = _indexed(note)
             if stamp and (newest is None or stamp > newest):
@@ -163,6 +180,13 @@ class BlueskyListener:
         )
         log.info("Bluesky account labelled as a bot")
         return True
+
+
+def _when(note: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(_indexed(note).replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _indexed(note: Any) -> str:

@@ -33,7 +33,9 @@ class MastodonAdapter:
         state = context.store.state
         self.api = MastodonApi(self.settings, state)
         self._sender = MastodonSender(self.settings, self.api, state)
-        self.listener = MastodonListener(self.settings, self.api, state, context.service)
+        self.listener = MastodonListener(
+            self.settings, self.api, state, context.service, clock=self.clock
+        )
 
     def sender(self) -> ReplySender:
         """Return the outbound half (workers use it to post answers)."""

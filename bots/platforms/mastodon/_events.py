@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import Any
 
@@ -70,12 +70,14 @@ def _field(data: Mapping[str, Any], key: str, what: str) -> Any:
     return value
 
 
-def _time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
+    """Return a Mastodon timestamp (a string or what Mastodon.py parsed) as a datetime."""
     if isinstance(value, datetime):
-        return value
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            found = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
         except ValueError:
             return None
     return None
@@ -126,7 +128,7 @@ def status_post(status: Mapping[str, Any], *, drop: Sequence[str] = ()) -> Post:
         text=text,
         url=status.get("url") or status.get("uri"),
         author=None,  # personal data: the raw account id lives only in the request's Actor
-        created_at=_time(status.get("created_at")),
+        created_at=parse_time(status.get("created_at")),
         links=tuple(dict.fromkeys(links)),
         image_refs=images,
         language=status.get("language"),

@@ -6,7 +6,9 @@ oldest first and moves `mastodon:since_id` (in `store.state`) past each one hand
 mid-batch resumes after the last one taken, and intake's dedupe (by notification id) makes a
 replay harmless. The same read serves as the backfill after a lost connection: whatever came
 in meanwhile is above `since_id`. A malformed notification is logged with what it lacks and
-passed over; a failure to read (network, 5xx, 429) ends the poll where it was.
+passed over; a failure to read (network, 5xx, 429) ends the poll where it was. On the very
+first poll (no `since_id` yet) only mentions of the last hour are answered, so an account that
+existed before factbot does not get its old mentions answered days late.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from mastodon.errors import MastodonError, MastodonNotFoundError
@@ -24,14 +27,17 @@ from bots.platforms.mastodon._events import (
     MalformedNotificationError,
     check_request,
     mention_status,
+    parse_time,
 )
 from bots.settings import MastodonSettings
+from pipeline.clock import SYSTEM, Clock
 from storage.state import StateRepo
 
 log = logging.getLogger(__name__)
 SINCE_KEY = "mastodon:since_id"
 PAGE = 40
 MAX_PAGES = 10
+FIRST_RUN = timedelta(hours=1)  # the first poll answers only what is this recent
 
 
 def _id(note: Any) -> int:
@@ -45,8 +51,15 @@ class MastodonListener:
     """Polls mention notifications and hands them to the service."""
 
     def __init__(
-        self, settings: MastodonSettings, api: MastodonApi, state: StateRepo, service: Any
+        self,
+        settings: MastodonSettings,
+        api: MastodonApi,
+        state: StateRepo,
+        service: Any,
+        *,
+        clock: Clock = SYSTEM,
     ) -> None:
+        self.clock = clock
         self.settings = settings
         self.api = api
         self.state = state
@@ -90,8 +103,12 @@ class MastodonListener:
             max_id = min(ids)
         me = await self.api.me()
         taken = 0
+        cutoff = self.clock.now() - FIRST_RUN if since is None else None
         for note in sorted(notes, key=_id):
-            if await self._handle(note, me):
+            when = parse_time(note.get("created_at")) if isinstance(note, Mapping) else None
+            if cutoff is not None and (when is None or when < cutoff):
+                log.info("Mastodon: an old mention is not answered on the first poll")
+            elif await self._handle(note, me):
                 taken += 1
             if _id(note) >= 0 and (since is None or _id(note) > int(since)):
                 since = str(_id(note))

@@ -250,3 +250,17 @@ def test_prompt_injection_in_a_post_is_inert_in_the_reply(store: Store) -> None:
     assert "evil.example" not in text and "@alice" not in text  # scrubbed and defused
     urls = [url for post in rendered.payload["posts"] for _, _, url in post["facets"]]
     assert urls == ["https://news.example.org/a"]
+
+
+async def test_the_first_poll_leaves_old_mentions_unanswered(
+    bsky: FakeBluesky, store: Store
+) -> None:
+    bob = bsky.user("bob.test")
+    old = bsky.add_post(bob, f"@{BOT_HANDLE} check this")
+    bsky.notify(old, indexedAt=bsky.stamp(ago=2 * 86400))
+    session = BlueskySession(settings(bsky), store.state)
+    listener = BlueskyListener(settings(bsky), session, store.state, service=None)
+    assert await listener.poll() == 0  # no intake: the service is never asked
+    assert store.state.get("bluesky:seen") == bsky.notifications[0]["indexedAt"]
+    assert bsky.seen_at == bsky.notifications[0]["indexedAt"]
+    await session.aclose()

@@ -22,7 +22,7 @@ from bots.runtime.replies import ReplyRejectedError
 from bots.settings import MastodonSettings
 from pipeline.records import Correction, CorrectionItem, Label, Reference
 from storage import Store
-from tests.support.fake_mastodon import TOKEN, FakeMastodon
+from tests.support.fake_mastodon import BOT_ACCT, BOT_ID, TOKEN, FakeMastodon
 
 _URL_RE = re.compile(r"https?://\S+")
 
@@ -224,3 +224,17 @@ def test_prompt_injection_in_a_status_is_inert_in_the_reply(store: Store) -> Non
     text = "\n".join(rendered.texts)
     assert "https://evil.example" not in text and "@alice" not in text
     assert text.startswith("@bob ") and "https://news.example.org/a" in text
+
+
+async def test_the_first_poll_leaves_old_mentions_unanswered(
+    masto: FakeMastodon, store: Store
+) -> None:
+    from bots.platforms.mastodon._listen import MastodonListener
+
+    bob = masto.user("bob")
+    status = masto.add_status(bob, f"@{BOT_ACCT} check", mentions=[BOT_ID])
+    masto.notify(status, created_at="2026-01-01T00:00:00.000Z")
+    api = MastodonApi(settings(masto), store.state)
+    listener = MastodonListener(settings(masto), api, store.state, service=None)
+    assert await listener.poll() == 0  # no intake: the service is never asked
+    assert store.state.get("mastodon:since_id") == masto.notifications[0]["id"]
