@@ -264,3 +264,29 @@ async def test_the_first_poll_leaves_old_mentions_unanswered(
     assert store.state.get("bluesky:seen") == bsky.notifications[0]["indexedAt"]
     assert bsky.seen_at == bsky.notifications[0]["indexedAt"]
     await session.aclose()
+
+
+def test_which_notifications_ask_factbot() -> None:
+    from bots.platforms.bluesky._events import MalformedNotificationError, mention_of
+
+    def note(reason: str, text: str, facets: list[Any] | None = None) -> dict[str, Any]:
+        record = {"$type": "app.bsky.feed.post", "text": text, "facets": facets or []}
+        return {
+            "uri": "at://did:plc:b/app.bsky.feed.post/1",
+            "cid": "c",
+            "reason": reason,
+            "record": record,
+            "author": {"did": "did:plc:b"},
+        }
+
+    facet = [{"features": [{"did": BOT_DID}], "index": {"byteStart": 0, "byteEnd": 1}}]
+    assert mention_of(note("like", "x"), me=BOT_DID, handle=BOT_HANDLE) is None
+    assert mention_of(note("reply", "thanks!"), me=BOT_DID, handle=BOT_HANDLE) is None
+    assert mention_of(note("reply", "and this?", facet), me=BOT_DID, handle=BOT_HANDLE)
+    assert mention_of(note("reply", f"@{BOT_HANDLE} this?"), me=BOT_DID, handle=BOT_HANDLE)
+    found = mention_of(note("mention", "hey"), me=BOT_DID, handle=BOT_HANDLE)
+    assert found is not None and found.parent is None and found.root == found.post
+    broken = note("mention", "x")
+    broken["record"]["reply"] = {"parent": {"uri": "at://p"}, "root": {"uri": "at://r", "cid": "r"}}
+    with pytest.raises(MalformedNotificationError, match="parent"):
+        mention_of(broken, me=BOT_DID, handle=BOT_HANDLE)
