@@ -290,3 +290,17 @@ def test_which_notifications_ask_factbot() -> None:
     broken["record"]["reply"] = {"parent": {"uri": "at://p"}, "root": {"uri": "at://r", "cid": "r"}}
     with pytest.raises(MalformedNotificationError, match="parent"):
         mention_of(broken, me=BOT_DID, handle=BOT_HANDLE)
+
+
+def test_a_half_configured_account_stops_start_up_without_echoing_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bots.settings import load_settings
+    from pipeline.errors import ConfigError
+
+    monkeypatch.setenv("FACTBOT_BLUESKY__APP_PASSWORD", "hunter2-secret")
+    monkeypatch.setenv("FACTBOT_MASTODON__ACCESS_TOKEN", "masto-secret")
+    with pytest.raises(ConfigError) as raised:
+        load_settings()
+    assert "FACTBOT_BLUESKY__HANDLE" in str(raised.value)
+    assert "secret" not in str(raised.value)
