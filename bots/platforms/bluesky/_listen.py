@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from atproto import models
-from atproto.exceptions import AtProtocolError
+from atproto.exceptions import AtProtocolError, BadRequestError
 
 from bots.platforms.bluesky._events import MalformedNotificationError, check_request, mention_of
 from bots.platforms.bluesky._session import BlueskySession
@@ -141,9 +141,12 @@ class BlueskyListener:
 
     async def _post(self, uri: str) -> Mapping[str, Any]:
         params = models.AppBskyFeedGetPosts.Params(uris=[uri])
-        response = await self.session.call(
-            functools.partial(_query, "app.bsky.feed.getPosts", params)
-        )
+        try:
+            response = await self.session.call(
+                functools.partial(_query, "app.bsky.feed.getPosts", params)
+            )
+        except BadRequestError as exc:  # an invalid URI: retrying cannot help
+            raise MalformedNotificationError(f"the post replied to ({uri}): {exc}") from exc
         content = response.content if isinstance(response.content, Mapping) else {}
         for view in content.get("posts") or ():
             if isinstance(view, Mapping) and view.get("uri") == uri:

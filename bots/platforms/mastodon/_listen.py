@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from mastodon.errors import MastodonError, MastodonNotFoundError
+from mastodon.errors import MastodonAPIError, MastodonError, MastodonNotFoundError
 
-from bots.platforms.mastodon._api import MastodonApi, RateLimitedError
+from bots.platforms.mastodon._api import MastodonApi, RateLimitedError, status_code
 from bots.platforms.mastodon._events import (
     MalformedNotificationError,
     check_request,
@@ -128,6 +128,13 @@ class MastodonListener:
                 except MastodonNotFoundError as exc:
                     raise MalformedNotificationError(
                         f"the status replied to ({reply_to}) is deleted or hidden"
+                    ) from exc
+                except MastodonAPIError as exc:
+                    code = status_code(exc)
+                    if code is None or not 400 <= code < 500:
+                        raise  # 5xx: the poll stops here and tries again
+                    raise MalformedNotificationError(
+                        f"the status replied to ({reply_to}) cannot be read: {code}"
                     ) from exc
             request = check_request(
                 note, status, target, me=me, public_replies=self.settings.public_replies

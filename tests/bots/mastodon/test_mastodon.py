@@ -238,3 +238,24 @@ async def test_the_first_poll_leaves_old_mentions_unanswered(
     listener = MastodonListener(settings(masto), api, store.state, service=None)
     assert await listener.poll() == 0  # no intake: the service is never asked
     assert store.state.get("mastodon:since_id") == masto.notifications[0]["id"]
+
+
+async def test_an_unreadable_status_is_skipped_and_a_5xx_retried(
+    masto: FakeMastodon, store: Store
+) -> None:
+    from mastodon.errors import MastodonServerError
+
+    from bots.platforms.mastodon._listen import MastodonListener
+
+    alice, bob = masto.user("alice"), masto.user("bob")
+    hidden = masto.add_status(alice, "followers only", visibility="private")
+    masto.mention(bob, reply_to=hidden["id"])
+    api = MastodonApi(settings(masto), store.state)
+    listener = MastodonListener(settings(masto), api, store.state, service=None)
+    masto.script("GET", "/api/v1/statuses/*", 500)
+    with pytest.raises(MastodonServerError):
+        await listener.poll()
+    assert store.state.get("mastodon:since_id") is None  # nothing passed over
+    masto.script("GET", "/api/v1/statuses/*", 403)
+    assert await listener.poll() == 0  # 403 can never be read: logged and passed over
+    assert store.state.get("mastodon:since_id") == masto.notifications[-1]["id"]
