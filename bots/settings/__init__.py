@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bots.settings.bluesky import BlueskySettings
 from bots.settings.engine import (
     EmbeddingSettings,
     FetchSettings,
@@ -29,6 +30,7 @@ from bots.settings.engine import (
     ServerSettings,
     StageModelSettings,
 )
+from bots.settings.mastodon import MastodonSettings
 from bots.settings.platforms import (
     BudgetSettings,
     DiscordSettings,
@@ -42,6 +44,7 @@ from bots.settings.x import XSettings
 from pipeline.errors import ConfigError
 
 __all__ = [
+    "BlueskySettings",
     "BudgetSettings",
     "DiscordSettings",
     "EmbeddingSettings",
@@ -50,6 +53,7 @@ __all__ = [
     "GuardSettings",
     "ImageSettings",
     "JobSettings",
+    "MastodonSettings",
     "ModelSettings",
     "PrivacySettings",
     "ReferenceSettings",
@@ -109,6 +113,8 @@ class Settings(BaseSettings):
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
     x: XSettings = XSettings()
+    bluesky: BlueskySettings = BlueskySettings()
+    mastodon: MastodonSettings = MastodonSettings()
     guards: GuardSettings = GuardSettings()
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
@@ -157,6 +163,14 @@ class Settings(BaseSettings):
                 f"configured: set {needs[platform]} (see README, Connect {platform.capitalize()})"
                 ", or unset FACTBOT_REVIEW__PLATFORM to keep the review queue for the dashboard"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _fediverse_secrets(self) -> Settings:
+        # As for Slack: checked here so the error never echoes the group's input (the secrets).
+        for problem in (self.bluesky.problem(), self.mastodon.problem()):
+            if problem:
+                raise ValueError(problem)
         return self
 
     @property

@@ -34,7 +34,7 @@ from aiohttp import WSMsgType, web
 try:  # discord.py asks for zstd-stream whenever zstandard is importable (atproto brings it)
     import zstandard
 except ImportError:  # pragma: no cover - depends on what is installed
-    zstandard = None
+    zstandard = None  # type: ignore[assignment]
 
 from tests.support import discord_payloads as payloads
 
@@ -78,7 +78,7 @@ class _Stream:
     def frame(self, raw: bytes) -> bytes:
         """Return raw compressed as the next frame of the stream."""
         if self.kind == "zstd-stream":
-            flush = zstandard.COMPRESSOBJ_FLUSH_BLOCK  # type: ignore[union-attr]
+            flush = zstandard.COMPRESSOBJ_FLUSH_BLOCK
             return bytes(self._zstd.compress(raw) + self._zstd.flush(flush))
         return self._zlib.compress(raw) + self._zlib.flush(zlib.Z_SYNC_FLUSH)
 

@@ -1,0 +1,73 @@
+"""An `Answer` → a thread of Bluesky posts: at most 300 graphemes each, URLs as link facets.
+
+A correction is laid out by `pipeline.reply.thread.render_thread`, measured in graphemes (what
+Bluesky counts: an emoji with modifiers, a flag, an accented letter written as two code points
+are one each). Bluesky shows a URL in a post's text as plain text unless a link facet covers it;
+a facet's range is in UTF-8 bytes, so every offset is counted on the encoded text (an "é" is 2
+bytes, a CJK character 3, most emoji 4). Only the reply's own URLs — the references and the
+report link — get facets; everything from a post, a page or a model was link-scrubbed.
+
+A failure, refusal or notice is one post (Bluesky has no message only the requester sees).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bots.runtime.platform import Answer, Destination, Rendered
+from pipeline.reply.thread import defuse_mentions, graphemes, render_thread
+
+POST_GRAPHEMES = 300
+_URL_RE = re.compile(r"https?://[^\s]+")
+
+
+def link_facets(text: str) -> list[tuple[int, int, str]]:
+    """Return (byte start, byte end, url) of every URL in text, offsets in UTF-8 bytes."""
+    out = []
+    for match in _URL_RE.finditer(text):
+        url = match.group(0).rstrip(".,;:)]")
+        start = len(text[: match.start()].encode("utf-8"))
+        out.append((start, start + len(url.encode("utf-8")), url))
+    return out
+
+
+def shorten(text: str, limit: int = POST_GRAPHEMES) -> str:
+    """Return text within limit graphemes, cut at a word and marked "…" when cut."""
+    if graphemes(text) <= limit:
+        return text
+    words = text.split()
+    out = ""
+    for word in words:
+        joined = f"{out} {word}" if out else word
+        if graphemes(joined) + 1 > limit:
+            break
+        out = joined
+    return (out or text[: limit - 1]) + "…"
+
+
+def _extras(answer: Answer) -> list[str]:
+    extras = [*answer.notes]
+    if answer.footer:
+        extras.append(answer.footer)
+    if answer.report_url:
+        extras.append(f"Full report: {answer.report_url}")
+    return extras
+
+
+def render(answer: Answer, destination: Destination, *, max_posts: int = 4) -> Rendered:
+    """Return the posts of answer, each with its link facets."""
+    if answer.kind == "correction" and answer.correction is not None:
+        texts = render_thread(
+            answer.correction,
+            budget=POST_GRAPHEMES,
+            measure=graphemes,
+            max_posts=max_posts,
+            extras=_extras(answer),
+        )
+    else:
+        body = " ".join(defuse_mentions(answer.message).split())
+        rest = [" ".join(n.split()) for n in (*answer.notes, answer.footer or "") if n]
+        texts = (shorten("\n".join([body, *rest])),)
+    posts: list[dict[str, Any]] = [{"text": t, "facets": link_facets(t)} for t in texts]
+    return Rendered(payload={"posts": posts}, texts=tuple(texts))
