@@ -237,8 +237,15 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None
     type=click.IntRange(0, 64),
     help="Worker tasks beside the API (default from FACTBOT_JOBS__WORKERS; 0 = only the API).",
 )
+@click.option(
+    "--monitor",
+    is_flag=True,
+    help="Also run the proactive monitor's scheduler (needs FACTBOT_MONITOR__ENABLED=true).",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None, workers: int | None) -> None:
+def serve(
+    ctx: click.Context, host: str | None, port: int | None, workers: int | None, monitor: bool
+) -> None:
     """Start the HTTP API, with workers that run the checks it accepts.
 
     SIGTERM or Ctrl-C stops taking jobs, lets running ones finish (FACTBOT_JOBS__SHUTDOWN_TIMEOUT)
@@ -255,8 +262,10 @@ def serve(ctx: click.Context, host: str | None, port: int | None, workers: int |
     from bots.api.routes import create_api
 
     app = _app(ctx)
+    if monitor and not app.settings.monitor.enabled:
+        raise click.UsageError("--monitor needs FACTBOT_MONITOR__ENABLED=true (see README)")
     uvicorn.run(
-        create_api(app, workers=workers),
+        create_api(app, workers=workers, monitor=monitor),
         host=host or app.settings.server.host,
         port=port if port is not None else app.settings.server.port,
         log_level=app.settings.log_level.lower(),
@@ -323,6 +332,48 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
 
     completed, failed = asyncio.run(go())
     click.echo(f"worker stopped: {completed} jobs done, {failed} failed attempts", err=True)
+
+
+@main.command()
+@click.pass_context
+def monitor(ctx: click.Context) -> None:
+    """Run the proactive monitor's scheduler: enqueue a scan of every source on schedule.
+
+    One process holds the monitor lease in the database and schedules; a second one stands by
+    and takes over when the lease lapses. Scans, checks and routing run in workers
+    (`factbot worker` or `factbot serve`), which must have FACTBOT_MONITOR__ENABLED=true too.
+    SIGTERM or Ctrl-C stops it and gives the lease up.
+
+    \b
+    Examples:
+      FACTBOT_MONITOR__ENABLED=true FACTBOT_MONITOR__SLACK_CHANNELS='["C0123"]' factbot monitor
+    """
+    from bots.runtime.service import install_signal_handlers
+
+    app = _app(ctx)
+    if not app.settings.monitor.enabled:
+        raise click.UsageError("the monitor is off: set FACTBOT_MONITOR__ENABLED=true")
+    if not app.monitor_sources:
+        raise click.UsageError(
+            "the monitor has no sources: set FACTBOT_MONITOR__SLACK_CHANNELS or "
+            "FACTBOT_MONITOR__DISCORD_CHANNELS (and the platform's token), see README"
+        )
+
+    async def go() -> int:
+        stop = asyncio.Event()
+        install_signal_handlers(stop)
+        scheduler = app.monitor_scheduler()
+        click.echo(
+            f"monitor {scheduler.holder}: {len(scheduler.sources)} sources, every "
+            f"{app.settings.monitor.interval_seconds:.0f} s",
+            err=True,
+        )
+        await scheduler.run(stop)
+        return len(scheduler.enqueued)
+
+    scans = asyncio.run(go())
+    app.close()
+    click.echo(f"monitor stopped: {scans} scans enqueued", err=True)
 
 
 @main.command()

@@ -29,6 +29,7 @@ from bots.settings.engine import (
     ServerSettings,
     StageModelSettings,
 )
+from bots.settings.monitor import MonitorSettings
 from bots.settings.platforms import (
     BudgetSettings,
     DiscordSettings,
@@ -49,6 +50,7 @@ __all__ = [
     "ImageSettings",
     "JobSettings",
     "ModelSettings",
+    "MonitorSettings",
     "PrivacySettings",
     "ReferenceSettings",
     "ReplySettings",
@@ -108,6 +110,7 @@ class Settings(BaseSettings):
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
     replies: ReplySettings = ReplySettings()
+    monitor: MonitorSettings = MonitorSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

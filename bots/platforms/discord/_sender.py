@@ -96,6 +96,10 @@ class DiscordSender:
             await self._edit_original(http, destination, note)
         return str(message["id"])
 
+    async def client(self) -> RoutedHTTPClient:
+        """Return the logged-in REST client of the running loop (the monitor's sources read it)."""
+        return await self._client()
+
     async def close(self) -> None:
         """Close the HTTP session."""
         if self._http is not None:
