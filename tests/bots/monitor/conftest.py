@@ -34,9 +34,7 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def monitor_app(
-    tmp_path: Path, embedder: Any, clock: FakeClock
-) -> Iterator[Callable[..., App]]:
+def monitor_app(tmp_path: Path, embedder: Any, clock: FakeClock) -> Iterator[Callable[..., App]]:
     """Return a maker of an App with monitor settings (and platform settings) given."""
     made: list[App] = []
 

@@ -26,7 +26,12 @@ async def slack() -> AsyncIterator[FakeSlack]:
         fake.add_team("T1", token="xoxb-one")
         fake.members["C1"] = 250
         fake.add_message(
-            "T1", "C1", ts=FALSE_TS, user="U2", text=CLAIM, reactions=[{"name": "eyes", "count": 30}]
+            "T1",
+            "C1",
+            ts=FALSE_TS,
+            user="U2",
+            text=CLAIM,
+            reactions=[{"name": "eyes", "count": 30}],
         )
         fake.add_message("T1", "C1", ts="1700000002.000100", user="U3", text="good morning all!")
         fake.add_message("T1", "C1", ts="1700000003.000100", user="U4", text="lunch at noon?")
@@ -56,12 +61,11 @@ def settings(slack: FakeSlack, **monitor: object) -> dict[str, object]:
     base.update(monitor)
     return {
         "monitor": MonitorSettings(**base),  # type: ignore[arg-type]
-        "slack": SlackSettings(
-            bot_token="xoxb-one", signing_secret="s", api_base=slack.api_base
-        ),
+        "slack": SlackSettings(bot_token="xoxb-one", signing_secret="s", api_base=slack.api_base),
     }
 
 
+@pytest.mark.slow  # the first check of a process imports the whole pipeline (~25 s here)
 async def test_candidates_are_scored_checked_within_budget_and_auto_replied_once(
     slack: FakeSlack, monitor_app: Callable[..., App], clock: FakeClock
 ) -> None:
