@@ -192,6 +192,7 @@ class RouteJobs:
                 },
                 dedupe_key=f"x:note:{candidate.post_id}",
                 max_attempts=max(self.settings.jobs.max_attempts, 5),
+                waits_for=candidate.check_job_id,
             )
             return job.id
         assert self.review is not None

@@ -11,7 +11,7 @@
 - topic: 1 when a hashtag or a word of the post is on the operator's topic list, else 0.
 
 A candidate is checked when its score is at least `FACTBOT_MONITOR__THRESHOLD` (0.45 by
-default). A claim with a number, a named entity and a factual verb ("The WHO said 5 million
+default). A claim with a number, a named entity and a factual verb ("Pfizer said 5 million
 people died in 2021", claim 1.0) scores 0.55 and passes alone; one with two of the three
 ("Vaccines cause autism", claim 0.73, score 0.40) needs a listed topic, about ten interactions
 or some twenty followers; one with a single signal (claim 0.45, score 0.25) needs real reach
