@@ -265,7 +265,7 @@ async def test_budgets_keep_candidates_over_them_as_skipped(db: Store, clock: Fa
     settings = settings_with(
         checks_per_hour=2, checks_per_day=3, usd_per_day=1.0, usd_per_check=0.1
     )
-    scan, router = parts(db, settings, clock)
+    scan, _ = parts(db, settings, clock)
     assert await scan.take([candidate(n, author=f"U{n}") for n in (1, 2, 3)]) == {
         "checking": 2,
         "skipped: budget": 1,
