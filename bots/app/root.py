@@ -38,6 +38,7 @@ from bots.runtime.monitor import gather_sources, monitor_handlers
 from bots.runtime.monitor.scheduler import MonitorScheduler
 from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
 from bots.runtime.reuse import ReuseIndex
+from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
@@ -169,6 +170,7 @@ class App:
                     self.settings,
                     self.monitor_sources,
                     reuse=self.reuse,
+                    review=ReviewQueue(self.store, self.settings, clock=self.clock),
                     clock=self.clock,
                 )
             )

@@ -38,6 +38,7 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
+from bots.settings.review import ReviewSettings
 from pipeline.errors import ConfigError
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "ReplySettings",
     "RetrievalSettings",
     "ReuseSettings",
+    "ReviewSettings",
     "SearchSettings",
     "ServerSettings",
     "Settings",
@@ -111,6 +113,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = PrivacySettings()
     replies: ReplySettings = ReplySettings()
     monitor: MonitorSettings = MonitorSettings()
+    review: ReviewSettings = ReviewSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

@@ -16,6 +16,9 @@ an unknown method answers 404 `unknown_method`, is recorded in `unknown`, and fa
 when the stand-in closes. `conversations.history` pages newest first (`limit`, `cursor`,
 `has_more`, `response_metadata.next_cursor`) between `oldest` and `latest` (exclusive unless
 `inclusive`); `conversations.info` gives `members[channel]` as `num_members` when asked.
+Interactivity: `chat.update` edits a message's text and blocks; `views.open` checks the modal
+(a trigger id, the title and buttons' 24 characters, valid input blocks) and records it in
+`views`; `deliver_interaction` sends `block_actions` and `view_submission` payloads.
 `script(method, ...)` makes the next calls of a method answer 429 with Retry-After or a chosen
 error. Socket Mode: `apps.connections.open` (app token) gives a WebSocket URL; the socket says
 `hello`, `send_envelope` pushes an envelope and `acks` collects the client's acknowledgements.
@@ -51,6 +54,7 @@ METHODS = (
     "users.info",
     "oauth.v2.access",
     "apps.connections.open",
+    "views.open",
 )
 
 
@@ -106,6 +110,7 @@ class FakeSlack:
         self.requests: list[Call] = []
         self.unknown: list[Call] = []
         self.acks: list[dict[str, Any]] = []
+        self.views: list[dict[str, Any]] = []  # modals opened with views.open
         self.sockets: list[web.WebSocketResponse] = []
         self._scripts: dict[str, list[_Scripted]] = {}
         self._ts = itertools.count(1)
@@ -354,11 +359,41 @@ class FakeSlack:
         return {"ok": True, "message_ts": self.new_ts()}
 
     def _chat_update(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
+        blocks = body.get("blocks")
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        if blocks is not None:
+            problem = block_problem(blocks)
+            if problem:
+                return {"ok": False, "error": "invalid_blocks", "errors": [problem]}
         for message in self._channel(team, body) or []:
             if message["ts"] == body.get("ts"):
+                if message.get("bot_id") != team.bot_id:
+                    return {"ok": False, "error": "cant_update_message"}
                 message["text"] = body.get("text") or ""
+                if blocks is not None:
+                    message["blocks"] = blocks
                 return {"ok": True, "channel": body["channel"], "ts": message["ts"]}
         return {"ok": False, "error": "message_not_found"}
+
+    def _views_open(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
+        view = body.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        if not body.get("trigger_id"):
+            return {"ok": False, "error": "invalid_trigger_id"}
+        if not isinstance(view, dict) or view.get("type") != "modal":
+            return {"ok": False, "error": "invalid_arguments"}
+        for part in ("title", "submit", "close"):
+            text = (view.get(part) or {}).get("text", "")
+            if (part == "title" and not text) or len(text) > 24:
+                return {"ok": False, "error": "invalid_arguments", "errors": [f"{part} > 24"]}
+        problem = block_problem(view.get("blocks") or [])
+        if problem or len(str(view.get("private_metadata") or "")) > 3000:
+            return {"ok": False, "error": "invalid_arguments", "errors": [problem or "metadata"]}
+        opened = {**view, "id": f"V{len(self.views) + 1}", "team_id": team.team_id}
+        self.views.append(opened)
+        return {"ok": True, "view": opened}
 
     def _conversations_replies(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
         messages = self._channel(team, body)

@@ -41,3 +41,34 @@ def test_signatures_are_slacks() -> None:
     secret = "8f742231b10e8888abcd99yyyzzz85a5"
     expected = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
     assert sign(secret, "1531420618", body) == expected
+
+
+async def test_modals_and_message_updates_are_checked_as_slack_checks_them() -> None:
+    async with FakeSlack() as slack:
+        slack.add_team("T1", token="xoxb-1")
+        client = AsyncWebClient(token="xoxb-1", base_url=slack.api_base)
+        slack.add_message("T1", "C1", ts="1.000001", text="x")
+        posted = await client.chat_postMessage(channel="C1", text="card")
+        buttons = {
+            "type": "actions",
+            "elements": [
+                {"type": "button", "text": {"type": "plain_text", "text": "OK"}, "action_id": "a"}
+            ],
+        }
+        await client.chat_update(channel="C1", ts=posted["ts"], text="new", blocks=[buttons])
+        assert slack.posted("T1", "C1")[0]["blocks"] == [buttons]
+        with pytest.raises(SlackApiError) as raised:
+            await client.chat_update(channel="C1", ts="1.000001", text="not mine")
+        assert raised.value.response["error"] == "cant_update_message"
+        bad = {**buttons, "elements": [{"type": "button", "text": {"type": "mrkdwn", "text": "x"}}]}
+        with pytest.raises(SlackApiError):
+            await client.chat_update(channel="C1", ts=posted["ts"], text="x", blocks=[bad])
+        view = {"type": "modal", "title": {"type": "plain_text", "text": "A title"}, "blocks": []}
+        with pytest.raises(SlackApiError) as raised:
+            await client.views_open(trigger_id="", view=view)
+        assert raised.value.response["error"] == "invalid_trigger_id"
+        long_title = {**view, "title": {"type": "plain_text", "text": "x" * 25}}
+        with pytest.raises(SlackApiError):
+            await client.views_open(trigger_id="t1", view=long_title)
+        opened = await client.views_open(trigger_id="t1", view=view)
+        assert opened["view"]["id"] == "V1" and slack.views[0]["title"]["text"] == "A title"

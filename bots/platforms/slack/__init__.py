@@ -14,6 +14,7 @@ channels, read by the proactive monitor).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from bots.runtime.candidates import CandidateSource
@@ -39,8 +40,17 @@ class SlackAdapter:
             installations = SlackInstallationStore(repo)
             states = SlackStateStore(repo)
         lookup = installations.bot_token if installations is not None else None
+        self.context = context
         self._sender = SlackSender(settings, installed=lookup)
         self.bot = SlackBot(settings, context.service, self._sender, installations, states)
+        self.review: Any = None  # the review channel, when FACTBOT_REVIEW__PLATFORM is slack
+        if context.settings.review.platform == self.name:
+            from bots.platforms.slack._review import SlackReview, SlackReviewChannel
+            from bots.runtime.review import ReviewQueue
+
+            queue = ReviewQueue(context.store, context.settings, clock=context.clock)
+            self.review = SlackReviewChannel(self._sender, context.settings.review)
+            SlackReview(queue, self.review).register(self.bot.app)
 
     def sender(self) -> ReplySender:
         """Return the outbound half (workers use it to post answers)."""
@@ -49,6 +59,16 @@ class SlackAdapter:
     async def listen(self, stop: asyncio.Event) -> None:
         """Run Socket Mode until stop is set (return at once in HTTP mode)."""
         await self.bot.listen(stop)
+
+    def job_handlers(self) -> Mapping[str, Any]:
+        """Return the `review:post` handler when the review channel is on Slack."""
+        if self.review is None:
+            return {}
+        from bots.runtime.review import REVIEW_POST
+        from bots.runtime.review_post import ReviewPostJobs
+
+        ctx = self.context
+        return {REVIEW_POST: ReviewPostJobs(ctx.store, ctx.settings, self.review, clock=ctx.clock)}
 
     def mount(self, api: Any) -> None:
         """Add the events endpoint and, with OAuth, the install pages to the FastAPI app."""
