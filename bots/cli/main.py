@@ -38,12 +38,14 @@ _LAZY = {
     "eval": "bots.cli.eval:eval_group",
     "models": "bots.cli.models:models_group",
     "bench": "bench.cli:bench_group",
+    "monitor": "bots.cli.monitor:monitor",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
     "eval": "Evaluate factbot on public benchmarks (AVeriTeC).",
     "models": "Pull, inspect and serve the local language model.",
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
+    "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
 }
 
 
@@ -332,48 +334,6 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
 
     completed, failed = asyncio.run(go())
     click.echo(f"worker stopped: {completed} jobs done, {failed} failed attempts", err=True)
-
-
-@main.command()
-@click.pass_context
-def monitor(ctx: click.Context) -> None:
-    """Run the proactive monitor's scheduler: enqueue a scan of every source on schedule.
-
-    One process holds the monitor lease in the database and schedules; a second one stands by
-    and takes over when the lease lapses. Scans, checks and routing run in workers
-    (`factbot worker` or `factbot serve`), which must have FACTBOT_MONITOR__ENABLED=true too.
-    SIGTERM or Ctrl-C stops it and gives the lease up.
-
-    \b
-    Examples:
-      FACTBOT_MONITOR__ENABLED=true FACTBOT_MONITOR__SLACK_CHANNELS='["C0123"]' factbot monitor
-    """
-    from bots.runtime.service import install_signal_handlers
-
-    app = _app(ctx)
-    if not app.settings.monitor.enabled:
-        raise click.UsageError("the monitor is off: set FACTBOT_MONITOR__ENABLED=true")
-    if not app.monitor_sources:
-        raise click.UsageError(
-            "the monitor has no sources: set FACTBOT_MONITOR__SLACK_CHANNELS or "
-            "FACTBOT_MONITOR__DISCORD_CHANNELS (and the platform's token), see README"
-        )
-
-    async def go() -> int:
-        stop = asyncio.Event()
-        install_signal_handlers(stop)
-        scheduler = app.monitor_scheduler()
-        click.echo(
-            f"monitor {scheduler.holder}: {len(scheduler.sources)} sources, every "
-            f"{app.settings.monitor.interval_seconds:.0f} s",
-            err=True,
-        )
-        await scheduler.run(stop)
-        return len(scheduler.enqueued)
-
-    scans = asyncio.run(go())
-    app.close()
-    click.echo(f"monitor stopped: {scans} scans enqueued", err=True)
 
 
 @main.command()

@@ -87,3 +87,19 @@ async def test_every_scheduled_job_has_an_id_and_the_safety_options(tmp_path: ob
         assert await scheduler.step()  # renewing adds nothing (replace_existing, same ids)
         assert len(scheduler._scheduler.get_jobs()) == 2
         scheduler.close()
+
+
+def test_factbot_monitor_says_what_is_missing(tmp_path: object) -> None:
+    from click.testing import CliRunner
+
+    from bots.cli.main import main
+
+    env = {"FACTBOT_DATA_DIR": f"{tmp_path}/data"}
+    result = CliRunner().invoke(main, ["monitor"], env=env)
+    assert result.exit_code == 2 and "FACTBOT_MONITOR__ENABLED=true" in result.output
+    result = CliRunner().invoke(main, ["monitor"], env={**env, "FACTBOT_MONITOR__ENABLED": "true"})
+    assert result.exit_code == 2 and "FACTBOT_MONITOR__SLACK_CHANNELS" in result.output
+    result = CliRunner().invoke(main, ["monitor", "--help"])
+    assert result.exit_code == 0 and "Example" in result.output
+    result = CliRunner().invoke(main, ["serve", "--monitor"], env=env)
+    assert result.exit_code == 2 and "FACTBOT_MONITOR__ENABLED=true" in result.output
