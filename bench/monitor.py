@@ -14,10 +14,12 @@ claim the corpus refutes (worded a few ways: reused, not re-checked), 40% chatte
 questions, opinions) and 5% text addressed to the checker (prompt injection). Then a restart:
 a second scheduler process, the cursor lost, the whole channel read again.
 
-Figures: posts scored per second (candidates taken / seconds inside scan jobs, fetches
-included), checks started against the check budgets, money against the money budget
-(estimates and recorded costs), what became of the candidates, replies and review cards
-posted, and duplicates posted (threads with more than one reply: must be 0).
+Figures: posts scored per second (candidates taken / seconds inside scan jobs: the fetches,
+the score, the reuse look-up that embeds each post over the threshold, and the writes, while
+checks share the event loop), the score function alone per second, checks started against
+the check budgets, money against the money budget (estimates and recorded costs), what became
+of the candidates, replies and review cards posted, and duplicates posted (threads with more
+than one reply: must be 0).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ import random
 import tempfile
 import time
 from collections import Counter
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -211,11 +213,13 @@ async def run_bench(*, candidates: int, monitor: dict[str, Any], batch: int) -> 
         store, mon = app.store, settings.monitor
         today = day_start(clock.now())
         rows = store.monitor.candidates(limit=10**6)
+        score_seconds = _score_only(rows, mon)
         figures = {
             "candidates": candidates,
             "messages": dict(made.kinds),
             "scans": {"enqueued": ticks, "run": scan.runs, "seconds": round(scan.seconds, 3)},
             "posts_scored_per_second": round(len(rows) / scan.seconds, 1),
+            "score_function_per_second": round(len(rows) / score_seconds),
             "candidates_by_status": first,
             "checks": {
                 "started": sum(1 for r in rows if r.status == "checking"),
@@ -245,6 +249,23 @@ async def run_bench(*, candidates: int, monitor: dict[str, Any], batch: int) -> 
         app.close()
         assert not slack.unknown
     return figures
+
+
+def _score_only(rows: list[Any], settings: Any) -> float:
+    """Return the seconds `score` alone takes over the stored candidates' posts."""
+    from bots.runtime.candidates import Candidate
+    from bots.runtime.monitor.score import score
+    from bots.runtime.platform import Actor, Destination
+    from storage.codec import post_from_row
+
+    anyone, nowhere = Actor("slack", "U"), Destination("slack", "", "")
+    candidates = [
+        Candidate("bench", post_from_row(r.post), anyone, nowhere, r.thread_key) for r in rows
+    ]
+    start = time.perf_counter()
+    for candidate in candidates:
+        score(candidate, settings)
+    return max(time.perf_counter() - start, 1e-9)
 
 
 @click.command("monitor")
