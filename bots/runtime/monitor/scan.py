@@ -5,7 +5,9 @@ here. For each candidate the source returns, in order:
 
 1. a post already a candidate (UNIQUE platform + post id) is left alone: re-reading a source
    after a crash or a second scan of one slot stores nothing twice;
-2. posts by factbot or other bots are ignored (not stored);
+2. posts by factbot or other bots are ignored (not stored); a post that mentions factbot is
+   kept as "skipped: mention": the platform's mention path answers it, and two answers in one
+   thread are what the monitor must never cause;
 3. the check-worthiness score (`score`); under the threshold → kept as "skipped: score";
 4. a thread already answered, or an author answered `author_max_per_day` times in the last 24
    hours → "skipped: thread answered" / "skipped: author limit" (no money spent on it);
@@ -130,6 +132,8 @@ class ScanJobs:
         author = self.pseudonyms.user(platform, candidate.author.user_id)
         post = dataclasses.replace(candidate.post, author=author)
         row = _row(candidate, post, author)
+        if candidate.mentions_bot:
+            return self._keep(row, Score(0, 0, 0, 0, 0), SKIPPED, "mention")
         try:
             scored = score(candidate, self.settings.monitor)
         except Exception as exc:  # noqa: BLE001 - one odd post never stops a scan

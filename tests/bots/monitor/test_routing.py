@@ -60,7 +60,7 @@ def candidate(
     mentions_bot: bool = False,
     followers: int = 0,
 ) -> Candidate:
-    post_id = f"T1:C1:{n}"
+    post_id = str(1_000_000 + n) if platform == "x" else f"T1:C1:{n}"  # X: tweet ids
     return Candidate(
         source=f"{platform}:test",
         post=Post(id=new_id(), platform=platform, platform_id=post_id, text=text),
@@ -228,23 +228,24 @@ async def test_on_x_a_post_whose_author_did_not_mention_factbot_gets_a_note_or_r
     notes_on = settings_with(auto_reply=["x"]).model_copy(update={"x": XOn()})
     review = ReviewQueue(db, notes_on, clock=clock)
     scan, router = parts(db, notes_on, clock, review)
-    await scan.take(
+    taken = await scan.take(
         [candidate(1, platform="x"), candidate(2, platform="x", author="U2", mentions_bot=True)]
     )
+    assert taken == {"checking": 1, "skipped: mention": 1}  # the mention path answers that one
     finish_checks(db, Label.FALSE)
-    assert sorted(await route_all(db, router)) == ["note", "reply"]
+    assert await route_all(db, router) == ["note"]
     [note] = jobs_of(db, "x:note")
-    [row] = [r for r in db.monitor.candidates() if r.post_id == "T1:C1:1"]
+    [row] = [r for r in db.monitor.candidates() if r.post_id == "1000001"]
     import json
 
     assert json.loads(note["payload"]) == {
         "check_id": row.check_id,
         "check_job": row.check_job_id,
-        "post_id": "T1:C1:1",
-        "key": "x:note:T1:C1:1",
+        "post_id": "1000001",
+        "key": "x:note:1000001",
     }
-    assert note["dedupe_key"] == "x:note:T1:C1:1" and note["waits_for"] == row.check_job_id
-    assert len(jobs_of(db, "reply:x")) == 1  # the author who mentioned factbot may be answered
+    assert note["dedupe_key"] == "x:note:1000001" and note["waits_for"] == row.check_job_id
+    assert jobs_of(db, "reply:x") == []  # never a reply under an author who did not ask
 
     # Community Notes off (or the X settings absent): review instead, never a reply.
     scan, router = parts(db, settings_with(auto_reply=["x"]), clock, review)
@@ -252,7 +253,7 @@ async def test_on_x_a_post_whose_author_did_not_mention_factbot_gets_a_note_or_r
     finish_checks(db, Label.FALSE)
     assert await route_all(db, router) == ["review"]
     [proposal] = review.pending()
-    assert proposal.key == "monitor:x:T1:C1:3" and "Community Notes are off" in proposal.reason
+    assert proposal.key == "monitor:x:1000003" and "Community Notes are off" in proposal.reason
 
 
 async def test_budgets_keep_candidates_over_them_as_skipped(db: Store, clock: FakeClock) -> None:
@@ -313,6 +314,20 @@ async def test_a_dead_check_posts_nothing_and_a_missing_queue_is_a_clear_error(
         "FACTBOT_REVIEW__*, then retry the job)",
     ]
     assert db.monitor.actions() == []
+
+
+def test_policy_on_x_when_the_author_mentioned_factbot_is_the_general_one() -> None:
+    check = Check(
+        id="c",
+        post=Post(id="p", platform="x", platform_id="1", text=CLAIM),
+        claims=(),
+        evidence=(),
+        verdict=Verdict(Label.FALSE, ()),
+        correction=Correction(Label.FALSE, "h"),
+    )
+    decision = decide(check, platform="x", channel_id="", mentions_bot=True, settings=Settings())
+    assert decision.route == "review"  # no claim decided with credible evidence
+    assert not decision.reason.startswith("X allows no reply")
 
 
 def test_policy_without_x_settings_never_writes_notes() -> None:
