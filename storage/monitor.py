@@ -186,6 +186,31 @@ class MonitorRepo:
         ).fetchall()
         return {str(k): int(v) for k, v in rows}
 
+    def redact_before(self, cutoff: datetime) -> int:
+        """Delete the text of candidates found before cutoff (and of their stored posts).
+
+        The score, the status and what routing did stay; the post's text, links and images go,
+        from the candidate row and from the posts table. Returns how many were redacted.
+        """
+        with immediate(self.db):
+            rows = self.db.execute(
+                "SELECT id, platform, post_id FROM monitor_candidates WHERE created_at < ? "
+                "AND json_extract(post, '$.text') != ''",
+                [dt_out(cutoff)],
+            ).fetchall()
+            for candidate_id, platform, post_id in rows:
+                self.db.execute(
+                    "UPDATE monitor_candidates SET post = json_set(post, '$.text', '', "
+                    "'$.links', '[]', '$.image_refs', '[]', '$.url', NULL) WHERE id = ?",
+                    [candidate_id],
+                )
+                self.db.execute(
+                    "UPDATE posts SET text = '', links = '[]', image_refs = '[]', url = NULL "
+                    "WHERE platform = ? AND platform_id = ?",
+                    [platform, post_id],
+                )
+        return len(rows)
+
     # -- actions ------------------------------------------------------------------------------
 
     def take_action(

@@ -342,3 +342,21 @@ def test_policy_without_x_settings_never_writes_notes() -> None:
     decision = decide(check, platform="x", channel_id="", mentions_bot=False, settings=Settings())
     assert decision.route == "review"
     assert dataclasses.asdict(decision)["reason"].startswith("X allows no reply")
+
+
+async def test_retention_deletes_the_text_of_old_candidates(db: Store, clock: FakeClock) -> None:
+    from bots.runtime.privacy import redact_expired
+
+    settings = settings_with()
+    scan, _ = parts(db, settings, clock)
+    await scan.take([candidate(1), candidate(2, author="U2", text="good morning all")])
+    assert redact_expired(db, settings.privacy) == 0
+    clock.advance(31 * 86400)
+    await scan.take([candidate(3, author="U3")])  # a new one keeps its text
+    assert redact_expired(db, settings.privacy) == 2
+    rows = {r.post_id: r for r in db.monitor.candidates()}
+    assert rows["T1:C1:1"].post["text"] == "" and rows["T1:C1:2"].post["text"] == ""
+    assert rows["T1:C1:3"].post["text"] == CLAIM and rows["T1:C1:1"].score > 0
+    texts = dict(db.db.execute("SELECT platform_id, text FROM posts").fetchall())
+    assert texts == {"T1:C1:1": "", "T1:C1:3": CLAIM}
+    assert redact_expired(db, settings.privacy) == 0
