@@ -334,12 +334,14 @@ def _register() -> None:
     from bench.cli_latency import latency
     from bench.cli_search import search_cache
     from bench.jobs import jobs_bench
+    from bench.monitor import monitor_bench
     from bench.platform_load import platforms_bench
 
     bench_group.add_command(search_cache)
     bench_group.add_command(latency)
     bench_group.add_command(jobs_bench)
     bench_group.add_command(platforms_bench)
+    bench_group.add_command(monitor_bench)
 
 
 _register()

@@ -470,3 +470,64 @@ def m016_review_queue(db: Database) -> None:
             at TEXT NOT NULL
         )""")
     db.execute("CREATE INDEX review_decisions_at ON review_decisions(at)")
+
+
+@migrations()
+def m017_monitor(db: Database) -> None:
+    # The proactive monitor's scheduler lease: the one process holding an unexpired row runs
+    # the schedule; any other stands by and takes it over once `expires_at` has passed.
+    db.execute("""
+        CREATE TABLE monitor_lease (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            renewed_at TEXT NOT NULL
+        )""")
+    # Every post a monitor source found, once (UNIQUE platform + post id): its score and what
+    # became of it — checked, answered from a stored check, or skipped (budget, score, author)
+    # and kept. `post` and `destination` are JSON, so a skipped candidate can still be checked.
+    db.execute("""
+        CREATE TABLE monitor_candidates (
+            id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            post_id TEXT NOT NULL,
+            source TEXT NOT NULL,
+            thread_key TEXT NOT NULL,
+            author TEXT,
+            workspace_id TEXT NOT NULL,
+            channel_id TEXT NOT NULL,
+            mentions_bot INTEGER NOT NULL DEFAULT 0,
+            score REAL NOT NULL,
+            parts TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            post TEXT NOT NULL,
+            destination TEXT NOT NULL,
+            check_id TEXT,
+            check_job_id TEXT,
+            route_job_id TEXT,
+            cost_usd REAL,
+            outcome TEXT,
+            created_at TEXT NOT NULL,
+            routed_at TEXT,
+            UNIQUE (platform, post_id)
+        )""")
+    db.execute("CREATE INDEX monitor_candidates_created ON monitor_candidates(created_at)")
+    # What the monitor did in a thread: one row per (platform, thread, action), so a thread is
+    # answered at most once whatever restarts or second schedulers do.
+    db.execute("""
+        CREATE TABLE monitor_actions (
+            id TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            thread_key TEXT NOT NULL,
+            action TEXT NOT NULL,
+            route TEXT NOT NULL,
+            candidate_id TEXT NOT NULL,
+            author TEXT,
+            job_id TEXT,
+            created_at TEXT NOT NULL,
+            UNIQUE (platform, thread_key, action)
+        )""")
+    db.execute(
+        "CREATE INDEX monitor_actions_author ON monitor_actions(platform, author, created_at)"
+    )

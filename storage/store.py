@@ -4,8 +4,9 @@
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
 reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
 buckets, platform requests, opt-outs), `images` (the image index, for provenance), `review`
-(proposed corrections and their decisions) and `web` (search, page and reachability
-caches). Each multi-table write happens inside one transaction.
+(proposed corrections and their decisions), `web` (search, page and reachability caches) and
+`monitor` (the proactive monitor's lease, candidates and actions). Each multi-table write
+happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
 from storage.migrations import migrations
+from storage.monitor import MonitorRepo
 from storage.platform import PlatformRepo
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
@@ -50,6 +52,7 @@ class Store:
         self.images = ImageIndexRepo(db)
         self.state = StateRepo(db, clock=clock)
         self.platform = PlatformRepo(db, clock=clock)
+        self.monitor = MonitorRepo(db, clock=clock)
         self.review = ReviewRepo(db, clock=clock)
 
     @classmethod

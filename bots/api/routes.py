@@ -96,8 +96,12 @@ def _report_end(task: asyncio.Task[Any]) -> None:
         )
 
 
-def create_api(app: App, *, workers: int | None = None) -> FastAPI:
-    """Return the FastAPI application over an App, running `workers` worker tasks beside it."""
+def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -> FastAPI:
+    """Return the FastAPI application over an App, running `workers` worker tasks beside it.
+
+    With `monitor`, the proactive monitor's scheduler runs beside them too (it stands by while
+    another process holds the monitor lease).
+    """
     count = app.settings.jobs.workers if workers is None else workers
     stopping = asyncio.Event()
 
@@ -119,6 +123,9 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         tasks = [asyncio.create_task(pool.run(stopping))] if pool is not None else []
         # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
         tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]
+        if monitor:
+            scheduler = app.monitor_scheduler()
+            tasks.append(asyncio.create_task(scheduler.run(stopping), name="monitor"))
         for task in tasks:
             task.add_done_callback(_report_end)
         if adapters:

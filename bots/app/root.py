@@ -32,9 +32,13 @@ import httpx
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.app.search import build_search
 from bots.logs import configure as configure_logging
+from bots.runtime.candidates import CandidateSource
 from bots.runtime.intake import PlatformService
+from bots.runtime.monitor import gather_sources, monitor_handlers
+from bots.runtime.monitor.scheduler import MonitorScheduler
 from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
 from bots.runtime.reuse import ReuseIndex
+from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
@@ -160,7 +164,33 @@ class App:
             more = getattr(adapter, "job_handlers", None)
             if more is not None:
                 handlers.update(more())
+        if self.settings.monitor.enabled:
+            handlers.update(
+                monitor_handlers(
+                    self.store,
+                    self.settings,
+                    self.monitor_sources,
+                    reuse=self.reuse,
+                    review=ReviewQueue(self.store, self.settings, clock=self.clock),
+                    clock=self.clock,
+                )
+            )
         return handlers
+
+    @cached_property
+    def monitor_sources(self) -> dict[str, CandidateSource]:
+        """Return the proactive monitor's sources: what the configured adapters offer."""
+        return gather_sources(self.adapters.values())
+
+    def monitor_scheduler(self) -> MonitorScheduler:
+        """Return the monitor's scheduler over its sources (run it with `run(stop)`)."""
+        return MonitorScheduler(
+            self.store,
+            self.settings.monitor,
+            sorted(self.monitor_sources),
+            clock=self.clock,
+            max_attempts=self.settings.jobs.max_attempts,
+        )
 
     @property
     def embedder_loaded(self) -> bool:

@@ -38,12 +38,14 @@ _LAZY = {
     "eval": "bots.cli.eval:eval_group",
     "models": "bots.cli.models:models_group",
     "bench": "bench.cli:bench_group",
+    "monitor": "bots.cli.monitor:monitor",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
     "eval": "Evaluate factbot on public benchmarks (AVeriTeC).",
     "models": "Pull, inspect and serve the local language model.",
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
+    "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
 }
 
 
@@ -237,8 +239,15 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None
     type=click.IntRange(0, 64),
     help="Worker tasks beside the API (default from FACTBOT_JOBS__WORKERS; 0 = only the API).",
 )
+@click.option(
+    "--monitor",
+    is_flag=True,
+    help="Also run the proactive monitor's scheduler (needs FACTBOT_MONITOR__ENABLED=true).",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None, workers: int | None) -> None:
+def serve(
+    ctx: click.Context, host: str | None, port: int | None, workers: int | None, monitor: bool
+) -> None:
     """Start the HTTP API, with workers that run the checks it accepts.
 
     SIGTERM or Ctrl-C stops taking jobs, lets running ones finish (FACTBOT_JOBS__SHUTDOWN_TIMEOUT)
@@ -255,8 +264,10 @@ def serve(ctx: click.Context, host: str | None, port: int | None, workers: int |
     from bots.api.routes import create_api
 
     app = _app(ctx)
+    if monitor and not app.settings.monitor.enabled:
+        raise click.UsageError("--monitor needs FACTBOT_MONITOR__ENABLED=true (see README)")
     uvicorn.run(
-        create_api(app, workers=workers),
+        create_api(app, workers=workers, monitor=monitor),
         host=host or app.settings.server.host,
         port=port if port is not None else app.settings.server.port,
         log_level=app.settings.log_level.lower(),

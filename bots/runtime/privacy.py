@@ -48,6 +48,7 @@ def redact_expired(store: Store, settings: PrivacySettings) -> int:
     """Redact platform checks older than the retention period; return how many."""
     cutoff = store.clock.now() - timedelta(days=settings.retention_days)
     count = store.platform.redact_before(cutoff)
+    count += store.monitor.redact_before(cutoff)  # posts the proactive monitor read
     if count:
         log.info("platform checks redacted", extra={"count": count, "before": cutoff.isoformat()})
     return count

@@ -31,6 +31,7 @@ from bots.settings.engine import (
     StageModelSettings,
 )
 from bots.settings.mastodon import MastodonSettings
+from bots.settings.monitor import MonitorSettings
 from bots.settings.platforms import (
     BudgetSettings,
     DiscordSettings,
@@ -55,6 +56,7 @@ __all__ = [
     "JobSettings",
     "MastodonSettings",
     "ModelSettings",
+    "MonitorSettings",
     "PrivacySettings",
     "ReferenceSettings",
     "ReplySettings",
@@ -119,6 +121,7 @@ class Settings(BaseSettings):
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
     replies: ReplySettings = ReplySettings()
+    monitor: MonitorSettings = MonitorSettings()
     review: ReviewSettings = ReviewSettings()
 
     @model_validator(mode="after")

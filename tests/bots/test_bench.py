@@ -74,3 +74,17 @@ def test_the_platform_load_bench_answers_every_mention_once(tmp_path: Path) -> N
     assert figures["lost"] == 0 and figures["duplicated"] == 0
     assert figures["jobs"]["done"] == 12 and figures["dead_jobs"] == {}
     assert figures["latency_p95_seconds"] is not None
+
+
+@pytest.mark.slow  # a few whole checks and a restart: ~40 s on 2 busy cores
+def test_monitor_bench_checks_within_budget_and_posts_no_duplicate() -> None:
+    figures = _run(
+        "monitor", "--candidates", "40", "--batch", "20", "--checks-per-hour", "3",
+        "--usd-per-day", "0.025", "--usd-per-check", "0.01",
+    )  # fmt: skip
+    checks = figures["checks"]
+    money = figures["money_usd"]
+    assert isinstance(checks, dict) and checks["started"] == 3  # the hourly budget binds
+    assert isinstance(money, dict) and money["counted_against_budget"] <= 0.025
+    assert figures["duplicates_posted"] == 0 and figures["replies_posted_after_restart"] == 0
+    assert figures["candidates_after_restart"] == 40

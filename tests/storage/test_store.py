@@ -73,6 +73,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m014_claim_graphs",
         "m015_x_notes",
         "m016_review_queue",
+        "m017_monitor",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

@@ -2,7 +2,8 @@
 
 The real discord.py talks to it (point it at `api_base` and `gateway_url`), so a test asserts on
 what the library actually sent. REST: the routes factbot uses (log-in, command sync, interaction
-callbacks and their webhook messages, channel messages, threads on messages, channels); any
+callbacks and their webhook messages, channel messages (posted, fetched and listed with
+`limit`/`after`/`before`), threads on messages, channels, guilds with counts); any
 other route is a loud 404 naming it, and a message over Discord's limits (embed sizes, field
 counts, content, nonce, thread name) is refused with 400 / 50035 as Discord does. Every request
 is recorded (`requests`) before it is answered; messages keep their buttons (`components`,
@@ -109,6 +110,7 @@ class FakeDiscord:
         self.sessions: list[_Session] = []
         self.connections: list[dict[str, str]] = []  # each gateway connection's query
         self.resumes = 0
+        self.member_counts: dict[str, int] = {}  # guild -> approximate_member_count
         self._nonces: dict[tuple[str, str], str] = {}
         self._ids = itertools.count(900_000)
         self._runner: web.AppRunner | None = None
@@ -327,6 +329,10 @@ class FakeDiscord:
                 return lambda r: _json(self._webhook_message(r, app))
             case "GET", ["channels", cid] if cid in self.channels:
                 return lambda r: _json(self.channels[cid])
+            case "GET", ["channels", cid, "messages"] if cid in self.channels:
+                return lambda r: _json(self._channel_messages(cid, r.query))
+            case "GET", ["guilds", gid] if gid in self.guilds:
+                return lambda r: _json(self._guild(gid))
             case "GET", ["channels", cid, "messages", mid] if mid in self.messages:
                 return lambda r: _json(self.messages[mid])
             case "PATCH", ["channels", cid, "messages", mid] if mid in self.messages:
@@ -336,6 +342,26 @@ class FakeDiscord:
             case "POST", ["channels", cid, "messages", mid, "threads"] if cid in self.channels:
                 return lambda r: _json(self._start_thread(cid, mid, r.json))
         return None
+
+    def _channel_messages(self, channel_id: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        """List a channel's messages as Discord does: newest first; `after` gives the oldest."""
+        limit = min(int(query.get("limit") or 50), 100)
+        found = sorted(
+            (m for m in self.messages.values() if m.get("channel_id") == channel_id),
+            key=lambda m: int(m["id"]),
+        )
+        if "before" in query:
+            found = [m for m in found if int(m["id"]) < int(query["before"])]
+        if "after" in query:
+            found = [m for m in found if int(m["id"]) > int(query["after"])][:limit]
+        else:
+            found = found[-limit:]
+        return list(reversed(found))
+
+    def _guild(self, guild_id: str) -> dict[str, Any]:
+        guild = dict(self.guilds[guild_id])
+        guild["approximate_member_count"] = self.member_counts.get(guild_id, 0)
+        return guild
 
     def _sync_commands(self, recorded: Recorded) -> web.Response:
         self.command_syncs += 1

@@ -13,7 +13,9 @@ in the test's event loop:
 Web API methods answer as Slack does: HTTP 200 with `ok: false` and an `error` code for
 invalid calls (`not_authed`, `invalid_auth`, `channel_not_found`, `thread_not_found`, ...), and
 an unknown method answers 404 `unknown_method`, is recorded in `unknown`, and fails the test
-when the stand-in closes.
+when the stand-in closes. `conversations.history` pages newest first (`limit`, `cursor`,
+`has_more`, `response_metadata.next_cursor`) between `oldest` and `latest` (exclusive unless
+`inclusive`); `conversations.info` gives `members[channel]` as `num_members` when asked.
 Interactivity: `chat.update` edits a message's text and blocks; `views.open` checks the modal
 (a trigger id, the title and buttons' 24 characters, valid input blocks) and records it in
 `views`; `deliver_interaction` sends `block_actions` and `view_submission` payloads.
@@ -104,6 +106,7 @@ class FakeSlack:
         self.teams: dict[str, Team] = {}
         self.app_tokens: set[str] = {"xapp-test"}
         self.oauth_codes: dict[str, dict[str, Any]] = {}  # code -> oauth.v2.access answer
+        self.members: dict[str, int] = {}  # channel -> num_members (conversations.info)
         self.requests: list[Call] = []
         self.unknown: list[Call] = []
         self.acks: list[dict[str, Any]] = []
@@ -410,14 +413,40 @@ class FakeSlack:
         if messages is None:
             return {"ok": False, "error": "channel_not_found"}
         top = [m for m in messages if m.get("thread_ts") in (None, m["ts"])]
+        inclusive = str(body.get("inclusive")).lower() in ("1", "true")
+        if body.get("oldest"):
+            oldest = float(body["oldest"])
+            top = [
+                m
+                for m in top
+                if float(m["ts"]) > oldest or (inclusive and float(m["ts"]) == oldest)
+            ]
+        if body.get("latest"):
+            latest = float(body["latest"])
+            top = [
+                m
+                for m in top
+                if float(m["ts"]) < latest or (inclusive and float(m["ts"]) == latest)
+            ]
         limit = int(body.get("limit") or 100)
-        newest = sorted(top, key=lambda m: m["ts"], reverse=True)[:limit]
-        return {"ok": True, "messages": [_shown(m, body) for m in newest], "has_more": False}
+        start = int(str(body.get("cursor") or "page:0").removeprefix("page:") or 0)
+        newest = sorted(top, key=lambda m: float(m["ts"]), reverse=True)
+        page = newest[start : start + limit]
+        more = start + limit < len(newest)
+        return {
+            "ok": True,
+            "messages": [_shown(m, body) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": f"page:{start + limit}" if more else ""},
+        }
 
     def _conversations_info(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
         if self._channel(team, body) is None:
             return {"ok": False, "error": "channel_not_found"}
-        return {"ok": True, "channel": {"id": body["channel"], "is_archived": False}}
+        channel: dict[str, Any] = {"id": body["channel"], "is_archived": False}
+        if str(body.get("include_num_members")).lower() in ("1", "true"):
+            channel["num_members"] = self.members.get(str(body["channel"]), 0)
+        return {"ok": True, "channel": channel}
 
     def _users_info(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
         user = str(body.get("user") or "")

@@ -3,7 +3,8 @@
 `setup(context)` returns the adapter; `bots.runtime.platform.load_adapters` calls it when
 `FACTBOT_DISCORD__TOKEN` is set. Only this package imports discord.py. The listener
 (`listen`) turns interactions and mentions into `CheckRequest`s for the service; the sender
-(`sender()`), used by workers, renders answers as embeds and posts them. See README.md,
+(`sender()`), used by workers, renders answers as embeds and posts them; watched channels
+are the proactive monitor's sources (`candidate_sources()`, `_sources`). See README.md,
 "Connect Discord".
 """
 
@@ -18,6 +19,8 @@ from typing import Any
 from bots.platforms.discord._bot import FactbotClient
 from bots.platforms.discord._http import route_interactions
 from bots.platforms.discord._sender import DiscordSender
+from bots.platforms.discord._sources import DiscordChannelSource
+from bots.runtime.candidates import CandidateSource
 from bots.runtime.platform import PlatformContext
 from pipeline.errors import ConfigError
 
@@ -82,6 +85,12 @@ class DiscordAdapter:
 
     def mount(self, api: Any) -> None:
         """Add nothing: Discord events arrive over the gateway."""
+
+    def candidate_sources(self) -> list[CandidateSource]:
+        """Return the watched channels (`FACTBOT_MONITOR__DISCORD_CHANNELS`) as monitor sources."""
+        sender = self.sender()  # its own REST session, in the loop that scans
+        channels = self.context.settings.monitor.discord_channels
+        return [DiscordChannelSource(sender, channel) for channel in channels]
 
 
 def setup(context: PlatformContext) -> DiscordAdapter:

@@ -115,6 +115,10 @@ class DiscordSender:
                 raise ReplyRejectedError(f"Discord refused the request: {exc}") from exc
             raise
 
+    async def client(self) -> RoutedHTTPClient:
+        """Return the logged-in REST client of the running loop (the monitor's sources read it)."""
+        return await self._client()
+
     async def close(self) -> None:
         """Close the HTTP session."""
         if self._http is not None:

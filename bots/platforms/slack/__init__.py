@@ -7,7 +7,8 @@ installations kept in factbot's database. Events arrive over HTTP (`mount`: the 
 endpoint `factbot serve` serves) or Socket Mode (`listen`, when an app token is set). Only this
 package imports slack_bolt and slack_sdk; the modules inside are private:
 `_events` (Slack → CheckRequest), `_render` (Answer → blocks), `_sender` (posting),
-`_installs` (Bolt's stores over the database) and `_app` (the Bolt app).
+`_installs` (Bolt's stores over the database), `_app` (the Bolt app) and `_sources` (watched
+channels, read by the proactive monitor).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from bots.runtime.candidates import CandidateSource
 from bots.runtime.platform import PlatformContext, ReplySender
 
 
@@ -31,6 +33,7 @@ class SlackAdapter:
         from storage.slack_installs import SlackInstallRepo
 
         settings = context.settings.slack
+        self.watched = tuple(context.settings.monitor.slack_channels)
         installations = states = None
         if settings.client_id is not None:
             repo = SlackInstallRepo(context.store.db, clock=context.clock)
@@ -70,6 +73,16 @@ class SlackAdapter:
     def mount(self, api: Any) -> None:
         """Add the events endpoint and, with OAuth, the install pages to the FastAPI app."""
         self.bot.mount(api)
+
+    def candidate_sources(self) -> list[CandidateSource]:
+        """Return the watched channels (`FACTBOT_MONITOR__SLACK_CHANNELS`) as monitor sources."""
+        from bots.platforms.slack._sources import SlackChannelSource
+
+        sources: list[CandidateSource] = []
+        for entry in self.watched:
+            team, _, channel = entry.rpartition(":")
+            sources.append(SlackChannelSource(self._sender, channel, team_id=team or None))
+        return sources
 
 
 def setup(context: PlatformContext) -> SlackAdapter:

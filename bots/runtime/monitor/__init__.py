@@ -1,0 +1,62 @@
+"""The proactive monitor: find suspicious posts, check the worthy ones, route the results.
+
+    scheduler (one process, a DB lease)      workers
+      tick ─enqueue─> monitor:scan ─────────> scan: fetch from the kept cursor, store, score,
+                                               budget ─> check job + monitor:route job
+                                              route (after the check): the posting policy ─>
+                                               reply:<platform> | x:note | review | nothing
+
+Modules: `scheduler` (APScheduler + lease), `scan` (the scan job), `score` (check-worthiness),
+`budget` (checks and money), `policy` (where a result goes), `route` (the route job). Sources
+come from the platform adapters (`PlatformAdapter.candidate_sources()`, optional); the
+composition root (`bots.app.root.App`) gathers them and the handlers below. See README.md,
+"Proactive monitor".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+from bots.runtime.candidates import CandidateSource
+from bots.runtime.monitor.route import Proposer, RouteJobs
+from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
+from bots.runtime.reuse import ReuseIndex
+from bots.runtime.worker import JobHandler
+from bots.settings import Settings
+from pipeline.clock import SYSTEM, Clock
+from storage import Store
+
+__all__ = ["ROUTE", "SCAN", "gather_sources", "monitor_handlers"]
+
+log = logging.getLogger(__name__)
+
+
+def gather_sources(adapters: Iterable[object]) -> dict[str, CandidateSource]:
+    """Return every candidate source the adapters offer, by name (a repeated name is an error)."""
+    sources: dict[str, CandidateSource] = {}
+    for adapter in adapters:
+        offer = getattr(adapter, "candidate_sources", None)
+        if offer is None:
+            continue
+        for source in offer():
+            if source.name in sources:
+                raise ValueError(f"two monitor sources are named {source.name!r}")
+            sources[source.name] = source
+    return sources
+
+
+def monitor_handlers(
+    store: Store,
+    settings: Settings,
+    sources: Mapping[str, CandidateSource],
+    *,
+    reuse: ReuseIndex | None = None,
+    review: Proposer | None = None,
+    clock: Clock = SYSTEM,
+) -> dict[str, JobHandler]:
+    """Return the handlers of the monitor's job kinds (scan and route)."""
+    return {
+        SCAN: ScanJobs(store, settings, sources, reuse=reuse, clock=clock),
+        ROUTE: RouteJobs(store, settings, review=review, clock=clock),
+    }

@@ -1,0 +1,229 @@
+"""`monitor:scan` jobs: read one source from its kept cursor, store and score what it found.
+
+A scheduled tick only enqueues a scan job (`bots.runtime.monitor.scheduler`); a worker runs it
+here. For each candidate the source returns, in order:
+
+1. a post already a candidate (UNIQUE platform + post id) is left alone: re-reading a source
+   after a crash or a second scan of one slot stores nothing twice;
+2. posts by factbot or other bots are ignored (not stored); a post that mentions factbot is
+   kept as "skipped: mention": the platform's mention path answers it, and two answers in one
+   thread are what the monitor must never cause;
+3. the check-worthiness score (`score`); under the threshold → kept as "skipped: score";
+4. a thread already answered, or an author answered `author_max_per_day` times in the last 24
+   hours → "skipped: thread answered" / "skipped: author limit" (no money spent on it);
+5. a stored check that answers it (`ReuseIndex.find`: same text, same claims, near duplicate)
+   → "reused": routed at once with that check; the same post checked already (someone asked
+   for it) → "skipped: already checked";
+6. the budgets (`budget`): over one → kept as "skipped: budget", not lost; else a check job
+   (`submit_check`) and a `monitor:route` job that waits for it, with the candidate row, in one
+   immediate transaction with the budget decision.
+
+The source's cursor is saved in the transaction that marks the job done, after the candidates
+are stored: a crash in between re-reads the same posts, which step 1 then skips.
+
+Failure policy: a source that cannot be read now (`SourceUnavailableError`) ends the job with
+nothing stored and the cursor kept (the next slot reads it again); an unknown source name is a
+permanent error; a candidate whose post cannot be scored is kept as "skipped: unreadable".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from bots.runtime.candidates import Candidate, CandidateSource, SourceUnavailableError
+from bots.runtime.checks import submit_check
+from bots.runtime.monitor.budget import spend
+from bots.runtime.monitor.score import Score, score
+from bots.runtime.privacy import Pseudonyms
+from bots.runtime.reuse import ReuseIndex
+from bots.runtime.worker import Outcome, PermanentJobError
+from bots.settings import Settings
+from pipeline.clock import SYSTEM, Clock
+from pipeline.records import Post, new_id
+from storage import Store
+from storage.codec import post_row
+from storage.jobs import Job
+from storage.monitor import CHECKING, REUSED, SKIPPED
+from storage.tx import immediate
+
+log = logging.getLogger(__name__)
+
+SCAN = "monitor:scan"
+ROUTE = "monitor:route"
+ANSWER = "answer"  # the action every public outcome takes in a thread (reply, note, review)
+_DAY = timedelta(days=1)
+
+
+def cursor_key(source: str) -> str:
+    """Return the state key of a source's cursor."""
+    return f"monitor:cursor:{source}"
+
+
+def route_dedupe(candidate_id: str) -> str:
+    """Return the dedupe key of a candidate's route job."""
+    return f"monitor:route:{candidate_id}"
+
+
+class ScanJobs:
+    """Runs `monitor:scan` jobs over the sources the platform adapters offer."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        sources: Mapping[str, CandidateSource],
+        *,
+        reuse: ReuseIndex | None = None,
+        clock: Clock = SYSTEM,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.sources = dict(sources)
+        self.reuse = reuse if settings.reuse.enabled else None
+        self.clock = clock
+        self.pseudonyms = Pseudonyms(store, settings.privacy)
+
+    async def run(self, job: Job) -> Outcome:
+        """Read the job's source from its cursor and take every candidate it returns."""
+        name = str(job.payload.get("source") or "")
+        source = self.sources.get(name)
+        if source is None:
+            raise PermanentJobError(f"no monitor source named {name!r} in this worker")
+        key = cursor_key(name)
+        cursor = self.store.state.get(key)
+        try:
+            batch = await source.fetch(cursor, self.settings.monitor.batch_size)
+        except SourceUnavailableError as exc:
+            log.warning(
+                "monitor source unavailable; skipped until its next scan",
+                extra={"source": name, "error": str(exc), "retry_after": exc.retry_after},
+            )
+            return Outcome()
+        outcomes = await self.take(batch.candidates)
+        log.info("monitor scan done", extra={"source": name, "outcomes": dict(outcomes)})
+        state = self.store.state
+
+        def save() -> None:
+            if batch.cursor is not None:
+                state.set(key, batch.cursor)
+
+        return Outcome(store=save)
+
+    async def take(self, candidates: Sequence[Candidate]) -> Counter[str]:
+        """Store, score and decide every candidate; return how many ended each way."""
+        outcomes: Counter[str] = Counter()
+        for candidate in candidates:
+            outcomes[await self.consider(candidate)] += 1
+        return outcomes
+
+    async def consider(self, candidate: Candidate) -> str:
+        """Decide one candidate (module doc) and return what became of it."""
+        monitor = self.store.monitor
+        platform, post_id = candidate.post.platform, candidate.post.platform_id
+        if monitor.known(platform, post_id):
+            return "duplicate"
+        if candidate.author.is_self or candidate.author.is_bot:
+            return "ignored: bot"
+        author = self.pseudonyms.user(platform, candidate.author.user_id)
+        post = dataclasses.replace(candidate.post, author=author)
+        row = _row(candidate, post, author)
+        if candidate.mentions_bot:
+            return self._keep(row, Score(0, 0, 0, 0, 0), SKIPPED, "mention")
+        try:
+            scored = score(candidate, self.settings.monitor)
+        except Exception as exc:  # noqa: BLE001 - one odd post never stops a scan
+            log.warning("candidate not scored", extra={"post": post_id, "error": repr(exc)})
+            return self._keep(row, Score(0, 0, 0, 0, 0), SKIPPED, "unreadable")
+        if scored.value < self.settings.monitor.threshold:
+            return self._keep(row, scored, SKIPPED, "score")
+        blocked = self._blocked(platform, candidate.thread_key, author)
+        if blocked is not None:
+            return self._keep(row, scored, SKIPPED, blocked)
+        hit = await self.reuse.find(post) if self.reuse is not None else None
+        if hit is not None and hit.reason == "same post":
+            return self._keep(row, scored, SKIPPED, "already checked")
+        if hit is not None:
+            return self._reused(row, scored, hit.check_id, hit.reason)
+        return self._check(row, scored, post)
+
+    def _blocked(self, platform: str, thread_key: str, author: str) -> str | None:
+        monitor, limit = self.store.monitor, self.settings.monitor.author_max_per_day
+        if monitor.action_taken(platform, thread_key, ANSWER):
+            return "thread answered"
+        since = self.clock.now() - _DAY
+        if monitor.author_actions(platform, author, ANSWER, since) >= limit:
+            return "author limit"
+        return None
+
+    def _keep(self, row: dict[str, Any], scored: Score, status: str, reason: str) -> str:
+        row = {**row, "score": scored.value, "parts": scored.parts()}
+        stored = self.store.monitor.add_candidate({**row, "status": status, "reason": reason})
+        return f"{status}: {reason}" if stored else "duplicate"
+
+    def _reused(self, row: dict[str, Any], scored: Score, check_id: str, why: str) -> str:
+        row = {**row, "score": scored.value, "parts": scored.parts(), "check_id": check_id}
+        with immediate(self.store.db):
+            if not self.store.monitor.add_candidate({**row, "status": REUSED, "reason": why}):
+                return "duplicate"
+            self._route(row["id"], check_job=None)
+        return REUSED
+
+    def _check(self, row: dict[str, Any], scored: Score, post: Post) -> str:
+        monitor, settings = self.store.monitor, self.settings.monitor
+        row = {**row, "score": scored.value, "parts": scored.parts()}
+        with immediate(self.store.db):
+            if monitor.known(row["platform"], row["post_id"]):
+                return "duplicate"
+            refusal = spend(monitor, settings, self.clock.now()).refusal(settings)
+            if refusal is not None:
+                log.info("candidate over budget", extra={"post": row["post_id"], "budget": refusal})
+                monitor.add_candidate({**row, "status": SKIPPED, "reason": "budget"})
+                return f"{SKIPPED}: budget"
+            submitted = submit_check(
+                self.store,
+                post,
+                dedupe_key=f"monitor:{row['platform']}:{row['post_id']}",
+                max_attempts=self.settings.jobs.max_attempts,
+            )
+            monitor.add_candidate(
+                {
+                    **row,
+                    "status": CHECKING,
+                    "check_id": submitted.check_id,
+                    "check_job_id": submitted.job.id,
+                }
+            )
+            self._route(row["id"], check_job=submitted.job.id)
+        return CHECKING
+
+    def _route(self, candidate_id: str, *, check_job: str | None) -> None:
+        job, _ = self.store.jobs.enqueue(
+            ROUTE,
+            {"candidate_id": candidate_id},
+            dedupe_key=route_dedupe(candidate_id),
+            max_attempts=max(self.settings.jobs.max_attempts, 5),
+            waits_for=check_job,
+        )
+        self.store.monitor.set_route_job(candidate_id, job.id)
+
+
+def _row(candidate: Candidate, post: Post, author: str) -> dict[str, Any]:
+    dest = candidate.destination
+    return {
+        "id": new_id(),
+        "platform": post.platform,
+        "post_id": post.platform_id,
+        "source": candidate.source,
+        "thread_key": candidate.thread_key,
+        "author": author,
+        "workspace_id": dest.workspace_id,
+        "channel_id": dest.channel_id,
+        "mentions_bot": candidate.mentions_bot,
+        "post": post_row(post),
+        "destination": {**dest.to_json(), "private": {}},
+    }

@@ -1,0 +1,172 @@
+"""The monitor's scheduler process: one active scheduler, any number standing by.
+
+APScheduler 3.11 (`AsyncIOScheduler`, in-memory job store: job stores are never shared between
+processes) runs one job per source, each with an explicit id (`scan:<source>`),
+`replace_existing=True`, `coalesce=True` (runs missed while paused or busy become one),
+`max_instances=1` and a real `misfire_grace_time`. A scheduled job does one thing: it enqueues a
+`monitor:scan` job whose dedupe key names the source and the time slot
+(`monitor:scan:<source>:<slot>`, slot = the Unix time divided by the interval), so however
+often a tick fires — a coalesced burst, two schedulers during a takeover — a slot is scanned
+once. The scan itself runs in a worker (`bots.runtime.monitor.scan`).
+
+Only the holder of the database lease (`monitor_lease`, taken and renewed in an immediate
+transaction every third of `lease_seconds`) runs its schedule; another process stands by,
+paused, and takes over once the lease has lapsed. Each enqueue checks the lease in the same
+transaction (a fence): a scheduler that lost its lease while its loop was stalled enqueues
+nothing. A clean stop gives the lease up, so a standby takes over at its next round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED, JobEvent
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bots.runtime.monitor.scan import SCAN
+from bots.runtime.worker import worker_name
+from bots.settings import MonitorSettings
+from pipeline.clock import SYSTEM, Clock
+from storage import Store
+from storage.jobs import Job
+from storage.tx import immediate
+
+log = logging.getLogger(__name__)
+
+LEASE = "monitor"
+TriggerFor = Callable[[str], BaseTrigger]
+
+
+def scan_dedupe(source: str, slot: int) -> str:
+    """Return the dedupe key of a source's scan in one time slot."""
+    return f"monitor:scan:{source}:{slot}"
+
+
+class MonitorScheduler:
+    """Holds (or waits for) the lease and, while holding it, enqueues each source's scans."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: MonitorSettings,
+        sources: Sequence[str],
+        *,
+        holder: str | None = None,
+        clock: Clock = SYSTEM,
+        trigger: TriggerFor | None = None,
+        max_attempts: int = 3,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.sources = tuple(sources)
+        self.holder = holder or worker_name("monitor")
+        self.clock = clock
+        self.trigger = trigger or self._interval
+        self.max_attempts = max_attempts
+        self.active = False
+        self.enqueued: list[Job] = []  # the scan jobs this scheduler created
+        self.events: list[JobEvent] = []  # APScheduler's job events (executed, error, missed)
+        self._event = asyncio.Event()
+        self._scheduler: AsyncIOScheduler | None = None
+
+    def _interval(self, source: str) -> BaseTrigger:
+        return IntervalTrigger(seconds=self.settings.interval_seconds)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Hold or wait for the lease until stop is set (a round every third of the lease)."""
+        try:
+            while not stop.is_set():
+                await self.step()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.settings.lease_seconds / 3)
+        finally:
+            self.close()
+
+    async def step(self) -> bool:
+        """Run one lease round: take or renew it and start, resume or pause the schedule."""
+        held = self.store.monitor.take_lease(
+            LEASE, self.holder, seconds=self.settings.lease_seconds
+        )
+        if held and not self.active:
+            self._activate()
+        elif not held and self.active:
+            self._stand_by()
+        return held
+
+    def _activate(self) -> None:
+        if self._scheduler is None:
+            scheduler = AsyncIOScheduler(timezone="UTC")
+            scheduler.add_listener(
+                self._on_event, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED
+            )
+            scheduler.start()
+            self._scheduler = scheduler
+        else:
+            self._scheduler.resume()
+        for source in self.sources:
+            self._scheduler.add_job(
+                self.enqueue_scan,
+                self.trigger(source),
+                args=[source],
+                id=f"scan:{source}",
+                name=f"enqueue a scan of {source}",
+                replace_existing=True,
+                coalesce=True,
+                max_instances=1,
+                misfire_grace_time=int(self.settings.misfire_grace_seconds),
+            )
+        self.active = True
+        log.info("monitor scheduler active", extra={"holder": self.holder, "sources": self.sources})
+
+    def _stand_by(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.pause()
+        self.active = False
+        log.warning("monitor lease lost; standing by", extra={"holder": self.holder})
+
+    async def enqueue_scan(self, source: str) -> Job | None:
+        """Enqueue the scan of source for the current slot, if this process holds the lease."""
+        slot = int(self.clock.now().timestamp() // self.settings.interval_seconds)
+        with immediate(self.store.db):
+            if not self.store.monitor.holds_lease(LEASE, self.holder):
+                log.warning("scan not enqueued: lease not held", extra={"source": source})
+                return None
+            job, created = self.store.jobs.enqueue(
+                SCAN,
+                {"source": source, "slot": slot},
+                dedupe_key=scan_dedupe(source, slot),
+                max_attempts=self.max_attempts,
+            )
+        if created:
+            self.enqueued.append(job)
+        return job
+
+    def _on_event(self, event: JobEvent) -> None:
+        self.events.append(event)
+        self._event.set()
+        if event.code == EVENT_JOB_ERROR:
+            error: Any = getattr(event, "exception", None)
+            log.error("scheduled job failed", extra={"job": event.job_id, "error": repr(error)})
+
+    async def wait_events(self, count: int, *, seconds: float = 10.0) -> list[JobEvent]:
+        """Wait until APScheduler reported count job events; return them."""
+        async with asyncio.timeout(seconds):
+            while len(self.events) < count:
+                self._event.clear()
+                await self._event.wait()
+        return list(self.events)
+
+    def close(self) -> None:
+        """Stop the schedule and give the lease up (a standby takes over at its next round)."""
+        if self._scheduler is not None and self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+        self._scheduler = None
+        if self.active:
+            self.store.monitor.release_lease(LEASE, self.holder)
+        self.active = False
