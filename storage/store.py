@@ -3,8 +3,9 @@
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
 reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
-buckets, platform requests, opt-outs), `images` (the image index, for provenance) and `web`
-(search, page and reachability caches). Each multi-table write happens inside one transaction.
+buckets, platform requests, opt-outs), `images` (the image index, for provenance), `web`
+(search, page and reachability caches), `users` (dashboard operators) and `browse` (the
+dashboard's filtered lists and figures). Each multi-table write happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from types import TracebackType
 from sqlite_utils import Database
 
 from pipeline.clock import SYSTEM, Clock
+from storage.browse import BrowseRepo
 from storage.checks import CheckRepo
 from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
@@ -27,6 +29,7 @@ from storage.reuse import ReuseRepo
 from storage.sources import SourceTable
 from storage.state import StateRepo
 from storage.tx import immediate
+from storage.users import UserRepo
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
 
@@ -48,6 +51,8 @@ class Store:
         self.images = ImageIndexRepo(db)
         self.state = StateRepo(db, clock=clock)
         self.platform = PlatformRepo(db, clock=clock)
+        self.users = UserRepo(db, clock=clock)
+        self.browse = BrowseRepo(db)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:

@@ -37,12 +37,14 @@ _LAZY = {
     "sources": "bots.cli.sources:sources_group",
     "eval": "bots.cli.eval:eval_group",
     "models": "bots.cli.models:models_group",
+    "users": "bots.cli.users:users_group",
     "bench": "bench.cli:bench_group",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
     "eval": "Evaluate factbot on public benchmarks (AVeriTeC).",
     "models": "Pull, inspect and serve the local language model.",
+    "users": "Add and list the people who may sign in to the dashboard.",
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
 }
 

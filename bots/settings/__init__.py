@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bots.settings.dashboard import DashboardSettings
 from bots.settings.engine import (
     EmbeddingSettings,
     FetchSettings,
@@ -41,6 +42,7 @@ from pipeline.errors import ConfigError
 
 __all__ = [
     "BudgetSettings",
+    "DashboardSettings",
     "DiscordSettings",
     "EmbeddingSettings",
     "FetchSettings",
@@ -108,6 +110,7 @@ class Settings(BaseSettings):
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
     replies: ReplySettings = ReplySettings()
+    dashboard: DashboardSettings = DashboardSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:
