@@ -128,10 +128,11 @@ class BrowseRepo:
         if where.until is not None:
             clauses.append("c.created_at < ?")
             params.append(dt_out(where.until))
-        if where.reviewed is not None and self._has_table("review_decisions"):
+        if where.reviewed is not None:
             clauses.append(
                 ("" if where.reviewed else "NOT ")
-                + "EXISTS (SELECT 1 FROM review_decisions AS d WHERE d.check_id = c.id)"
+                + "EXISTS (SELECT 1 FROM review_proposals AS rp JOIN review_decisions AS d "
+                "ON d.proposal_id = rp.id WHERE rp.check_id = c.id)"
             )
         expression = match_expression(where.query or "")
         if expression is not None:
@@ -191,8 +192,17 @@ class BrowseRepo:
         return {"reachable": int(counts.get(1, 0)), "unreachable": int(counts.get(0, 0))}
 
     def agreement(self, since: datetime) -> dict[str, int]:
-        """Return how reviewers decided on factbot's proposals since then."""
-        return _agreement(self.db, since)
+        """Return reviewers' decisions on proposals since then: approved as written, edited,
+        rejected (how often people agree with factbot)."""
+        names = {"approve": "approved", "edit": "edited", "reject": "rejected"}
+        counts = dict.fromkeys(names.values(), 0)
+        for action, count in self.db.execute(
+            "SELECT action, count(*) FROM review_decisions WHERE at >= ? GROUP BY 1",
+            [dt_out(since)],
+        ):
+            if action in names:
+                counts[names[action]] = int(count)
+        return counts
 
     def rebuild_search(self) -> None:
         """Fill the search table again from posts and claims (after a VACUUM)."""
@@ -207,12 +217,6 @@ class BrowseRepo:
                 "SELECT c.rowid * 1024 + 1 + min(cl.position, 1022), cl.text FROM claims AS cl "
                 "JOIN checks AS c ON c.id = cl.check_id WHERE cl.text != ''"
             )
-
-    def _has_table(self, name: str) -> bool:
-        row = self.db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name]
-        ).fetchone()
-        return row is not None
 
 
 def _dt(value: str) -> datetime:
@@ -231,20 +235,3 @@ def find_sources(db: Database, text: str, *, limit: int = 100) -> list[dict[str,
     ).fetchall()
     keys = ("domain", "tier", "reason", "origin", "updated_at")
     return [dict(zip(keys, r, strict=True)) for r in rows]
-
-
-def _agreement(db: Database, since: datetime) -> dict[str, int]:
-    """Return reviewers' decisions since then: approved as written, edited, rejected."""
-    counts = {"approved": 0, "edited": 0, "rejected": 0}
-    exists = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'review_decisions'"
-    ).fetchone()
-    if exists is None:
-        return counts
-    for outcome, count in db.execute(
-        "SELECT outcome, count(*) FROM review_decisions WHERE decided_at >= ? GROUP BY 1",
-        [dt_out(since)],
-    ):
-        if outcome in counts:
-            counts[outcome] = int(count)
-    return counts

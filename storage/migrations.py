@@ -384,6 +384,49 @@ def m014_claim_graphs(db: Database) -> None:
 
 
 @migrations()
+def m016_review_queue(db: Database) -> None:
+    # Corrections proposed for a human's decision (bots.runtime.review). `destination` is the
+    # public routing of the reply; `private` what only the reply may use (deleted once posted
+    # or rejected). `text` is the proposed correction as plain text, written once the check
+    # has ended; `card_*` the message that shows it in the review channel.
+    db.execute("""
+        CREATE TABLE review_proposals (
+            id TEXT PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            check_id TEXT NOT NULL,
+            check_job_id TEXT,
+            platform TEXT NOT NULL,
+            destination TEXT NOT NULL,
+            private TEXT NOT NULL DEFAULT '{}',
+            reason TEXT NOT NULL,
+            text TEXT,
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
+                ('pending', 'approved', 'rejected', 'posted', 'failed', 'expired')),
+            reply_job_id TEXT,
+            card_job_id TEXT,
+            card_platform TEXT,
+            card_message_id TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX review_proposals_status ON review_proposals(status, created_at)")
+    db.execute("CREATE INDEX review_proposals_check ON review_proposals(check_id)")
+    # One decision a proposal, whoever clicks first: the UNIQUE proposal_id is the guarantee.
+    db.execute("""
+        CREATE TABLE review_decisions (
+            id TEXT PRIMARY KEY,
+            proposal_id TEXT NOT NULL UNIQUE REFERENCES review_proposals(id),
+            action TEXT NOT NULL CHECK (action IN ('approve', 'edit', 'reject')),
+            reviewer TEXT NOT NULL,
+            text TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX review_decisions_at ON review_decisions(at)")
+
+
+@migrations()
 def m018_dashboard(db: Database) -> None:
     # Operators of the web dashboard: a name, a role and an argon2 password hash (never the
     # password). Sign-in attempts are kept to show an admin what was tried, and from where.

@@ -3,9 +3,10 @@
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
 reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
-buckets, platform requests, opt-outs), `images` (the image index, for provenance), `web`
-(search, page and reachability caches), `users` (dashboard operators) and `browse` (the
-dashboard's filtered lists and figures). Each multi-table write happens inside one transaction.
+buckets, platform requests, opt-outs), `images` (the image index, for provenance), `review`
+(proposed corrections and their decisions), `web` (search, page and reachability caches),
+`users` (dashboard operators) and `browse` (the dashboard's filtered lists and figures). Each
+multi-table write happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from storage.migrations import migrations
 from storage.platform import PlatformRepo
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
+from storage.review import ReviewRepo
 from storage.sources import SourceTable
 from storage.state import StateRepo
 from storage.tx import immediate
@@ -51,6 +53,7 @@ class Store:
         self.images = ImageIndexRepo(db)
         self.state = StateRepo(db, clock=clock)
         self.platform = PlatformRepo(db, clock=clock)
+        self.review = ReviewRepo(db, clock=clock)
         self.users = UserRepo(db, clock=clock)
         self.browse = BrowseRepo(db)
 

@@ -13,6 +13,13 @@ requester gets the failure message instead, and the incident is logged. The post
 `send_once` (the reply ledger, keyed by platform and event), so a retried job, a redelivered
 event or a restarted worker never posts twice. Once sent, the destination's private part
 (interaction tokens, raw user ids) is deleted from the job in the transaction that ends it.
+
+A reply approved in the review queue (`bots.runtime.review`; payload `review`: the proposal
+id, event key ``review:<proposal id>``) goes the same way, with two differences: an edited
+text (payload `text`) is the message's body instead of the rendered correction (audited
+against the same references), and nobody waits for an answer, so what cannot be posted
+(an unretrieved link, a check gone) fails the job instead of posting a failure message. The
+proposal is marked posted in the transaction that ends the job.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from collections.abc import Mapping
 from bots.runtime import messages
 from bots.runtime.platform import Answer, Destination, Rendered, ReplySender
 from bots.runtime.replies import ReplyKey, send_once
+from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
@@ -76,12 +84,15 @@ class ReplyJobs:
         sender = self.senders.get(dest.platform)
         if sender is None:
             raise PermanentJobError(f"no sender for platform {dest.platform!r} in this worker")
+        review = str(payload["review"]) if payload.get("review") else None
         answer, check = self._answer(job)
-        if answer.kind == "correction" and job.attempts >= job.max_attempts > 1:
+        if review is not None and check is None:
+            raise PermanentJobError(f"review reply {job.id}: {answer.message}")
+        if review is None and answer.kind == "correction" and job.attempts >= job.max_attempts > 1:
             # The platform refused the correction on every attempt so far (too long, bad
             # blocks…): the last attempt says so plainly rather than leave silence.
             answer = self._failure("the answer could not be posted here", answer.notes)
-        rendered = self._render(sender, answer, dest, check)
+        rendered = self._render(sender, answer, dest, check, strict=review is not None)
 
         async def send() -> str | None:
             return await sender.send(dest, rendered)
@@ -121,6 +132,10 @@ class ReplyJobs:
             )
             if check is not None and not payload.get("reused"):
                 store.platform.record_cost(dest.platform, key.target_id, cost)
+            if review is not None:
+                ledger = store.replies.find(key.platform, key.target_id, key.kind)
+                if ledger is not None and ledger.status == "sent":
+                    ReviewQueue(store, self.settings, clock=store.clock).posted(review)
 
         return Outcome(result_id=reply.id if reply is not None else None, store=finish)
 
@@ -137,6 +152,9 @@ class ReplyJobs:
             check = self.store.checks.get(str(payload["check_id"]))
         except NotFoundError:
             return self._failure("the check was not stored", notes), None
+        if payload.get("text"):  # an edited text approved in the review queue is the body
+            edited = Answer("notice", message=str(payload["text"]), correction=check.correction)
+            return dataclasses.replace(edited, check=check), check
         return self._correction(check, notes), check
 
     def _failure(self, error: str | None, notes: tuple[str, ...]) -> Answer:
@@ -161,7 +179,13 @@ class ReplyJobs:
         )
 
     def _render(
-        self, sender: ReplySender, answer: Answer, dest: Destination, check: Check | None
+        self,
+        sender: ReplySender,
+        answer: Answer,
+        dest: Destination,
+        check: Check | None,
+        *,
+        strict: bool = False,
     ) -> Rendered:
         allowed = {r.url for r in answer.correction.references} if answer.correction else set()
         if answer.report_url:
@@ -170,6 +194,12 @@ class ReplyJobs:
         try:
             audit(rendered, allowed)
         except UnretrievedLinkError as exc:
+            if strict:  # nobody asked: post nothing rather than a failure message
+                log.error(
+                    "review reply withheld: it links to URLs the pipeline did not retrieve",
+                    extra={"platform": dest.platform, "error": str(exc)},
+                )
+                raise
             log.error(
                 "reply withheld: it links to URLs the pipeline did not retrieve",
                 extra={

@@ -38,6 +38,7 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
+from bots.settings.review import ReviewSettings
 from pipeline.errors import ConfigError
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "ReplySettings",
     "RetrievalSettings",
     "ReuseSettings",
+    "ReviewSettings",
     "SearchSettings",
     "ServerSettings",
     "Settings",
@@ -110,6 +112,7 @@ class Settings(BaseSettings):
     budgets: BudgetSettings = BudgetSettings()
     privacy: PrivacySettings = PrivacySettings()
     replies: ReplySettings = ReplySettings()
+    review: ReviewSettings = ReviewSettings()
     dashboard: DashboardSettings = DashboardSettings()
 
     @model_validator(mode="after")

@@ -88,6 +88,7 @@ class Views:
             csrf=self.access.csrf_token(session),
             open_mode=principal is not None and principal.local,
             path=request.url.path,
+            code=code,
             **context,
         )
         return HTMLResponse(html, status_code=code, headers={"Cache-Control": "no-store"})
