@@ -102,6 +102,6 @@
     charts();
     document.body.addEventListener("htmx:afterSwap", function (e) { localTimes(e.target); });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  // Deferred scripts (Chart.js on the overview) have all run when DOMContentLoaded fires.
+  document.addEventListener("DOMContentLoaded", start);
 })();
