@@ -333,6 +333,7 @@ def fetch(
 def _register() -> None:
     from bench.cli_latency import latency
     from bench.cli_search import search_cache
+    from bench.dashboard import dashboard_bench
     from bench.jobs import jobs_bench
     from bench.platform_load import platforms_bench
 
@@ -340,6 +341,7 @@ def _register() -> None:
     bench_group.add_command(latency)
     bench_group.add_command(jobs_bench)
     bench_group.add_command(platforms_bench)
+    bench_group.add_command(dashboard_bench)
 
 
 _register()

@@ -447,7 +447,13 @@ def m018_dashboard(db: Database) -> None:
             at TEXT NOT NULL
         )""")
     db.execute("CREATE INDEX login_attempts_at ON login_attempts(at)")
+    # The checks list filters and orders by these; a check page looks up where it was posted.
     db.execute("CREATE INDEX checks_created ON checks(created_at)")
+    db.execute("CREATE INDEX checks_verdict ON checks(verdict, created_at)")
+    db.execute("CREATE INDEX checks_judge ON checks(judge, created_at)")
+    db.execute("CREATE INDEX posts_platform ON posts(platform)")
+    db.execute("CREATE INDEX platform_requests_check ON platform_requests(check_id)")
+    db.execute("CREATE INDEX replies_check ON replies(check_id)")
     # Full-text search over post text and claims. Row ids encode the check: a check's rowid
     # times 1024, plus 0 for its post text or 1 + position for a claim, so a check's rows are
     # one rowid range (deleted and replaced in O(log n), where an UNINDEXED column would scan).
