@@ -148,7 +148,6 @@ def check_context(db: Any, check: Check) -> dict[str, Any]:
         "quotes": quotes,
         "requests": requests,
         "replies": replies,
-        "image_claims": 0,
         "total_seconds": sum(t.seconds for t in check.timings),
         "calls": sum(u.calls for u in check.usage),
         "tokens_in": sum(u.input_tokens for u in check.usage),

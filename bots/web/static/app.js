@@ -60,6 +60,7 @@
     var dark = window.matchMedia("(prefers-color-scheme: dark)").matches;
     Chart.defaults.color = dark ? "#d8d8dc" : "#1d1d1f";
     Chart.defaults.borderColor = dark ? "#3a3a40" : "#dcdce0";
+    if (window.matchMedia("(prefers-reduced-motion: reduce)").matches) Chart.defaults.animation = false;
     var palette = ["#c62828", "#ef6c00", "#2e7d32", "#1565c0", "#6a1b9a", "#00838f", "#5d4037"];
     fetch(box.dataset.source, { credentials: "same-origin" })
       .then(function (r) { return r.json(); })
