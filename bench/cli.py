@@ -333,6 +333,7 @@ def fetch(
 def _register() -> None:
     from bench.cli_latency import latency
     from bench.cli_search import search_cache
+    from bench.dashboard import dashboard_bench
     from bench.jobs import jobs_bench
     from bench.monitor import monitor_bench
     from bench.platform_load import platforms_bench
@@ -342,6 +343,7 @@ def _register() -> None:
     bench_group.add_command(jobs_bench)
     bench_group.add_command(platforms_bench)
     bench_group.add_command(monitor_bench)
+    bench_group.add_command(dashboard_bench)
 
 
 _register()

@@ -531,3 +531,78 @@ def m017_monitor(db: Database) -> None:
     db.execute(
         "CREATE INDEX monitor_actions_author ON monitor_actions(platform, author, created_at)"
     )
+
+
+@migrations()
+def m018_dashboard(db: Database) -> None:
+    # Operators of the web dashboard: a name, a role and an argon2 password hash (never the
+    # password). Sign-in attempts are kept to show an admin what was tried, and from where.
+    db.execute("""
+        CREATE TABLE users (
+            name TEXT PRIMARY KEY,
+            role TEXT NOT NULL CHECK (role IN ('viewer', 'reviewer', 'admin')),
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            disabled INTEGER NOT NULL DEFAULT 0
+        )""")
+    db.execute("""
+        CREATE TABLE login_attempts (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            address TEXT NOT NULL,
+            ok INTEGER NOT NULL,
+            at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX login_attempts_at ON login_attempts(at)")
+    # The checks list filters and orders by these; a check page looks up where it was posted.
+    db.execute("CREATE INDEX checks_created ON checks(created_at)")
+    db.execute("CREATE INDEX checks_verdict ON checks(verdict, created_at)")
+    db.execute("CREATE INDEX checks_judge ON checks(judge, created_at)")
+    db.execute("CREATE INDEX posts_platform ON posts(platform)")
+    db.execute("CREATE INDEX platform_requests_check ON platform_requests(check_id)")
+    db.execute("CREATE INDEX replies_check ON replies(check_id)")
+    # Full-text search over post text and claims. Row ids encode the check: a check's rowid
+    # times 1024, plus 0 for its post text or 1 + position for a claim, so a check's rows are
+    # one rowid range (deleted and replaced in O(log n), where an UNINDEXED column would scan).
+    db.execute("CREATE VIRTUAL TABLE check_text USING fts5(body, tokenize = 'unicode61')")
+    db.execute("""
+        CREATE TRIGGER check_text_check AFTER INSERT ON checks BEGIN
+            INSERT INTO check_text (rowid, body)
+                SELECT NEW.rowid * 1024, text FROM posts WHERE id = NEW.post_id AND text != '';
+        END""")
+    db.execute("""
+        CREATE TRIGGER check_text_claim AFTER INSERT ON claims WHEN NEW.text != '' BEGIN
+            INSERT INTO check_text (rowid, body)
+                SELECT c.rowid * 1024 + 1 + min(NEW.position, 1022), NEW.text
+                FROM checks AS c WHERE c.id = NEW.check_id;
+        END""")
+    db.execute("""
+        CREATE TRIGGER check_text_claim_text AFTER UPDATE OF text ON claims BEGIN
+            DELETE FROM check_text WHERE rowid = (
+                SELECT c.rowid * 1024 + 1 + min(NEW.position, 1022)
+                FROM checks AS c WHERE c.id = NEW.check_id);
+            INSERT INTO check_text (rowid, body)
+                SELECT c.rowid * 1024 + 1 + min(NEW.position, 1022), NEW.text
+                FROM checks AS c WHERE c.id = NEW.check_id AND NEW.text != '';
+        END""")
+    db.execute("""
+        CREATE TRIGGER check_text_post_text AFTER UPDATE OF text ON posts BEGIN
+            DELETE FROM check_text WHERE rowid IN (
+                SELECT c.rowid * 1024 FROM checks AS c WHERE c.post_id = NEW.id);
+            INSERT INTO check_text (rowid, body)
+                SELECT c.rowid * 1024, NEW.text FROM checks AS c
+                WHERE c.post_id = NEW.id AND NEW.text != '';
+        END""")
+    db.execute("""
+        CREATE TRIGGER check_text_gone AFTER DELETE ON checks BEGIN
+            DELETE FROM check_text
+                WHERE rowid BETWEEN OLD.rowid * 1024 AND OLD.rowid * 1024 + 1023;
+        END""")
+    db.execute("""
+        INSERT INTO check_text (rowid, body)
+            SELECT c.rowid * 1024, p.text FROM checks AS c JOIN posts AS p ON p.id = c.post_id
+            WHERE p.text != ''""")
+    db.execute("""
+        INSERT INTO check_text (rowid, body)
+            SELECT c.rowid * 1024 + 1 + min(cl.position, 1022), cl.text
+            FROM claims AS cl JOIN checks AS c ON c.id = cl.check_id WHERE cl.text != ''""")

@@ -4,8 +4,9 @@
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
 reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
 buckets, platform requests, opt-outs), `images` (the image index, for provenance), `review`
-(proposed corrections and their decisions), `web` (search, page and reachability caches) and
-`monitor` (the proactive monitor's lease, candidates and actions). Each multi-table write
+(proposed corrections and their decisions), `web` (search, page and reachability caches),
+`monitor` (the proactive monitor's lease, candidates and actions), `users` (dashboard
+operators) and `browse` (the dashboard's filtered lists and figures). Each multi-table write
 happens inside one transaction.
 """
 
@@ -18,6 +19,7 @@ from types import TracebackType
 from sqlite_utils import Database
 
 from pipeline.clock import SYSTEM, Clock
+from storage.browse import BrowseRepo
 from storage.checks import CheckRepo
 from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
@@ -31,6 +33,7 @@ from storage.review import ReviewRepo
 from storage.sources import SourceTable
 from storage.state import StateRepo
 from storage.tx import immediate
+from storage.users import UserRepo
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
 
@@ -54,6 +57,8 @@ class Store:
         self.platform = PlatformRepo(db, clock=clock)
         self.monitor = MonitorRepo(db, clock=clock)
         self.review = ReviewRepo(db, clock=clock)
+        self.users = UserRepo(db, clock=clock)
+        self.browse = BrowseRepo(db)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:

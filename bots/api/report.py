@@ -16,13 +16,16 @@ from pipeline.records import Check
 
 OWN_PLATFORMS = ("api", "cli", "web")  # posts given to factbot directly
 
-_STYLE = (
-    "body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;"
-    "color:#1d1d1f}h1{font-size:1.4rem}.label{font-weight:600;text-transform:uppercase;"
-    "font-size:.8rem;padding:.1rem .4rem;border-radius:.3rem;background:#eee}"
-    "blockquote{border-left:3px solid #ccc;margin:.5rem 0;padding-left:.8rem;color:#444}"
-    "li{margin:.3rem 0}.meta{color:#666;font-size:.9rem}"
-)
+# The dashboard's Content-Security-Policy allows no inline style: the page links its sheet.
+STYLESHEET = "/static/report.css"
+
+
+def _link(url: str, text: str) -> str:
+    """Return an http(s) URL as a link, anything else (javascript:, data:) as plain text."""
+    scheme = url.strip().split(":", 1)[0].lower() if ":" in url else ""
+    if scheme not in ("http", "https"):
+        return escape(text)
+    return f"<a href='{escape(url.strip(), quote=True)}' rel='noopener nofollow'>{escape(text)}</a>"
 
 
 def report_html(check: Check) -> str:
@@ -33,7 +36,8 @@ def report_html(check: Check) -> str:
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
         "<meta name='robots' content='noindex'>",
-        f"<title>factbot check — {escape(c.label.value)}</title><style>{_STYLE}</style></head>",
+        f"<title>factbot check — {escape(c.label.value)}</title>",
+        f"<link rel='stylesheet' href='{STYLESHEET}'></head>",
         f"<body><h1>{escape(c.headline)}</h1>",
         f"<p class='meta'>Verdict: <span class='label'>{escape(check.verdict.label.value)}"
         f"</span> · judge: {escape(check.judge)} · checked {check.created_at:%Y-%m-%d %H:%M} UTC",
@@ -65,10 +69,7 @@ def report_html(check: Check) -> str:
         parts.append("<h2>References</h2><ol>")
         for n in sorted(refs):
             r = refs[n]
-            parts.append(
-                f"<li id='ref{n}'><a href='{escape(r.url, quote=True)}' rel='noopener nofollow'>"
-                f"{escape(r.title or r.url)}</a></li>"
-            )
+            parts.append(f"<li id='ref{n}'>{_link(r.url, r.title or r.url)}</li>")
         parts.append("</ol>")
     if check.evidence:
         parts.append("<h2>Evidence considered</h2><ul>")

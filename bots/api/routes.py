@@ -11,6 +11,7 @@ GET  /api/checks/{id}/events  server-sent events: each stage as it starts and en
 GET  /checks/{id}           the check's full report as an HTML page (platform replies link here)
 GET  /healthz               alive (and index counts)
 GET  /readyz                ready: database, workers, model (503 with the reasons when not)
+/ (and /try, /jobs, ...)    the dashboard (bots/web), which also decides who may call the API
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
 Workers run beside the API (`FACTBOT_JOBS__WORKERS`) or in `factbot worker` processes.
@@ -39,6 +40,7 @@ from bots.render import check_to_json
 from bots.runtime.checks import submit_check
 from bots.runtime.privacy import retention_loop
 from bots.runtime.service import build_pool, close_senders
+from bots.web import mount_dashboard
 from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
@@ -144,6 +146,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
     for adapter in adapters.values():
         adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
+    mount_dashboard(api, app)  # the web pages under /, and who may use the API (bots/web)
 
     @api.exception_handler(FactbotError)
     async def _factbot_error(request: Request, exc: FactbotError) -> JSONResponse:

@@ -37,6 +37,7 @@ _LAZY = {
     "sources": "bots.cli.sources:sources_group",
     "eval": "bots.cli.eval:eval_group",
     "models": "bots.cli.models:models_group",
+    "users": "bots.cli.users:users_group",
     "bench": "bench.cli:bench_group",
     "monitor": "bots.cli.monitor:monitor",
 }
@@ -44,6 +45,7 @@ _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
     "eval": "Evaluate factbot on public benchmarks (AVeriTeC).",
     "models": "Pull, inspect and serve the local language model.",
+    "users": "Add and list the people who may sign in to the dashboard.",
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
     "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
 }

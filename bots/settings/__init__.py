@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bots.settings.bluesky import BlueskySettings
+from bots.settings.dashboard import DashboardSettings
 from bots.settings.engine import (
     EmbeddingSettings,
     FetchSettings,
@@ -47,6 +48,7 @@ from pipeline.errors import ConfigError
 __all__ = [
     "BlueskySettings",
     "BudgetSettings",
+    "DashboardSettings",
     "DiscordSettings",
     "EmbeddingSettings",
     "FetchSettings",
@@ -123,6 +125,7 @@ class Settings(BaseSettings):
     replies: ReplySettings = ReplySettings()
     monitor: MonitorSettings = MonitorSettings()
     review: ReviewSettings = ReviewSettings()
+    dashboard: DashboardSettings = DashboardSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

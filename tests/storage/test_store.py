@@ -74,6 +74,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m015_x_notes",
         "m016_review_queue",
         "m017_monitor",
+        "m018_dashboard",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

@@ -1,0 +1,256 @@
+"""What the dashboard reads: checks filtered, searched and paged, and the overview's figures.
+
+Search goes through the `check_text` FTS5 table that triggers keep in step with posts and
+claims (see m018_dashboard): a check's rows are the rowid range ``checks.rowid * 1024 ...``,
+so matches map back to checks without a join column. Words typed by a user are quoted one by
+one before they reach MATCH, so FTS syntax (``OR``, ``NEAR``, quotes) is searched as text and
+never raises; the last word matches as a prefix. After a VACUUM (which may renumber rowids)
+call `rebuild_search`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlite_utils import Database
+
+from storage.codec import dt_in, dt_out
+from storage.tx import immediate
+
+PAGE_SIZE = 50
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class CheckFilter:
+    """What the checks list shows: every field narrows it; None means any."""
+
+    platform: str | None = None
+    verdict: str | None = None
+    judge: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    reviewed: bool | None = None
+    query: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the checks list."""
+
+    id: str
+    created_at: datetime
+    verdict: str
+    judge: str
+    platform: str
+    text: str
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class CheckPage:
+    """A page of the checks list and how many checks match in all."""
+
+    rows: tuple[CheckRow, ...]
+    total: int
+    page: int
+    pages: int
+
+
+def match_expression(query: str) -> str | None:
+    """Return an FTS5 MATCH expression of the words in query (all of them), or None."""
+    words = _WORD.findall(query)[:12]
+    if not words:
+        return None
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+class BrowseRepo:
+    """Queries behind the dashboard's pages."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def checks(self, where: CheckFilter, *, page: int = 1, size: int = PAGE_SIZE) -> CheckPage:
+        """Return one page of the checks that match, newest first.
+
+        The page's rowids are picked from the checks table (and its indexes) alone, then
+        joined with their posts: a deep page does not join every row it skips.
+        """
+        clauses, params = self._where(where)
+        sql_where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        total = int(
+            self.db.execute(f"SELECT count(*) FROM checks AS c{sql_where}", params).fetchone()[0]
+        )
+        pages = max(1, -(-total // size))
+        page = min(max(1, page), pages)
+        rows = self.db.execute(
+            "SELECT c.id, c.created_at, c.verdict, c.judge, p.platform, substr(p.text, 1, 200), "
+            "(SELECT coalesce(sum(json_extract(u.value, '$.cost_usd')), 0) "
+            "FROM json_each(c.usage) AS u) FROM checks AS c JOIN posts AS p ON p.id = c.post_id "
+            f"WHERE c.rowid IN (SELECT c.rowid FROM checks AS c{sql_where} "
+            "ORDER BY c.created_at DESC LIMIT ? OFFSET ?) ORDER BY c.created_at DESC",
+            [*params, size, (page - 1) * size],
+        ).fetchall()
+        return CheckPage(
+            rows=tuple(
+                CheckRow(
+                    id=r[0],
+                    created_at=_dt(r[1]),
+                    verdict=r[2],
+                    judge=r[3],
+                    platform=r[4],
+                    text=r[5],
+                    cost_usd=float(r[6]),
+                )
+                for r in rows
+            ),
+            total=total,
+            page=page,
+            pages=pages,
+        )
+
+    def _where(self, where: CheckFilter) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (("c.verdict", where.verdict), ("c.judge", where.judge)):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if where.platform:
+            clauses.append("c.post_id IN (SELECT id FROM posts WHERE platform = ?)")
+            params.append(where.platform)
+        if where.since is not None:
+            clauses.append("c.created_at >= ?")
+            params.append(dt_out(where.since))
+        if where.until is not None:
+            clauses.append("c.created_at < ?")
+            params.append(dt_out(where.until))
+        if where.reviewed is not None:
+            clauses.append(
+                ("" if where.reviewed else "NOT ")
+                + "EXISTS (SELECT 1 FROM review_proposals AS rp JOIN review_decisions AS d "
+                "ON d.proposal_id = rp.id WHERE rp.check_id = c.id)"
+            )
+        expression = match_expression(where.query or "")
+        if expression is not None:
+            clauses.append(
+                "c.rowid IN (SELECT DISTINCT rowid / 1024 FROM check_text WHERE check_text MATCH ?)"
+            )
+            params.append(expression)
+        return clauses, params
+
+    def choices(self) -> dict[str, list[str]]:
+        """Return the platforms, verdicts and judges that occur, for the filter menus.
+
+        Each is read by skipping through its index (one probe per distinct value), so the
+        menus cost the same with a hundred checks or a million.
+        """
+        return {
+            "platform": self._distinct("posts", "platform"),
+            "verdict": self._distinct("checks", "verdict"),
+            "judge": self._distinct("checks", "judge"),
+        }
+
+    def _distinct(self, table: str, column: str) -> list[str]:
+        found: list[str] = []
+        value = self.db.execute(f"SELECT min({column}) FROM {table}").fetchone()[0]
+        while value is not None and len(found) < 100:
+            found.append(str(value))
+            value = self.db.execute(
+                f"SELECT min({column}) FROM {table} WHERE {column} > ?", [value]
+            ).fetchone()[0]
+        return found
+
+    def checks_per_day(self, since: datetime) -> dict[str, dict[str, int]]:
+        """Return {day: {verdict: count}} for checks made since then (UTC days)."""
+        found: dict[str, dict[str, int]] = defaultdict(dict)
+        for day, verdict, count in self.db.execute(
+            "SELECT substr(created_at, 1, 10), verdict, count(*) FROM checks "
+            "WHERE created_at >= ? GROUP BY 1, 2 ORDER BY 1",
+            [dt_out(since)],
+        ):
+            found[day][verdict] = int(count)
+        return dict(found)
+
+    def cost_per_day(self, since: datetime) -> dict[str, float]:
+        """Return {day: model cost in USD} of checks made since then."""
+        return {
+            day: float(cost)
+            for day, cost in self.db.execute(
+                "SELECT substr(c.created_at, 1, 10), sum(json_extract(u.value, '$.cost_usd')) "
+                "FROM checks AS c, json_each(c.usage) AS u WHERE c.created_at >= ? "
+                "GROUP BY 1 ORDER BY 1",
+                [dt_out(since)],
+            )
+        }
+
+    def stage_seconds(self, since: datetime, *, limit: int = 5000) -> dict[str, list[float]]:
+        """Return each stage's durations over the latest checks since then (at most limit)."""
+        seconds: dict[str, list[float]] = defaultdict(list)
+        for (timings,) in self.db.execute(
+            "SELECT timings FROM checks WHERE created_at >= ? ORDER BY created_at DESC LIMIT ?",
+            [dt_out(since), limit],
+        ):
+            for stage, value in json.loads(timings):
+                seconds[stage].append(float(value))
+        return dict(seconds)
+
+    def reachability(self) -> dict[str, int]:
+        """Return how many cited URLs were last found reachable and unreachable."""
+        counts = dict(
+            self.db.execute("SELECT reachable, count(*) FROM url_checks GROUP BY 1").fetchall()
+        )
+        return {"reachable": int(counts.get(1, 0)), "unreachable": int(counts.get(0, 0))}
+
+    def agreement(self, since: datetime) -> dict[str, int]:
+        """Return reviewers' decisions on proposals since then: approved as written, edited,
+        rejected (how often people agree with factbot)."""
+        names = {"approve": "approved", "edit": "edited", "reject": "rejected"}
+        counts = dict.fromkeys(names.values(), 0)
+        for action, count in self.db.execute(
+            "SELECT action, count(*) FROM review_decisions WHERE at >= ? GROUP BY 1",
+            [dt_out(since)],
+        ):
+            if action in names:
+                counts[names[action]] = int(count)
+        return counts
+
+    def rebuild_search(self) -> None:
+        """Fill the search table again from posts and claims (after a VACUUM)."""
+        with immediate(self.db):
+            self.db.execute("DELETE FROM check_text")
+            self.db.execute(
+                "INSERT INTO check_text (rowid, body) SELECT c.rowid * 1024, p.text "
+                "FROM checks AS c JOIN posts AS p ON p.id = c.post_id WHERE p.text != ''"
+            )
+            self.db.execute(
+                "INSERT INTO check_text (rowid, body) "
+                "SELECT c.rowid * 1024 + 1 + min(cl.position, 1022), cl.text FROM claims AS cl "
+                "JOIN checks AS c ON c.id = cl.check_id WHERE cl.text != ''"
+            )
+
+
+def _dt(value: str) -> datetime:
+    parsed = dt_in(value)
+    assert parsed is not None
+    return parsed
+
+
+def find_sources(db: Database, text: str, *, limit: int = 100) -> list[dict[str, Any]]:
+    """Return rated sources whose key contains text (all when empty), by key."""
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = db.execute(
+        "SELECT domain, tier, reason, origin, updated_at FROM sources "
+        "WHERE domain LIKE ? ESCAPE '\\' ORDER BY domain LIMIT ?",
+        [pattern, limit],
+    ).fetchall()
+    keys = ("domain", "tier", "reason", "origin", "updated_at")
+    return [dict(zip(keys, r, strict=True)) for r in rows]
