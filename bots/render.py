@@ -34,6 +34,9 @@ def render_text(check: Check) -> str:
                 f"  {u.stage}: {u.calls} calls, {u.input_tokens}+{u.output_tokens} tokens, "
                 f"${u.cost_usd:.4f}, {u.seconds:.2f}s{failed}"
             )
+    problem = check.search.live_problem()
+    if problem:
+        lines.append(f"Evidence sources: {problem}; local index: {check.search.local_documents}")
     total = sum(t.seconds for t in check.timings)
     stages = ", ".join(f"{t.stage} {t.seconds:.2f}s" for t in check.timings)
     lines.append(
@@ -94,7 +97,9 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "headline": check.correction.headline,
             "items": [item_json(item) for item in check.correction.items],
             "note": check.correction.note,
+            "could_not_search": check.correction.could_not_search or None,
         },
+        "search": check.search.to_json(),
         "timings": {t.stage: t.seconds for t in check.timings},
         "usage": {
             u.stage: {

@@ -65,6 +65,7 @@ from pipeline.records import (
 )
 from pipeline.reply.citations import enforce_citations
 from pipeline.reply.writer import write_correction
+from pipeline.search_status import SearchStatus
 from pipeline.text import keywords
 from pipeline.web.fetcher import Fetcher
 
@@ -107,6 +108,7 @@ class CheckDeps:
     cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
     images: ImageDeps | None = None  # the image stage; None ignores a post's images
     graphs: GraphVerifier | None = None  # RAV's graph verification; None turns it off
+    sources: SearchStatus | None = None  # what evidence sources the check starts with
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ async def run_check(
     readable, post_injections = screen_post(post)
     pages = PageScreen()
     graphs: dict[str, ClaimGraph] = {}
+    outcomes: list[tuple[str, bool, str, float]] = []  # each live search provider's answers
     # Relative dates in a claim ("last week") mean the week before the post was written.
     reference = post.created_at or before or utcnow()
 
@@ -163,7 +166,7 @@ async def run_check(
         if deps.web is not None:
             web = deps.web
             with web.search.check_budget():
-                await timed(
+                searched = await timed(
                     "web" + suffix,
                     gather_web_evidence(
                         queries,
@@ -178,6 +181,7 @@ async def run_check(
                         cpu=deps.cpu,
                     ),
                 )
+            outcomes.extend(searched.outcomes())
         candidates = await timed(
             "retrieval" + suffix,
             retrieve(
@@ -271,9 +275,17 @@ async def run_check(
     claim_graphs = tuple(graphs[c.id] for c in claims if c.id in graphs)
     verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
     verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
+    sources = deps.sources.after(outcomes) if deps.sources is not None else SearchStatus()
     correction = await timed(
         "correction",
-        write_correction(claims, verdict, evidence, quotes=quotes, graphs=claim_graphs),
+        write_correction(
+            claims,
+            verdict,
+            evidence,
+            quotes=quotes,
+            graphs=claim_graphs,
+            sources=sources if deps.sources is not None else None,
+        ),
     )
     if images.note:
         correction = replace(
@@ -299,6 +311,7 @@ async def run_check(
         usage=usage,
         injections=(*post_injections, *pages.injections),
         graphs=claim_graphs,
+        search=sources,
     )
 
 

@@ -381,3 +381,10 @@ def m014_claim_graphs(db: Database) -> None:
     # claim's graph verification (JSON list of ClaimGraph): verified, conflicted, unmatched.
     db.execute("ALTER TABLE checks ADD COLUMN injections TEXT NOT NULL DEFAULT '[]'")
     db.execute("ALTER TABLE checks ADD COLUMN graphs TEXT NOT NULL DEFAULT '[]'")
+
+
+@migrations()
+def m019_search_status(db: Database) -> None:
+    # Which evidence sources a check reached (JSON SearchStatus): live search off, ok, partial
+    # or unreachable, each provider's failure, and the local index's size when it began.
+    db.execute("ALTER TABLE checks ADD COLUMN search_status TEXT NOT NULL DEFAULT '{}'")

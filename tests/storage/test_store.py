@@ -71,6 +71,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m012_slack_installations",
         "m013_image_index",
         "m014_claim_graphs",
+        "m019_search_status",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
