@@ -38,12 +38,14 @@ _LAZY = {
     "eval": "bots.cli.eval:eval_group",
     "models": "bots.cli.models:models_group",
     "bench": "bench.cli:bench_group",
+    "doctor": "bots.cli.doctor:doctor_command",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
     "eval": "Evaluate factbot on public benchmarks (AVeriTeC).",
     "models": "Pull, inspect and serve the local language model.",
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
+    "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
 }
 
 
@@ -242,7 +244,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, workers: int |
     """Start the HTTP API, with workers that run the checks it accepts.
 
     SIGTERM or Ctrl-C stops taking jobs, lets running ones finish (FACTBOT_JOBS__SHUTDOWN_TIMEOUT)
-    and hands unfinished ones back to the queue.
+    and hands unfinished ones back to the queue. It starts by printing `factbot doctor --short`.
 
     \b
     Examples:
@@ -253,8 +255,11 @@ def serve(ctx: click.Context, host: str | None, port: int | None, workers: int |
     import uvicorn
 
     from bots.api.routes import create_api
+    from bots.cli.doctor import render_short, run_diagnosis
 
     app = _app(ctx)
+    _ = app.store  # created and migrated first, so the summary describes what will serve
+    click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(
         create_api(app, workers=workers),
         host=host or app.settings.server.host,
