@@ -89,27 +89,32 @@ class SearchStatus:
         return f"its local evidence index is empty and {self.live_problem(short=short)}"
 
     def after(self, reports: Iterable[tuple[str, bool, str, float]]) -> SearchStatus:
-        """Return the status once the check's searches ran: (provider, ok, reason, seconds)."""
+        """Return the status once the check's searches ran: (provider, ok, reason, seconds).
+
+        A provider that passed the probe counts as answering when one of its searches did; when
+        every one failed, it did not (with the last failure's reason). One never asked keeps
+        what the probe said.
+        """
         if self.live is LiveSearch.OFF:
             return self
-        answered: dict[str, bool] = {p.provider: p.reachable for p in self.providers}
-        reasons = {p.provider: p.reason for p in self.providers}
-        seconds = {p.provider: p.seconds for p in self.providers}
-        asked: set[str] = set()
-        for provider, ok, reason, took in reports:
-            asked.add(provider)
-            if ok:
-                answered[provider] = True
-                reasons[provider] = ""
-            elif not answered.get(provider, False):
-                answered[provider] = False
+        ok: dict[str, bool] = {}
+        reasons: dict[str, str] = {}
+        seconds: dict[str, float] = {}
+        for provider, answered, reason, took in reports:
+            ok[provider] = ok.get(provider, False) or answered
+            if not answered:
                 reasons[provider] = reason
                 seconds[provider] = max(seconds.get(provider, 0.0), took)
-        providers = tuple(
-            ProviderStatus(name, ok, "" if ok else reasons.get(name, ""), seconds.get(name, 0.0))
-            for name, ok in answered.items()
-        )
-        return replace(self, live=_overall(providers), providers=providers)
+        providers = []
+        for p in self.providers:
+            if not p.reachable or p.provider not in ok:
+                providers.append(p)
+            elif ok[p.provider]:
+                providers.append(ProviderStatus(p.provider, True, "", p.seconds))
+            else:
+                why = reasons.get(p.provider, "")
+                providers.append(ProviderStatus(p.provider, False, why, seconds[p.provider]))
+        return replace(self, live=_overall(tuple(providers)), providers=tuple(providers))
 
     def to_json(self) -> dict[str, Any]:
         """Return the status as a JSON object (as stored with the check)."""
