@@ -36,7 +36,9 @@ def render_text(check: Check) -> str:
             )
     problem = check.search.live_problem()
     if problem:
-        lines.append(f"Evidence sources: {problem}; local index: {check.search.local_documents}")
+        known = check.search.local_documents
+        index = "" if known is None else f"; the local index had {known} documents"
+        lines.append(f"Evidence sources: {problem}{index}")
     total = sum(t.seconds for t in check.timings)
     stages = ", ".join(f"{t.stage} {t.seconds:.2f}s" for t in check.timings)
     lines.append(

@@ -29,6 +29,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+import httpx
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, model_validator
@@ -172,7 +173,8 @@ def create_api(app: App, *, workers: int | None = None) -> FastAPI:
         async with doctor_lock:
             if doctor_cache and time.monotonic() - doctor_cache[0][0] < DOCTOR_TTL:
                 return doctor_cache[0][1]
-            diagnosis = await diagnose(app.settings, probe=app.search_probe)
+            async with httpx.AsyncClient(verify=await app.tls()) as http:
+                diagnosis = await diagnose(app.settings, probe=app.search_probe, http=http)
             doctor_cache[:] = [(time.monotonic(), diagnosis.to_json(with_settings=False))]
             return doctor_cache[0][1]
 

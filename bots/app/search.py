@@ -1,6 +1,7 @@
 """Building live web search from settings (part of the composition root).
 
-Live search is on by default with the keyless providers (Wikipedia's API, Google News RSS):
+Live search is on by default with the keyless providers (Wikipedia's API, Bing News and Google
+News RSS):
 `FACTBOT_SEARCH__ENABLED=false` turns it off. Before a check searches, `live_web` probes every
 provider (`pipeline.search.probe`, answers cached for `FACTBOT_SEARCH__PROBE_TTL`), searches only
 those that answer, and returns the `SearchStatus` the check records; with none reachable the
@@ -21,6 +22,7 @@ from pipeline.search.http import ProviderClient
 from pipeline.search.merge import MultiSearch
 from pipeline.search.probe import ProbeTarget, SearchProbe
 from pipeline.search.providers import (
+    BingNewsSearch,
     BraveSearch,
     FactCheckSearch,
     GoogleNewsSearch,
@@ -28,6 +30,7 @@ from pipeline.search.providers import (
     SerperSearch,
     TavilySearch,
     WikipediaSearch,
+    bing_news,
     factcheck,
     google_news,
     tavily,
@@ -70,6 +73,15 @@ def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[S
                     language=settings.language,
                     region=settings.region,
                     base_url=base or google_news.DEFAULT_URL,
+                )
+            )
+        elif name == "bing_news":
+            providers.append(
+                BingNewsSearch(
+                    client,
+                    language=settings.language,
+                    region=settings.region,
+                    base_url=base or bing_news.DEFAULT_URL,
                 )
             )
         elif name == "wikipedia":

@@ -113,8 +113,13 @@ def doctor_command(as_json: bool, short: bool) -> None:
     except ConfigError as exc:
         click.echo(f"factbot doctor: the settings do not load:\n{exc}", err=True)
         raise SystemExit(1) from exc
-    logging.getLogger("pipeline").setLevel(logging.ERROR)  # the report says it, once
-    diagnosis = run_diagnosis(settings)
+    probe_log = logging.getLogger("pipeline.search.probe")
+    level = probe_log.level
+    probe_log.setLevel(logging.ERROR)  # the report says which provider is down, once
+    try:
+        diagnosis = run_diagnosis(settings)
+    finally:
+        probe_log.setLevel(level)
     if as_json:
         click.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
     else:

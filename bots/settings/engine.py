@@ -108,16 +108,16 @@ class ImageSettings(BaseModel):
 
 
 ProviderName = Literal[
-    "searxng", "brave", "serper", "tavily", "google_news", "wikipedia", "factcheck"
+    "searxng", "brave", "serper", "tavily", "google_news", "bing_news", "wikipedia", "factcheck"
 ]
 
 
-# Searched by default: public, keyless, reached over HTTPS (Wikipedia's API, Google News RSS).
-KEYLESS_PROVIDERS: tuple[ProviderName, ...] = ("wikipedia", "google_news")
+# Searched by default: public, keyless, over HTTPS (Wikipedia's API; Bing and Google News RSS).
+KEYLESS_PROVIDERS: tuple[ProviderName, ...] = ("wikipedia", "bing_news", "google_news")
 
 
 class SearchSettings(BaseModel):
-    """Live web search. On by default with the keyless providers (Wikipedia, Google News RSS);
+    """Live web search. On by default with the keyless providers (Wikipedia, news RSS);
     `FACTBOT_SEARCH__ENABLED=false` keeps factbot on its local index."""
 
     enabled: bool = Field(
@@ -129,7 +129,7 @@ class SearchSettings(BaseModel):
     )
     providers: list[ProviderName] = Field(
         default_factory=lambda: list(KEYLESS_PROVIDERS),
-        description='JSON list, e.g. ["searxng", "wikipedia", "google_news"] (default: keyless)',
+        description='JSON list, e.g. ["searxng", "wikipedia", "bing_news"] (default: keyless)',
     )
     connect_timeout: float = Field(
         default=2.0, gt=0, le=60, description="seconds to connect to a provider"

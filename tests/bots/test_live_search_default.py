@@ -68,7 +68,7 @@ def _check(app: App, text: str = CLAIM) -> Any:
 
 def test_search_is_on_without_configuration() -> None:
     search = SearchSettings()
-    assert search.enabled and search.providers == ["wikipedia", "google_news"]
+    assert search.enabled and search.providers == ["wikipedia", "bing_news", "google_news"]
 
 
 def test_offline_a_check_fails_fast_and_says_it_could_not_search(
