@@ -182,6 +182,8 @@ async def run_check(
                     ),
                 )
             outcomes.extend(searched.outcomes())
+        elif deps.sources is not None and deps.sources.blind:
+            return []  # an empty index and no live search: nothing to retrieve, no model to load
         candidates = await timed(
             "retrieval" + suffix,
             retrieve(
