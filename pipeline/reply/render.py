@@ -21,7 +21,7 @@ only links are the references.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,23 +63,30 @@ def omission_line(omitted: int) -> str:
 
 def fit(correction: Correction, *, budget: int | None, measure: Callable[[Fitted], int]) -> Fitted:
     """Return the largest part of a correction whose rendering `measure` says fits the budget."""
-    items = correction.items
-    full = _select(correction, len(items), correction.headline, correction.note)
+    full = _select(correction, len(correction.items), correction.headline, correction.note)
     if budget is None or measure(full) <= budget:
         return full
     if budget < MIN_BUDGET:
         raise ValueError(f"a budget of {budget} characters is below {MIN_BUDGET}")
-    notes = (correction.note, "") if correction.note else ("",)
-    for kept in range(len(items), -1, -1):
-        for note in notes:
-            candidate = _select(correction, kept, correction.headline, note)
-            if measure(candidate) <= budget:
-                return candidate
-    for headline in _shortened(correction.headline):
-        candidate = _select(correction, 0, headline, "")
+    for candidate in shrinking(correction):
         if measure(candidate) <= budget:
             return candidate
     raise ValueError(f"not even the verdict of the correction fits {budget} characters")
+
+
+def shrinking(correction: Correction) -> Iterator[Fitted]:
+    """Yield the parts of a correction a renderer may show, largest first (the fitting order).
+
+    The whole correction; then without its note; then fewer items from the end (each with and
+    without the note); then the headline alone, shortened at ever earlier word boundaries.
+    """
+    items = correction.items
+    notes = (correction.note, "") if correction.note else ("",)
+    for kept in range(len(items), -1, -1):
+        for note in notes:
+            yield _select(correction, kept, correction.headline, note)
+    for headline in _shortened(correction.headline):
+        yield _select(correction, 0, headline, "")
 
 
 def _select(correction: Correction, kept: int, headline: str, note: str) -> Fitted:
