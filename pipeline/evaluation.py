@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,7 +22,16 @@ import numpy as np
 
 from pipeline.credibility.domains import registrable_domain, unwrap_archive
 from pipeline.errors import EmptyPostError
-from pipeline.records import Document, Label, Post, document_id_for, new_id
+from pipeline.records import (
+    Basis,
+    Check,
+    Document,
+    Label,
+    Post,
+    Stance,
+    document_id_for,
+    new_id,
+)
 
 LABEL_MAP = {
     "Supported": Label.ACCURATE,
@@ -113,9 +122,34 @@ def stratified_sample(claims: Sequence[EvalClaim], n: int, *, seed: int = 0) -> 
     return sorted(picked, key=lambda c: c.index)
 
 
+def calibration_part(claims: Sequence[EvalClaim], n: int, *, seed: int = 0) -> list[EvalClaim]:
+    """Return the claims outside `stratified_sample(claims, n, seed=seed)`, in data order.
+
+    Thresholds are calibrated on this part and reported on the sample, so a reported figure
+    never comes from the data its threshold was fitted to.
+    """
+    held = {c.index for c in stratified_sample(claims, n, seed=seed)}
+    return [c for c in claims if c.index not in held]
+
+
 def claim_post(claim: EvalClaim) -> Post:
     """Return the post that stands for a claim."""
     return Post(id=new_id(), platform="averitec", platform_id=str(claim.index), text=claim.text)
+
+
+class ReferenceInvariantError(AssertionError):
+    """A reply cited a reference that is not a document the pipeline retrieved (a writer bug)."""
+
+
+@dataclass(frozen=True)
+class StageFailures:
+    """One stage's model failures in one check (timeouts and invalid answers among them) and
+    its fallbacks to the no-model path."""
+
+    failures: int = 0
+    timeouts: int = 0
+    invalid: int = 0
+    fallbacks: int = 0
 
 
 @dataclass
@@ -126,7 +160,6 @@ class Outcome:
     predicted: Label
     seconds: float
     references: int
-    retrieved_references: int
     found_own_evidence: bool
     evidence_documents: int = 0
     own_evidence_documents: int = 0
@@ -135,76 +168,77 @@ class Outcome:
     output_tokens: int = 0
     cost_usd: float = 0.0
     error: str | None = None
+    decided_by: str = Basis.NO_EVIDENCE.value  # how the post's label was decided
+    fallback: bool = False  # a model stage fell back to its no-model path in this check
+    stages: dict[str, StageFailures] = field(default_factory=dict)
+    cited_gold: int = 0  # cited references that are the claim's own gold evidence
+    quoted: int = 0  # decided claims (not unverifiable) shown with a quote
+    quote_agrees: int = 0  # of those, quotes whose stance agrees with the claim's label
 
 
-def score(outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """Return accuracy, macro-F1, per-label figures, confusion, reference and latency stats."""
-    predicted_labels = sorted(
-        {o.predicted for o in outcomes} | set(GOLD_LABELS), key=list(Label).index
-    )
-    confusion = {g.value: {p.value: 0 for p in predicted_labels} for g in GOLD_LABELS}
-    for o in outcomes:
-        confusion[o.claim.gold.value][o.predicted.value] += 1
-    per_label: dict[str, dict[str, float]] = {}
-    f1s = []
-    for label in GOLD_LABELS:
-        tp = sum(1 for o in outcomes if o.predicted is label and o.claim.gold is label)
-        fp = sum(1 for o in outcomes if o.predicted is label and o.claim.gold is not label)
-        fn = sum(1 for o in outcomes if o.predicted is not label and o.claim.gold is label)
-        precision = tp / (tp + fp) if tp + fp else 0.0
-        recall = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        f1s.append(f1)
-        per_label[label.value] = {
-            "precision": round(precision, 4),
-            "recall": round(recall, 4),
-            "f1": round(f1, 4),
-            "support": tp + fn,
-        }
-    latencies = np.array([o.seconds for o in outcomes]) if outcomes else np.zeros(1)
-    n_claims = max(len(outcomes), 1)
-    refs = sum(o.references for o in outcomes)
-    good_refs = sum(o.retrieved_references for o in outcomes)
-    return {
-        "claims": len(outcomes),
-        "accuracy": round(
-            sum(o.predicted is o.claim.gold for o in outcomes) / max(len(outcomes), 1), 4
-        ),
-        "macro_f1": round(float(np.mean(f1s)), 4),
-        "per_label": per_label,
-        "confusion": confusion,
-        "predicted": dict(Counter(o.predicted.value for o in outcomes)),
-        "references": refs,
-        "references_retrieved_share": round(good_refs / refs, 4) if refs else 1.0,
-        "own_evidence_found_share": round(
-            sum(o.found_own_evidence for o in outcomes) / max(len(outcomes), 1), 4
-        ),
-        # Of the documents kept as evidence, the share that belong to the claim itself (a lower
-        # bound on precision: other claims' evidence can be relevant too).
-        "own_evidence_precision": round(
-            sum(o.own_evidence_documents for o in outcomes)
-            / max(sum(o.evidence_documents for o in outcomes), 1),
-            4,
-        ),
-        "errors": sum(1 for o in outcomes if o.error),
-        "model_calls_per_claim": round(sum(o.model_calls for o in outcomes) / n_claims, 2),
-        "input_tokens_per_claim": round(sum(o.input_tokens for o in outcomes) / n_claims, 1),
-        "output_tokens_per_claim": round(sum(o.output_tokens for o in outcomes) / n_claims, 1),
-        "cost_usd_per_claim": round(sum(o.cost_usd for o in outcomes) / n_claims, 6),
-        "latency_p50_s": round(float(np.percentile(latencies, 50)), 4),
-        "latency_p95_s": round(float(np.percentile(latencies, 95)), 4),
-        "per_claim": [
-            {
-                "index": o.claim.index,
-                "gold": o.claim.gold.value,
-                "predicted": o.predicted.value,
-                "seconds": round(o.seconds, 2),
-                "model_calls": o.model_calls,
-                "references": o.references,
-            }
-            for o in outcomes
-        ],
+# the quote stances a claim's label can rest on
+_AGREEING = {
+    Label.ACCURATE: {Stance.SUPPORTS},
+    Label.FALSE: {Stance.REFUTES},
+    Label.MISLEADING: {Stance.REFUTES, Stance.CONTEXT},
+    Label.PARTLY_ACCURATE: {Stance.SUPPORTS, Stance.REFUTES, Stance.CONTEXT},
+}
+
+
+def decided_by(check: Check) -> str:
+    """Return how the post's label was decided: a fallback anywhere, else its deciding claim's."""
+    claims = check.verdict.claims
+    if any(cv.basis is Basis.FALLBACK for cv in claims):
+        return Basis.FALLBACK.value
+    deciding = [cv for cv in claims if cv.label is check.verdict.label] or list(claims)
+    return deciding[0].basis.value if deciding else Basis.NO_EVIDENCE.value
+
+
+def check_references(check: Check) -> None:
+    """Raise ReferenceInvariantError when a reply cites anything but a retrieved document."""
+    retrieved = {e.document.id: e.document.url for e in check.evidence}
+    for ref in check.correction.references:
+        if retrieved.get(ref.document_id) != ref.url:
+            raise ReferenceInvariantError(
+                f"reference [{ref.number}] {ref.url} is not a retrieved document (check {check.id})"
+            )
+
+
+def outcome_of(claim: EvalClaim, check: Check, seconds: float) -> Outcome:
+    """Return the outcome of one checked claim (raising if a reference was not retrieved)."""
+    check_references(check)
+    retrieved = {e.document.id: e.document.url for e in check.evidence}
+    references = check.correction.references
+    own = {d.url for d in claim.documents}
+    quoted = agrees = 0
+    for item in check.correction.items:
+        if item.label is Label.UNVERIFIABLE or item.quote is None:
+            continue
+        quoted += 1
+        agrees += item.quote.stance in _AGREEING.get(item.label, set())
+    stages = {
+        u.stage: StageFailures(u.failures, u.timeouts, u.invalid, u.fallbacks) for u in check.usage
     }
+    label = decided_by(check)
+    return Outcome(
+        claim=claim,
+        predicted=check.verdict.label,
+        seconds=seconds,
+        references=len(references),
+        found_own_evidence=bool(own & set(retrieved.values())),
+        evidence_documents=len(retrieved),
+        own_evidence_documents=len(own & set(retrieved.values())),
+        model_calls=sum(u.calls for u in check.usage),
+        input_tokens=sum(u.input_tokens for u in check.usage),
+        output_tokens=sum(u.output_tokens for u in check.usage),
+        cost_usd=sum(u.cost_usd for u in check.usage),
+        decided_by=label,
+        fallback=label == Basis.FALLBACK.value or any(u.fallbacks for u in check.usage),
+        stages=stages,
+        cited_gold=sum(1 for r in references if r.url in own),
+        quoted=quoted,
+        quote_agrees=agrees,
+    )
 
 
 async def evaluate(
@@ -213,7 +247,11 @@ async def evaluate(
     run: Callable[[EvalClaim], Any],
     on_claim: Callable[[], object] | None = None,
 ) -> list[Outcome]:
-    """Run every claim through `run` (which returns a Check) and record the outcomes."""
+    """Run every claim through `run` (which returns a Check) and record the outcomes.
+
+    A reference that is not a retrieved document stops the run (ReferenceInvariantError): it is
+    a bug in the writer, never a figure to report.
+    """
     outcomes: list[Outcome] = []
     for claim in claims:
         start = time.perf_counter()
@@ -226,35 +264,12 @@ async def evaluate(
                     predicted=Label.UNVERIFIABLE,
                     seconds=time.perf_counter() - start,
                     references=0,
-                    retrieved_references=0,
                     found_own_evidence=False,
                     error=str(exc),
                 )
             )
-            if on_claim:
-                on_claim()
-            continue
-        seconds = time.perf_counter() - start
-        retrieved = {e.document.id: e.document.url for e in check.evidence}
-        references = check.correction.references
-        good = sum(1 for r in references if retrieved.get(r.document_id) == r.url)
-        own = {d.url for d in claim.documents}
-        outcomes.append(
-            Outcome(
-                claim=claim,
-                predicted=check.verdict.label,
-                seconds=seconds,
-                references=len(references),
-                retrieved_references=good,
-                found_own_evidence=bool(own & set(retrieved.values())),
-                evidence_documents=len(retrieved),
-                own_evidence_documents=len(own & set(retrieved.values())),
-                model_calls=sum(u.calls for u in check.usage),
-                input_tokens=sum(u.input_tokens for u in check.usage),
-                output_tokens=sum(u.output_tokens for u in check.usage),
-                cost_usd=sum(u.cost_usd for u in check.usage),
-            )
-        )
+        else:
+            outcomes.append(outcome_of(claim, check, time.perf_counter() - start))
         if on_claim:
             on_claim()
     return outcomes

@@ -95,6 +95,18 @@ class Relation(StrEnum):
     IRRELEVANT = "irrelevant"
 
 
+class Basis(StrEnum):
+    """How a claim's label was decided (reported by the evaluation, logged with the check)."""
+
+    REVIEW = "fact-check review"  # a rated fact-check's ClaimReview matched the claim
+    MODEL = "model"  # the model judge's reading, through the tiered rule in code
+    NO_EVIDENCE = "no evidence"  # nothing credible about the claim: unverifiable
+    NO_MATCH = "no matching fact-check"  # the no-model judge found evidence but no review
+    FALLBACK = "fallback"  # the model judge failed; the no-model judge decided
+    RULES = "verdict rules"  # code overruled the judge on explicit evidence
+    UNKNOWN = "unknown"  # not recorded (a check loaded from storage)
+
+
 FACETS = ("who", "what", "when", "where", "why", "how")
 
 
@@ -222,6 +234,7 @@ class ClaimVerdict:
     rationale: str
     evidence_ids: tuple[str, ...] = ()
     shown: bool = True  # False when the citation check removed the claim from the reply
+    basis: Basis = Basis.UNKNOWN  # how the label was decided (not stored)
 
 
 @dataclass(frozen=True)
@@ -248,6 +261,7 @@ class CorrectionQuote:
 
     text: str
     reference: int  # the number of the Reference it comes from
+    stance: Stance = Stance.UNKNOWN  # the extraction stage's reading of the quote
 
 
 @dataclass(frozen=True)
@@ -332,7 +346,10 @@ class ModelUsage:
     output_tokens: int
     cost_usd: float
     seconds: float
-    failures: int = 0
+    failures: int = 0  # calls that ended in an error (timeouts and invalid answers included)
+    timeouts: int = 0  # failures because the model did not answer in time
+    invalid: int = 0  # failures because the answer was still invalid after the retry
+    fallbacks: int = 0  # times the stage fell back to its no-model path
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pipeline.records import (
     Label,
     Post,
     Reference,
+    Stance,
 )
 
 
@@ -127,7 +128,11 @@ def correction_items_out(correction: Correction) -> str:
                     "references": list(i.references),
                     "quote": None
                     if i.quote is None
-                    else {"text": i.quote.text, "reference": i.quote.reference},
+                    else {
+                        "text": i.quote.text,
+                        "reference": i.quote.reference,
+                        "stance": i.quote.stance.value,
+                    },
                 }
                 for i in correction.items
             ],
@@ -161,7 +166,11 @@ def correction_in(
                 references=tuple(i["references"]),
                 quote=None
                 if i["quote"] is None
-                else CorrectionQuote(text=i["quote"]["text"], reference=i["quote"]["reference"]),
+                else CorrectionQuote(
+                    text=i["quote"]["text"],
+                    reference=i["quote"]["reference"],
+                    stance=Stance(i["quote"].get("stance", Stance.UNKNOWN.value)),
+                ),
             )
             for i in data["items"]
         ),

@@ -129,6 +129,7 @@ class App:
             self.embedder,
             threshold=gs.match_threshold,
             action_threshold=gs.action_threshold,
+            threads=gs.threads,
         )
 
     @cached_property
@@ -457,6 +458,9 @@ class App:
         self._close_fetcher_outside()
         self.local_model.stop()
         self.cpu.close()
+        graphs = self.__dict__.get("graphs")  # only when built (a cached property)
+        if graphs is not None:
+            graphs.close()
         if self._store is not None:
             self._store.close()
             self._store = None

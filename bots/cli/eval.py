@@ -79,12 +79,12 @@ def averitec(
 
     from bots.cli.context import app_from as _app
     from pipeline.credibility.policy import SourcePolicy
+    from pipeline.evalscore import score
     from pipeline.evaluation import (
         EvalClaim,
         claim_post,
         evaluate,
         load_averitec,
-        score,
         stratified_sample,
     )
     from pipeline.evidence.ingest import Ingester
@@ -154,13 +154,21 @@ def averitec(
 
     outcomes = asyncio.run(go())
     bar.close()
-    report = score(outcomes)
+    report = score(outcomes, seed=seed)
     report.update(
         {
             "mode": mode,
             "judge": judge_name,
             "graph": graphs is not None,
-            "sample": {"size": sample, "seed": seed} if sample is not None else None,
+            "sample": {
+                "size": sample,
+                "seed": seed,
+                "stratified": True,
+                "drawn_from": len(pool),
+                "labels": report["gold_labels"],
+            }
+            if sample is not None
+            else {"size": None, "first": limit, "labels": report["gold_labels"]},
             "data": str(data),
             "wall_seconds": round(time.perf_counter() - started, 1),
         }
@@ -171,18 +179,33 @@ def averitec(
 @eval_group.command("relevance")
 @click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
 @click.option("--limit", type=int, help="Only the first N claims.")
+@click.option(
+    "--outside-sample",
+    type=click.IntRange(min=1),
+    help="Calibrate only on claims outside `eval averitec --sample N --seed S` (the report part).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --outside-sample.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
 @click.pass_context
-def relevance(ctx: click.Context, data: Path, limit: int | None, report_path: Path | None) -> None:
+def relevance(
+    ctx: click.Context,
+    data: Path,
+    limit: int | None,
+    outside_sample: int | None,
+    seed: int,
+    report_path: Path | None,
+) -> None:
     """Calibrate the relevance threshold: own evidence passages vs other claims' passages."""
     import numpy as np
 
     from bots.cli.context import app_from as _app
-    from pipeline.evaluation import load_averitec, relevance_calibration
+    from pipeline.evaluation import calibration_part, load_averitec, relevance_calibration
     from pipeline.evidence.chunking import chunk_text
 
     app = _app(ctx)
     claims = load_averitec(data, limit=limit)
+    if outside_sample is not None:
+        claims = calibration_part(claims, outside_sample, seed=seed)
     texts: list[str] = []
     owners: list[int] = []
     for i, claim in enumerate(claims):
@@ -195,4 +218,7 @@ def relevance(ctx: click.Context, data: Path, limit: int | None, report_path: Pa
     report = relevance_calibration(claim_vectors, passage_vectors, np.array(owners))
     report["claims"] = len(claims)
     report["passages"] = len(texts)
+    report["outside_sample"] = (
+        {"size": outside_sample, "seed": seed} if outside_sample is not None else None
+    )
     _write_report(report, report_path)

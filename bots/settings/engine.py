@@ -57,6 +57,12 @@ class GraphSettings(BaseModel):
     action_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0, description="edge action cosine (RAV's 0.5)"
     )
+    threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="threads of graph building's own pool (spaCy holds the GIL: keep it small)",
+    )
 
 
 class FetchSettings(BaseModel):

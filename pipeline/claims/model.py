@@ -48,7 +48,7 @@ from pipeline.errors import EmptyPostError
 from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableError
 from pipeline.llm.output import bounded
 from pipeline.llm.prompts import data_block, system_prompt
-from pipeline.llm.usage import UsageMeter
+from pipeline.llm.usage import UsageMeter, count_fallback
 from pipeline.records import Claim, Post, new_id
 from pipeline.text import STOPWORDS, clean_post_text, keywords, split_sentences
 
@@ -321,7 +321,10 @@ def _query(claim_id: str, text: str) -> Query:
     return Query(claim_id=claim_id, text=text, terms=terms)
 
 
-async def _without_model(post: Post, max_claims: int, why: str) -> Decomposition:
+async def _without_model(
+    post: Post, max_claims: int, why: str, meter: UsageMeter | None = None
+) -> Decomposition:
+    count_fallback(STAGE, meter)
     claims = await extract_claims(post, max_claims=max_claims)
     queries = await build_queries(claims)
     reason = f"{why}; claims were extracted without a model"
@@ -379,7 +382,9 @@ async def decompose_post(
             "claims model failed, using the no-model extraction",
             extra={"stage": STAGE, "post_id": post.id, "reason": exc.reason},
         )
-        return await _without_model(post, max_claims, f"the claims model failed ({exc.reason})")
+        return await _without_model(
+            post, max_claims, f"the claims model failed ({exc.reason})", meter
+        )
     reason = _squash(answer.reason)[:MAX_REASON_CHARS]
     if not answer.checkable:
         return await _cross_check(post, max_claims, reason)
@@ -389,7 +394,7 @@ async def decompose_post(
             f" ({ungrounded} not grounded in the post)" if ungrounded else ""
         )
         log.warning("claims model gave no usable claim", extra={"stage": STAGE, "post_id": post.id})
-        return await _without_model(post, max_claims, why)
+        return await _without_model(post, max_claims, why, meter)
     if ungrounded:
         dropped = f"{ungrounded} model claim{' was' if ungrounded == 1 else 's were'}"
         reason = f"{reason}; {dropped} dropped as not grounded in the post".lstrip("; ")

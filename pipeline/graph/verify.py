@@ -201,7 +201,16 @@ def _carries(
 
 
 class GraphVerifier:
-    """Claims against their evidence as graphs; the builder and embedder are shared."""
+    """Claims against their evidence as graphs; the builder and embedder are shared.
+
+    Graph building (spaCy's parse in Python code) holds the GIL most of the time. Run on the
+    process's shared CPU pool, a burst of checks put it on every pool thread at once and the
+    event loop got a third of the interpreter: discord.py's heartbeat ran 30 s late in a
+    500-mention burst. With `threads` set, graph work runs on a dedicated pool of that many
+    threads (1 by default in the service), so it can never occupy every CPU thread and other
+    off-loop work (page extraction, embeddings) keeps its own threads; further checks' graph
+    work queues there. `python -m bench.graph_lag` measures the loop's lag both ways.
+    """
 
     def __init__(
         self,
@@ -210,11 +219,19 @@ class GraphVerifier:
         *,
         threshold: float = MATCH,
         action_threshold: float = ACTION,
+        threads: int | None = None,
     ) -> None:
         self.builder = builder
         self.embedder = embedder
         self.threshold = threshold
         self.action_threshold = action_threshold
+        # None: the caller's pool (the shared one); else a pool of this many threads of its own
+        self.pool = CpuPool(threads, name="factbot-graph") if threads is not None else None
+
+    def close(self) -> None:
+        """Stop the dedicated graph threads (a later check starts them again)."""
+        if self.pool is not None:
+            self.pool.close()
 
     async def verify_claims(
         self,
@@ -224,8 +241,12 @@ class GraphVerifier:
         reference: datetime | None,
         cpu: CpuPool | None = None,
     ) -> list[ClaimGraph]:
-        """Return the graph verification of every claim that has evidence (off the loop)."""
-        return await run_cpu(cpu, self.verify_sync, list(claims), list(evidence), reference)
+        """Return the graph verification of every claim that has evidence (off the loop).
+
+        The work runs on the verifier's own pool when it has one, else on `cpu`.
+        """
+        pool = self.pool or cpu
+        return await run_cpu(pool, self.verify_sync, list(claims), list(evidence), reference)
 
     def verify_sync(
         self, claims: list[Claim], evidence: list[Evidence], reference: datetime | None

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableError
 from pipeline.llm.output import bounded, restrict
 from pipeline.llm.prompts import data_block, find_verbatim, system_prompt
-from pipeline.llm.usage import UsageMeter
+from pipeline.llm.usage import UsageMeter, count_fallback
 from pipeline.records import Claim, Evidence, Quote, Stance
 
 log = logging.getLogger(__name__)
@@ -208,6 +208,7 @@ async def extract_quotes(
                 "extraction model failed, keeping the quotes gathered so far",
                 extra={"stage": STAGE, "claim_id": claim.id, "call": call, "reason": exc.reason},
             )
+            count_fallback(STAGE, meter)
             break
         kept = gathered.accept(claim, answer, batch)
         log.info(

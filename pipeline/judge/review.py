@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from pipeline.embedder import Embedder
-from pipeline.records import Claim, ClaimVerdict, Evidence, Label, Stance, Verdict
+from pipeline.records import Basis, Claim, ClaimVerdict, Evidence, Label, Stance, Verdict
 
 _NEGATION_RE = re.compile(
     r"\b(no|not|never|none|nobody|nothing|neither|nor|without|cannot|isn't|aren't|wasn't|"
@@ -141,7 +141,11 @@ class ReviewMatchJudge:
                 else "no credible evidence about this claim was found"
             )
             return ClaimVerdict(
-                claim_id=claim.id, label=Label.UNVERIFIABLE, rationale=reason, evidence_ids=mine
+                claim_id=claim.id,
+                label=Label.UNVERIFIABLE,
+                rationale=reason,
+                evidence_ids=mine,
+                basis=Basis.NO_MATCH if mine else Basis.NO_EVIDENCE,
             )
         score, ev = best
         review = ev.document.claim_review
@@ -155,4 +159,5 @@ class ReviewMatchJudge:
                 f"(match {score:.2f})"
             ),
             evidence_ids=(ev.id,),
+            basis=Basis.REVIEW,
         )

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from pipeline.judge.review import combine
 from pipeline.records import (
+    Basis,
     ClaimGraph,
     ClaimVerdict,
     Evidence,
@@ -91,7 +92,10 @@ def _rule(
         "judge label overruled by the verdict rules",
         extra={"claim": cv.claim_id, "judge": cv.label.value, "rule": label.value},
     )
-    return dataclasses.replace(cv, label=label, rationale=reason, evidence_ids=tuple(ids))
+    basis = Basis.NO_EVIDENCE if reason == NO_EVIDENCE else Basis.RULES
+    return dataclasses.replace(
+        cv, label=label, rationale=reason, evidence_ids=tuple(ids), basis=basis
+    )
 
 
 def _reviewed(cv: ClaimVerdict, mine: dict[str, Evidence]) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pipeline.records import (
     FACETS,
     Assessment,
+    Basis,
     Claim,
     ClaimVerdict,
     Evidence,
@@ -161,14 +162,21 @@ def decide(
             if any(a.claim_id == claim.id for a in assessments)
             else "No credible evidence about this claim was found."
         )
-        return ClaimVerdict(claim_id=claim.id, label=label, rationale=reason)
+        basis = (
+            Basis.MODEL if any(a.claim_id == claim.id for a in assessments) else Basis.NO_EVIDENCE
+        )
+        return ClaimVerdict(claim_id=claim.id, label=label, rationale=reason, basis=basis)
     # members[0] is the representative (unless it is not citable): representatives first
     cited = dict.fromkeys(
         [*(u.members[0].id for u in deciding), *(e.id for u in deciding for e in u.members)]
     )
     rationale = explanation.strip() or _template(label, rule, deciding)
     return ClaimVerdict(
-        claim_id=claim.id, label=label, rationale=rationale, evidence_ids=tuple(cited)
+        claim_id=claim.id,
+        label=label,
+        rationale=rationale,
+        evidence_ids=tuple(cited),
+        basis=Basis.MODEL,
     )
 
 

@@ -98,10 +98,12 @@ class ModelUnavailableError(ModelError):
         *,
         status: int | None = None,
         retry_after: float | None = None,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(stage, reason)
         self.status = status
         self.retry_after = retry_after
+        self.timed_out = timed_out
 
 
 def _answer_of(completion: object) -> _Answer | None:
@@ -208,14 +210,21 @@ class LLMClient:
         ]
         request = _Request(stage, endpoint, messages, schema, max_tokens, temperature, json_schema)
         started = time.monotonic()
-        failed = False
+        failed, timed_out, invalid = False, False, False
         try:
             return await self._complete(request, meters)
-        except ModelError:
+        except ModelError as exc:
             failed = True
+            timed_out = isinstance(exc, ModelUnavailableError) and exc.timed_out
+            invalid = isinstance(exc, ModelOutputError)
             raise
         finally:
-            spent = StageUsage(seconds=time.monotonic() - started, failures=int(failed))
+            spent = StageUsage(
+                seconds=time.monotonic() - started,
+                failures=int(failed),
+                timeouts=int(timed_out),
+                invalid=int(invalid),
+            )
             for each in meters:
                 each.add(stage, spent)
 
@@ -285,9 +294,15 @@ class LLMClient:
         attempts = max(1, self.retry.attempts)
         tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
 
-        def retry(reason: str, status: int | None = None, wait: float | None = None) -> Retryable:
+        def retry(
+            reason: str,
+            status: int | None = None,
+            wait: float | None = None,
+            *,
+            timed_out: bool = False,
+        ) -> Retryable:
             final = ModelUnavailableError(
-                stage, f"{reason} ({tried})", status=status, retry_after=wait
+                stage, f"{reason} ({tried})", status=status, retry_after=wait, timed_out=timed_out
             )
             return Retryable(final, reason=reason, status=status, retry_after=wait)
 
@@ -310,8 +325,8 @@ class LLMClient:
             except (openai.APITimeoutError, TimeoutError):
                 reason = f"timed out after {endpoint.timeout:g}s"
                 if not endpoint.retry_timeouts:
-                    raise ModelUnavailableError(stage, reason) from None
-                raise retry(reason) from None
+                    raise ModelUnavailableError(stage, reason, timed_out=True) from None
+                raise retry(reason, timed_out=True) from None
             except openai.APIConnectionError:
                 raise retry("connection failed") from None
             except (openai.APIError, ValueError) as exc:

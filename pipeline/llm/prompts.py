@@ -30,7 +30,7 @@ __all__ = [
     "system_prompt",
 ]
 
-DATA_TAGS = frozenset({"post", "document", "image", "claim"})
+DATA_TAGS = frozenset({"post", "document", "image", "claim", "graph"})
 DEFAULT_BLOCK_CHARS = 6000
 _ATTRIBUTE_CHARS = 200
 _TRUNCATED = " […]"

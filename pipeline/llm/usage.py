@@ -21,8 +21,10 @@ class StageUsage:
     """What one stage's model calls used.
 
     `calls` counts model answers received (a retry after invalid output is a second call);
-    `failures` counts `complete()` calls that ended in an error; `seconds` is the wall time of
-    `complete()` calls, waits and retries included.
+    `failures` counts `complete()` calls that ended in an error, of which `timeouts` because no
+    answer came in time and `invalid` because the answer was invalid after the retry;
+    `fallbacks` counts the times the stage's caller fell back to its no-model path;
+    `seconds` is the wall time of `complete()` calls, waits and retries included.
     """
 
     calls: int = 0
@@ -31,6 +33,9 @@ class StageUsage:
     cost_usd: float = 0.0
     seconds: float = 0.0
     failures: int = 0
+    timeouts: int = 0
+    invalid: int = 0
+    fallbacks: int = 0
 
     def add(self, other: StageUsage) -> None:
         """Add other's counts to these."""
@@ -40,6 +45,9 @@ class StageUsage:
         self.cost_usd += other.cost_usd
         self.seconds += other.seconds
         self.failures += other.failures
+        self.timeouts += other.timeouts
+        self.invalid += other.invalid
+        self.fallbacks += other.fallbacks
 
     def to_dict(self) -> dict[str, int | float]:
         """Return the counts as a JSON-ready dict."""
@@ -55,6 +63,9 @@ class StageUsage:
             cost_usd=float(data.get("cost_usd", 0.0)),
             seconds=float(data.get("seconds", 0.0)),
             failures=int(data.get("failures", 0)),
+            timeouts=int(data.get("timeouts", 0)),
+            invalid=int(data.get("invalid", 0)),
+            fallbacks=int(data.get("fallbacks", 0)),
         )
 
 
@@ -135,6 +146,12 @@ class MeterScope:
 def metering() -> MeterScope:
     """Count the model calls made inside the block (and its tasks) in a fresh meter."""
     return MeterScope()
+
+
+def count_fallback(stage: str, meter: UsageMeter | None = None) -> None:
+    """Count one fallback of stage to its no-model path in every open meter (and `meter`)."""
+    for each in dict.fromkeys([*_OPEN.get(), *([meter] if meter is not None else [])]):
+        each.add(stage, StageUsage(fallbacks=1))
 
 
 def open_meters() -> tuple[UsageMeter, ...]:

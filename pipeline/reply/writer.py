@@ -146,7 +146,9 @@ async def write_correction(
             chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
             if chosen is not None and chosen.evidence_id in by_id and not has_link(chosen.text):
                 quote = CorrectionQuote(
-                    text=_excerpt(chosen.text), reference=cite(by_id[chosen.evidence_id])
+                    text=_excerpt(chosen.text),
+                    reference=cite(by_id[chosen.evidence_id]),
+                    stance=chosen.stance,
                 )
         items.append(
             CorrectionItem(

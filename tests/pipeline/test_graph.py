@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import UTC, date, datetime
 
 import numpy as np
 import pytest
 
+from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
@@ -309,3 +312,26 @@ async def test_a_check_stores_its_graphs_and_says_which_part_differs(
     assert check.correction.references[0].url == "https://www.metoffice.gov.uk/news/heatwave-record"
     store.checks.save(check)
     assert store.checks.get(check.id) == check
+
+
+async def test_graph_work_runs_on_its_own_pool_never_the_shared_one(
+    builder: GraphBuilder, embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    shared = CpuPool(2, name="shared")
+    own = GraphVerifier(builder, embedder, threads=1)
+    claim = Claim("c1", "p", 0, "The summit was held in Paris in 2019.")
+    caplog.set_level(logging.INFO, logger="pipeline.graph.verify")
+    try:
+        results = await asyncio.gather(
+            *(
+                own.verify_claims([claim], [_evidence(n, claim.text)], reference=POSTED, cpu=shared)
+                for n in range(3)
+            )
+        )
+    finally:
+        own.close()
+        shared.close()
+    assert all(r[0].support == 1.0 for r in results)
+    # the verifier logs each claim from the thread that built its graph
+    threads = {r.threadName for r in caplog.records if r.getMessage() == "claim graph verified"}
+    assert len(threads) == 1 and threads.pop().startswith("factbot-graph")

@@ -1,0 +1,74 @@
+"""What one check needs: its knobs and the dependencies the composition root builds once.
+
+Kept apart from the order of the stages (`pipeline.run`) so the stage helpers in this package
+can name them without importing the orchestration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from pipeline.cpu import CpuPool
+from pipeline.embedder import Embedder
+from pipeline.evidence.ranking import Rater
+from pipeline.evidence.web import WebDeps
+from pipeline.graph.verify import GraphVerifier
+from pipeline.image.stage import ImageDeps
+from pipeline.judge.model import ModelJudge
+from pipeline.judge.review import Judge
+from pipeline.llm.client import LLMClient
+from pipeline.ports import EvidenceIndex, ReachabilityCache
+from pipeline.search_status import SearchStatus
+from pipeline.web.fetcher import Fetcher
+
+# Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
+Progress = Callable[[str, float | None], None]
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """Tunable knobs of one check."""
+
+    max_claims: int = 5
+    candidates: int = 40
+    relevance_threshold: float = 0.60
+    max_evidence: int = 5
+    undated: str = "include"
+
+
+@dataclass(frozen=True)
+class ReferenceDeps:
+    """What the reachability check of cited references needs."""
+
+    fetcher: Fetcher
+    cache: ReachabilityCache
+    ttl: timedelta
+
+
+@dataclass(frozen=True)
+class CheckDeps:
+    """What the stages need, built once by the composition root."""
+
+    index: EvidenceIndex
+    embedder: Embedder
+    rater: Rater
+    judge: Judge
+    web: WebDeps | None = None  # live web search; None keeps to the local index
+    references: ReferenceDeps | None = None  # reachability check; None skips it
+    cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
+    images: ImageDeps | None = None  # the image stage; None ignores a post's images
+    graphs: GraphVerifier | None = None  # RAV's graph verification; None turns it off
+    sources: SearchStatus | None = None  # what evidence sources the check starts with
+
+
+@dataclass(frozen=True)
+class ModelDeps:
+    """The language-model path: its client and judge, and how far refinement may go."""
+
+    llm: LLMClient
+    judge: ModelJudge
+    name: str = "model"
+    docs_per_call: int = 4
+    refine_rounds: int = 2

@@ -1,0 +1,100 @@
+"""The rules that have the last word over any judge, and the finished correction.
+
+A model reads pages that may carry injected instructions, so code decides where evidence is
+explicit: a rated fact-checker's matching review outranks the model (`defer_to_fact_checks`,
+applied after every model judgement), then the evidence rules (`enforce_rules`) and the
+citation rules (`enforce_citations`) apply on every path before the correction is written.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from pipeline.checking.deps import CheckDeps
+from pipeline.checking.stages import Stages
+from pipeline.image.provenance import cite_findings, find_earlier
+from pipeline.image.records import ImageReport
+from pipeline.judge.review import combine
+from pipeline.judge.rules import enforce_rules
+from pipeline.records import Claim, ClaimGraph, Correction, Evidence, Label, Quote, Tier, Verdict
+from pipeline.reply.citations import enforce_citations
+from pipeline.reply.writer import write_correction
+
+log = logging.getLogger(__name__)
+
+
+async def defer_to_fact_checks(
+    claims: list[Claim], evidence: list[Evidence], verdict: Verdict, deps: CheckDeps
+) -> Verdict:
+    """Never let the model contradict a rated fact-checker's review of the same claim.
+
+    The model reads pages that may carry injected instructions; a ClaimReview from a rated
+    publisher that matches the claim (the no-model judge's strict test) outranks its reading.
+    """
+    reviewed, _ = await deps.judge.judge(claims, evidence)
+    by_id = {e.id: e for e in evidence}
+    decided = {
+        cv.claim_id: cv
+        for cv in reviewed.claims
+        if cv.label is not Label.UNVERIFIABLE
+        and any(
+            by_id[i].tier in (Tier.HIGH, Tier.MEDIUM, Tier.LOW)
+            for i in cv.evidence_ids
+            if i in by_id
+        )
+    }
+    claims_out = []
+    for cv in verdict.claims:
+        review = decided.get(cv.claim_id)
+        if review is not None and review.label is not cv.label:
+            log.warning(
+                "model verdict overruled by a fact-check",
+                extra={"claim": cv.claim_id, "model": cv.label.value, "review": review.label.value},
+            )
+            cv = review
+        claims_out.append(cv)
+    return Verdict(label=combine([cv.label for cv in claims_out]), claims=tuple(claims_out))
+
+
+async def finalise(
+    claims: list[Claim],
+    verdict: Verdict,
+    evidence: list[Evidence],
+    quotes: list[Quote],
+    *,
+    stages: Stages,
+    images: ImageReport,
+) -> tuple[Verdict, list[Evidence], Correction, tuple[ClaimGraph, ...]]:
+    """Apply the code's rules to the verdict and return it with the evidence and correction.
+
+    The image stage's note joins the correction's, and earlier copies of the post's images
+    found in the index are cited on its first claim.
+    """
+    deps = stages.deps
+    claim_graphs = stages.claim_graphs(claims)
+    # Code has the last word on every path: explicit evidence outranks any judge's reading.
+    verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
+    verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
+    correction = await stages.timed(
+        "correction",
+        write_correction(
+            claims,
+            verdict,
+            evidence,
+            quotes=quotes,
+            graphs=claim_graphs,
+            sources=stages.search_status() if deps.sources is not None else None,
+        ),
+    )
+    if images.note:
+        correction = replace(
+            correction, note=" ".join(filter(None, (correction.note, images.note)))
+        )
+    index = deps.images.index if deps.images is not None else None
+    if index is not None and images.descriptions and claims:
+        findings = find_earlier(
+            images, index=index, documents=deps.index, rater=deps.rater, when=stages.before
+        )
+        correction, evidence = cite_findings(correction, evidence, findings, claim_id=claims[0].id)
+    return verdict, evidence, correction, claim_graphs

@@ -1,0 +1,75 @@
+"""The model path's two model-reading steps, shared by its first pass and refinement rounds.
+
+Extraction quotes refuting and context paragraphs for each claim; judgement clusters each
+claim's evidence into narratives (CRAVE), asks the model judge once for every claim, and lets a
+rated fact-check overrule it (`defer_to_fact_checks`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps
+from pipeline.checking.finalise import defer_to_fact_checks
+from pipeline.judge.narratives import cluster_narratives
+from pipeline.judge.quotes import extract_quotes
+from pipeline.records import (
+    Assessment,
+    Claim,
+    ClaimGraph,
+    Evidence,
+    Narrative,
+    Quote,
+    Verdict,
+)
+
+
+async def extract_all(
+    claims: list[Claim], evidence: list[Evidence], model: ModelDeps, config: CheckConfig
+) -> list[Quote]:
+    """Quote refuting and context paragraphs for every claim, claims in parallel.
+
+    A claim keeps at most `max_evidence` passages, so one batch holds them all: one call per
+    claim keeps extraction to a single step on the critical path.
+    """
+    docs_per_call = max(model.docs_per_call, config.max_evidence)
+    per_claim = await asyncio.gather(
+        *(
+            extract_quotes(
+                claim,
+                [e for e in evidence if e.claim_id == claim.id],
+                llm=model.llm,
+                docs_per_call=docs_per_call,
+            )
+            for claim in claims
+            if any(e.claim_id == claim.id for e in evidence)
+        )
+    )
+    return [quote for quotes in per_claim for quote in quotes]
+
+
+async def judge_claims(
+    claims: list[Claim],
+    evidence: list[Evidence],
+    quotes: list[Quote],
+    model: ModelDeps,
+    deps: CheckDeps,
+    graphs: Sequence[ClaimGraph] = (),
+) -> tuple[Verdict, list[Evidence], list[Assessment]]:
+    """Cluster each claim's evidence into narratives and judge every claim in one call.
+
+    The judge sees each claim's graph result (`graphs`) beside its narratives.
+    """
+    narratives: list[Narrative] = []
+    for claim in claims:
+        mine = [e for e in evidence if e.claim_id == claim.id]
+        if mine:
+            narratives += await cluster_narratives(
+                claim.id, mine, embedder=deps.embedder, cpu=deps.cpu
+            )
+    verdict, judged, assessments = await model.judge.judge_with(
+        claims, evidence, narratives=narratives, quotes=quotes, graphs=graphs
+    )
+    verdict = await defer_to_fact_checks(claims, evidence, verdict, deps)
+    return verdict, list(judged), assessments
