@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.factbot-installed
 
-.PHONY: setup run model test lint typecheck pytest bench lock clean
+.PHONY: setup run doctor model test lint typecheck pytest bench lock clean
 
 setup: $(STAMP)
 
@@ -17,8 +17,13 @@ $(STAMP): pyproject.toml constraints.txt deploy/apt-packages.txt deploy/setup-sy
 # The local model lives in .models/ of the checkout unless FACTBOT_MODEL__MODELS_DIR says otherwise.
 FACTBOT_MODEL__MODELS_DIR ?= $(CURDIR)/.models
 
+# `factbot serve` starts by printing the short `factbot doctor` summary (sources, model, problems).
 run: model
 	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/factbot serve
+
+# Every fact of the set-up, and each problem with the command that fixes it.
+doctor: setup
+	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/factbot doctor
 
 # The local language model: llama-cpp-python (built once) and the verified Qwen2.5 GGUF.
 model: setup

@@ -87,6 +87,7 @@ async def run_load(
         DiscordSettings,
         GuardSettings,
         JobSettings,
+        SearchSettings,
         Settings,
         SlackSettings,
     )
@@ -104,6 +105,7 @@ async def run_load(
         settings = Settings(
             data_dir=folder / "data",
             log_level="WARNING",
+            search=SearchSettings(enabled=False),  # the local index only: no internet
             jobs=JobSettings(workers=workers, poll_seconds=0.05, heartbeat_seconds=5.0),
             guards=GuardSettings(
                 channel_burst=huge,

@@ -25,7 +25,7 @@ import uvicorn
 
 from bots.api.routes import create_api
 from bots.app.root import App
-from bots.settings import Settings
+from bots.settings import SearchSettings, Settings
 from pipeline.evidence.ingest import Ingester
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "corpus.jsonl"
@@ -55,7 +55,8 @@ def _quantiles(values: list[float]) -> dict[str, float]:
 def measure(posts: int, repeats: int) -> dict[str, Any]:
     """Check `posts` claims once, then time `repeats` repeats of each, exact and re-shared."""
     with tempfile.TemporaryDirectory() as tmp:
-        app = App(Settings(data_dir=Path(tmp) / "data"))
+        # The local index only: a benchmark never reaches the internet.
+        app = App(Settings(data_dir=Path(tmp) / "data", search=SearchSettings(enabled=False)))
         asyncio.run(Ingester(app.store.documents, app.embedder).ingest([str(CORPUS)]))
         server = uvicorn.Server(
             uvicorn.Config(create_api(app), host="127.0.0.1", port=0, log_level="warning")

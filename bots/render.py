@@ -34,6 +34,11 @@ def render_text(check: Check) -> str:
                 f"  {u.stage}: {u.calls} calls, {u.input_tokens}+{u.output_tokens} tokens, "
                 f"${u.cost_usd:.4f}, {u.seconds:.2f}s{failed}"
             )
+    problem = check.search.live_problem()
+    if problem:
+        known = check.search.local_documents
+        index = "" if known is None else f"; the local index had {known} documents"
+        lines.append(f"Evidence sources: {problem}{index}")
     total = sum(t.seconds for t in check.timings)
     stages = ", ".join(f"{t.stage} {t.seconds:.2f}s" for t in check.timings)
     lines.append(
@@ -94,7 +99,9 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "headline": check.correction.headline,
             "items": [item_json(item) for item in check.correction.items],
             "note": check.correction.note,
+            "could_not_search": check.correction.could_not_search or None,
         },
+        "search": check.search.to_json(),
         "timings": {t.stage: t.seconds for t in check.timings},
         "usage": {
             u.stage: {

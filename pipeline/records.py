@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from pipeline.search_status import SearchStatus
+
 
 def new_id() -> str:
     """Return a fresh random id (32 hex characters)."""
@@ -313,6 +315,9 @@ class Correction:
     items: tuple[CorrectionItem, ...] = ()
     note: str = ""  # about claims the citation check hid, or empty
     references: tuple[Reference, ...] = ()
+    # Why factbot could not search at all (no evidence source reachable), or "" when it
+    # searched: "found nothing credible" and "could not look" are different answers.
+    could_not_search: str = ""
 
     @property
     def text(self) -> str:
@@ -399,6 +404,7 @@ class Check:
     usage: tuple[ModelUsage, ...] = ()  # per stage; empty for the no-model judge
     injections: tuple[Injection, ...] = ()  # instruction-like text found, and set aside
     graphs: tuple[ClaimGraph, ...] = ()  # graph verification per claim; empty when off
+    search: SearchStatus = field(default_factory=SearchStatus)  # the evidence sources reached
 
 
 @dataclass(frozen=True)

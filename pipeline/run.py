@@ -129,6 +129,7 @@ async def run_check(
         usage=usage,
         injections=(*post_injections, *stages.pages.injections),
         graphs=claim_graphs,
+        search=stages.search_status(),
     )
 
 

@@ -28,6 +28,7 @@ from pipeline.records import (
     Tier,
     Verdict,
 )
+from pipeline.search_status import SearchStatus
 from storage.codec import (
     correction_in,
     correction_items_out,
@@ -76,6 +77,7 @@ class CheckRepo:
                     "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
                     "injections": json.dumps([dataclasses.asdict(i) for i in check.injections]),
                     "graphs": json.dumps([dataclasses.asdict(g) for g in check.graphs]),
+                    "search_status": json.dumps(check.search.to_json()),
                 }
             )
             self.db.table("claims").insert_all(
@@ -163,6 +165,7 @@ class CheckRepo:
             usage=tuple(ModelUsage(**u) for u in json.loads(row["usage"])),
             injections=tuple(Injection(**i) for i in json.loads(row["injections"])),
             graphs=tuple(_graph_in(g) for g in json.loads(row["graphs"])),
+            search=SearchStatus.from_json(json.loads(row["search_status"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
         )

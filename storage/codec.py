@@ -118,6 +118,7 @@ def correction_items_out(correction: Correction) -> str:
             "label": correction.label.value,
             "headline": correction.headline,
             "note": correction.note,
+            "could_not_search": correction.could_not_search,
             "items": [
                 {
                     "claim_number": i.claim_number,
@@ -154,6 +155,7 @@ def correction_in(
         label=Label(data["label"]),
         headline=data["headline"],
         note=data["note"],
+        could_not_search=data.get("could_not_search", ""),
         references=references,
         items=tuple(
             CorrectionItem(

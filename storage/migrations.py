@@ -606,3 +606,10 @@ def m018_dashboard(db: Database) -> None:
         INSERT INTO check_text (rowid, body)
             SELECT c.rowid * 1024 + 1 + min(cl.position, 1022), cl.text
             FROM claims AS cl JOIN checks AS c ON c.id = cl.check_id WHERE cl.text != ''""")
+
+
+@migrations()
+def m019_search_status(db: Database) -> None:
+    # Which evidence sources a check reached (JSON SearchStatus): live search off, ok, partial
+    # or unreachable, each provider's failure, and the local index's size when it began.
+    db.execute("ALTER TABLE checks ADD COLUMN search_status TEXT NOT NULL DEFAULT '{}'")

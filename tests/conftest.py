@@ -44,6 +44,9 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FACTBOT_MODEL__MODE", "none")
     monkeypatch.delenv("FACTBOT_MODEL__BASE_URL", raising=False)
     monkeypatch.delenv("FACTBOT_MODEL__API_KEY", raising=False)
+    # Live search is on by default for users; a test turns it on by giving its own
+    # SearchSettings (an explicit group replaces this variable) pointed at a local stand-in.
+    monkeypatch.setenv("FACTBOT_SEARCH__ENABLED", "false")
 
 
 @pytest.fixture(scope="session")

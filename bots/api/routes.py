@@ -10,7 +10,8 @@ GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
 GET  /checks/{id}           the check's full report as an HTML page (platform replies link here)
 GET  /healthz               alive (and index counts)
-GET  /readyz                ready: database, workers, model (503 with the reasons when not)
+GET  /readyz                ready: database, workers, model (503 with the reasons when not),
+                            and `doctor`: `factbot doctor`'s facts (no settings), cached 30 s
 / (and /try, /jobs, ...)    the dashboard (bots/web), which also decides who may call the API
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
@@ -29,12 +30,14 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+import httpx
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, model_validator
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.api.report import report_html
+from bots.app.doctor import diagnose
 from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
@@ -54,6 +57,7 @@ from pipeline.posts import ensure_checkable, post_from_text, post_from_url
 from pipeline.records import Post
 
 log = logging.getLogger(__name__)
+DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts
 
 
 class CheckRequest(BaseModel):
@@ -171,6 +175,19 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             "sources": app.store.sources.count(),
         }
 
+    doctor_cache: list[tuple[float, dict[str, Any]]] = []
+    doctor_lock = asyncio.Lock()
+
+    async def doctor_part() -> dict[str, Any]:
+        # Probes and quick_check cost a little: a probe hitting /readyz every second must not.
+        async with doctor_lock:
+            if doctor_cache and time.monotonic() - doctor_cache[0][0] < DOCTOR_TTL:
+                return doctor_cache[0][1]
+            async with httpx.AsyncClient(verify=await app.tls()) as http:
+                diagnosis = await diagnose(app.settings, probe=app.search_probe, http=http)
+            doctor_cache[:] = [(time.monotonic(), diagnosis.to_json(with_settings=False))]
+            return doctor_cache[0][1]
+
     @api.get("/readyz")
     async def readyz() -> JSONResponse:
         problems: list[str] = []
@@ -196,6 +213,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             "embedder": "loaded" if app.embedder_loaded else "not loaded",
             "platforms": sorted(adapters),
             "problems": problems,
+            "doctor": await doctor_part(),
         }
         return JSONResponse(status_code=200 if not problems else 503, content=body)
 

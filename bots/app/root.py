@@ -30,7 +30,7 @@ from typing import Self
 import httpx
 
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
-from bots.app.search import build_search
+from bots.app.search import live_enabled, live_web, new_probe, off_reason
 from bots.logs import configure as configure_logging
 from bots.runtime.candidates import CandidateSource
 from bots.runtime.intake import PlatformService
@@ -59,6 +59,7 @@ from pipeline.llm.client import LLMClient
 from pipeline.posts import linked_page, with_linked_page
 from pipeline.records import Check, Post
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
+from pipeline.search_status import LiveSearch, SearchStatus
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
@@ -87,6 +88,8 @@ class App:
         self._fetcher_loop: asyncio.AbstractEventLoop | None = None
         self._tls: ssl.SSLContext | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        # Shared by every check: an offline machine probes each provider once per probe_ttl.
+        self.search_probe = new_probe(settings.search)
         configure_logging(settings.log_level)
 
     @cached_property
@@ -305,7 +308,7 @@ class App:
     @property
     def web_enabled(self) -> bool:
         """Return whether live web search is configured."""
-        return bool(self.settings.search.providers)
+        return live_enabled(self.settings.search)
 
     @property
     def checks_references(self) -> bool:
@@ -319,6 +322,7 @@ class App:
         web: WebDeps | None = None,
         references: ReferenceDeps | None = None,
         images: ImageDeps | None = None,
+        sources: SearchStatus | None = None,
     ) -> CheckDeps:
         """Return the dependencies of a check."""
         return CheckDeps(
@@ -333,6 +337,7 @@ class App:
             cpu=self.cpu,
             images=images,
             graphs=self.graphs,
+            sources=sources,
         )
 
     def ocr(self) -> OcrEngine | None:
@@ -406,28 +411,36 @@ class App:
         async with contextlib.AsyncExitStack() as stack:
             web: WebDeps | None = None
             references: ReferenceDeps | None = None
+            s = self.settings.search
+            sources = SearchStatus(
+                local_documents=self.store.documents.stats().documents, off_reason=off_reason(s)
+            )
             if self.web_enabled or self.checks_references:
                 fetcher = await self.fetcher()
                 if self.web_enabled:
+                    timeout = httpx.Timeout(s.request_timeout, connect=s.connect_timeout)
                     http = await stack.enter_async_context(
-                        httpx.AsyncClient(timeout=20.0, verify=await self.tls())
+                        httpx.AsyncClient(timeout=timeout, verify=await self.tls())
                     )
-                    s = self.settings.search
-                    web = WebDeps(
-                        search=build_search(s, http, self.store.web),
+                    web, sources = await live_web(
+                        s,
+                        http=http,
+                        cache=self.store.web,
                         fetcher=fetcher,
-                        pages_per_claim=s.pages_per_claim,
-                        results_per_provider=s.results_per_provider,
-                        fact_check_sites=tuple(s.fact_check_sites),
+                        probe=self.search_probe,
+                        local_documents=sources.local_documents,
                     )
-                if self.checks_references:
+                # Offline, every cited page would look dead: do not drop evidence for that.
+                offline = sources.live is LiveSearch.UNREACHABLE
+                mode = self.settings.references.check_reachable
+                if self.checks_references and not (offline and mode == "auto"):
                     references = ReferenceDeps(
                         fetcher=fetcher,
                         cache=self.store.web,
                         ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
                     )
             images = await self.image_deps(post)
-            deps = self.deps(web=web, references=references, images=images)
+            deps = self.deps(web=web, references=references, images=images, sources=sources)
             model = await self.model_deps(stack, fallback=deps.judge)
             check = await run_check(
                 post,

@@ -1,16 +1,28 @@
-"""Building live web search from settings (part of the composition root)."""
+"""Building live web search from settings (part of the composition root).
+
+Live search is on by default with the keyless providers (Wikipedia's API, Bing News and Google
+News RSS):
+`FACTBOT_SEARCH__ENABLED=false` turns it off. Before a check searches, `live_web` probes every
+provider (`pipeline.search.probe`, answers cached for `FACTBOT_SEARCH__PROBE_TTL`), searches only
+those that answer, and returns the `SearchStatus` the check records; with none reachable the
+check keeps to the local index at once instead of waiting for timeouts.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import httpx
 
 from bots.settings import SearchSettings
+from pipeline.evidence.web import WebDeps
 from pipeline.search.base import SearchProvider
 from pipeline.search.http import ProviderClient
 from pipeline.search.merge import MultiSearch
+from pipeline.search.probe import ProbeTarget, SearchProbe
 from pipeline.search.providers import (
+    BingNewsSearch,
     BraveSearch,
     FactCheckSearch,
     GoogleNewsSearch,
@@ -18,18 +30,29 @@ from pipeline.search.providers import (
     SerperSearch,
     TavilySearch,
     WikipediaSearch,
+    bing_news,
     factcheck,
     google_news,
     tavily,
 )
+from pipeline.search_status import SearchStatus, probed
+from pipeline.web.fetcher import Fetcher
 from storage.webcache import WebCache
+
+OFF_SWITCH = "FACTBOT_SEARCH__ENABLED=false"
 
 
 def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[SearchProvider]:
     """Return the enabled providers, each with its own bounded, retrying client."""
     providers: list[SearchProvider] = []
     for name in dict.fromkeys(settings.providers):
-        client = ProviderClient(name, http, max_concurrency=settings.concurrency_per_provider)
+        client = ProviderClient(
+            name,
+            http,
+            max_concurrency=settings.concurrency_per_provider,
+            timeout=settings.request_timeout,
+            connect_timeout=settings.connect_timeout,
+        )
         base = settings.base_urls.get(name)
         if name == "searxng":
             providers.append(SearxngSearch(client, base_url=base or settings.searxng_url or ""))
@@ -52,6 +75,15 @@ def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[S
                     base_url=base or google_news.DEFAULT_URL,
                 )
             )
+        elif name == "bing_news":
+            providers.append(
+                BingNewsSearch(
+                    client,
+                    language=settings.language,
+                    region=settings.region,
+                    base_url=base or bing_news.DEFAULT_URL,
+                )
+            )
         elif name == "wikipedia":
             providers.append(WikipediaSearch(client, language=settings.language, base_url=base))
         elif name == "factcheck":
@@ -65,13 +97,79 @@ def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[S
     return providers
 
 
-def build_search(settings: SearchSettings, http: httpx.AsyncClient, cache: WebCache) -> MultiSearch:
-    """Return the merged, cached, budgeted search over every enabled provider."""
-    providers = build_providers(settings, http)
+def build_search(
+    settings: SearchSettings,
+    http: httpx.AsyncClient,
+    cache: WebCache,
+    *,
+    providers: Sequence[SearchProvider] | None = None,
+) -> MultiSearch:
+    """Return the merged, cached, budgeted search over providers (default: every enabled one)."""
+    providers = build_providers(settings, http) if providers is None else providers
     return MultiSearch(
         providers,
         cache=cache,
         ttl=timedelta(hours=settings.cache_ttl_hours),
         budgets={p.name: settings.budget_per_check for p in providers},
         default_budget=settings.budget_per_check,
+    )
+
+
+def live_enabled(settings: SearchSettings) -> bool:
+    """Return whether live web search is on (enabled, with at least one provider)."""
+    return settings.enabled and bool(settings.providers)
+
+
+def off_reason(settings: SearchSettings) -> str:
+    """Return why live search is off, naming the setting ("" when it is on)."""
+    if not settings.enabled:
+        return f"turned off by {OFF_SWITCH}"
+    if not settings.providers:
+        return "no provider in FACTBOT_SEARCH__PROVIDERS"
+    return ""
+
+
+def probe_targets(providers: Sequence[SearchProvider]) -> list[ProbeTarget]:
+    """Return what to probe for each provider: the root of its API host."""
+    return [ProbeTarget(p.name, f"{getattr(p, 'base_url', '').rstrip('/')}/") for p in providers]
+
+
+async def live_web(
+    settings: SearchSettings,
+    *,
+    http: httpx.AsyncClient,
+    cache: WebCache,
+    fetcher: Fetcher,
+    probe: SearchProbe,
+    local_documents: int | None,
+) -> tuple[WebDeps | None, SearchStatus]:
+    """Return web retrieval over the providers that answer the probe, and the search status.
+
+    With live search off, or no provider reachable, the first part is None.
+    """
+    if not live_enabled(settings):
+        status = SearchStatus(local_documents=local_documents, off_reason=off_reason(settings))
+        return None, status
+    providers = build_providers(settings, http)
+    statuses = await probe.check(probe_targets(providers), http)
+    status = probed(statuses, local_documents=local_documents)
+    reachable = [p for p, st in zip(providers, statuses, strict=True) if st.reachable]
+    if not reachable:
+        return None, status
+    web = WebDeps(
+        search=build_search(settings, http, cache, providers=reachable),
+        fetcher=fetcher,
+        pages_per_claim=settings.pages_per_claim,
+        results_per_provider=settings.results_per_provider,
+        fact_check_sites=tuple(settings.fact_check_sites),
+    )
+    return web, status
+
+
+def new_probe(settings: SearchSettings) -> SearchProbe:
+    """Return the reachability probe the settings describe."""
+    return SearchProbe(
+        ttl=settings.probe_ttl,
+        timeout=settings.probe_timeout,
+        connect_timeout=settings.connect_timeout,
     )

@@ -40,6 +40,7 @@ _LAZY = {
     "users": "bots.cli.users:users_group",
     "bench": "bench.cli:bench_group",
     "monitor": "bots.cli.monitor:monitor",
+    "doctor": "bots.cli.doctor:doctor_command",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
@@ -48,6 +49,7 @@ _LAZY_HELP = {
     "users": "Add and list the people who may sign in to the dashboard.",
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
     "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
+    "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
 }
 
 
@@ -253,7 +255,7 @@ def serve(
     """Start the HTTP API, with workers that run the checks it accepts.
 
     SIGTERM or Ctrl-C stops taking jobs, lets running ones finish (FACTBOT_JOBS__SHUTDOWN_TIMEOUT)
-    and hands unfinished ones back to the queue.
+    and hands unfinished ones back to the queue. It starts by printing `factbot doctor --short`.
 
     \b
     Examples:
@@ -264,10 +266,13 @@ def serve(
     import uvicorn
 
     from bots.api.routes import create_api
+    from bots.cli.doctor import render_short, run_diagnosis
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
         raise click.UsageError("--monitor needs FACTBOT_MONITOR__ENABLED=true (see README)")
+    _ = app.store  # created and migrated first, so the summary describes what will serve
+    click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(
         create_api(app, workers=workers, monitor=monitor),
         host=host or app.settings.server.host,

@@ -142,7 +142,7 @@ class Settings(BaseSettings):
                 "FACTBOT_MODEL__MODE is 'endpoint' but FACTBOT_MODEL__BASE_URL is not set: set "
                 "it to an OpenAI-compatible URL, or use FACTBOT_MODEL__MODE=auto"
             )
-        for provider in s.providers:
+        for provider in s.providers if s.enabled else ():
             if provider in needs and needs[provider][1] is None:
                 field = needs[provider][0]
                 raise ValueError(

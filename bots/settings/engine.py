@@ -114,16 +114,46 @@ class ImageSettings(BaseModel):
 
 
 ProviderName = Literal[
-    "searxng", "brave", "serper", "tavily", "google_news", "wikipedia", "factcheck"
+    "searxng", "brave", "serper", "tavily", "google_news", "bing_news", "wikipedia", "factcheck"
 ]
 
 
-class SearchSettings(BaseModel):
-    """Live web search. Empty `providers` (the default) keeps factbot on its local index."""
+# Searched by default: public, keyless, over HTTPS (Wikipedia's API; Bing and Google News RSS).
+KEYLESS_PROVIDERS: tuple[ProviderName, ...] = ("wikipedia", "bing_news", "google_news")
 
+
+class SearchSettings(BaseModel):
+    """Live web search. On by default with the keyless providers (Wikipedia, news RSS);
+    `FACTBOT_SEARCH__ENABLED=false` keeps factbot on its local index."""
+
+    enabled: bool = Field(
+        default=True,
+        description=(
+            "search the live web with `providers` (each claim's search words go to each "
+            "provider; result pages are fetched from their publishers); false: local index only"
+        ),
+    )
     providers: list[ProviderName] = Field(
-        default_factory=list,
-        description='JSON list, e.g. ["searxng", "wikipedia", "google_news"]',
+        default_factory=lambda: list(KEYLESS_PROVIDERS),
+        description='JSON list, e.g. ["searxng", "wikipedia", "bing_news"] (default: keyless)',
+    )
+    connect_timeout: float = Field(
+        default=2.0, gt=0, le=60, description="seconds to connect to a provider"
+    )
+    request_timeout: float = Field(
+        default=10.0, gt=0, le=120, description="seconds for one provider request"
+    )
+    probe_timeout: float = Field(
+        default=3.0,
+        gt=0,
+        le=60,
+        description="seconds the reachability probe waits for a provider before a check",
+    )
+    probe_ttl: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="seconds a probe's answer (reachable or not) is reused by later checks",
     )
     searxng_url: str | None = Field(default=None, description="your SearXNG instance")
     brave_api_key: SecretStr | None = None

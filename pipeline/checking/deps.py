@@ -20,6 +20,7 @@ from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge
 from pipeline.llm.client import LLMClient
 from pipeline.ports import EvidenceIndex, ReachabilityCache
+from pipeline.search_status import SearchStatus
 from pipeline.web.fetcher import Fetcher
 
 # Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
@@ -59,6 +60,7 @@ class CheckDeps:
     cpu: CpuPool | None = None  # CPU-bound work; None: the event loop's default executor
     images: ImageDeps | None = None  # the image stage; None ignores a post's images
     graphs: GraphVerifier | None = None  # RAV's graph verification; None turns it off
+    sources: SearchStatus | None = None  # what evidence sources the check starts with
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,14 @@ async def finalise(
     verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
     correction = await stages.timed(
         "correction",
-        write_correction(claims, verdict, evidence, quotes=quotes, graphs=claim_graphs),
+        write_correction(
+            claims,
+            verdict,
+            evidence,
+            quotes=quotes,
+            graphs=claim_graphs,
+            sources=stages.search_status() if deps.sources is not None else None,
+        ),
     )
     if images.note:
         correction = replace(

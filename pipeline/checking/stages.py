@@ -23,6 +23,7 @@ from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import gather_web_evidence
 from pipeline.injection import PageScreen
 from pipeline.records import Claim, ClaimGraph, Evidence, Post, StageTiming
+from pipeline.search_status import SearchStatus
 
 T = TypeVar("T")
 
@@ -50,6 +51,7 @@ class Stages:
         self.timings: list[StageTiming] = []
         self.pages = PageScreen()
         self.graphs: dict[str, ClaimGraph] = {}
+        self.outcomes: list[tuple[str, bool, str, float]] = []  # each live provider's answers
 
     async def timed(self, stage: str, work: Awaitable[T]) -> T:
         """Return the result of `work`, recording how long `stage` took."""
@@ -71,7 +73,7 @@ class Stages:
         if deps.web is not None:
             web = deps.web
             with web.search.check_budget():
-                await self.timed(
+                searched = await self.timed(
                     "web" + suffix,
                     gather_web_evidence(
                         queries,
@@ -86,6 +88,9 @@ class Stages:
                         cpu=deps.cpu,
                     ),
                 )
+            self.outcomes.extend(searched.outcomes())
+        elif deps.sources is not None and deps.sources.blind:
+            return []  # an empty index and no live search: nothing to retrieve, no model to load
         candidates = await self.timed(
             "retrieval" + suffix,
             retrieve(
@@ -128,6 +133,11 @@ class Stages:
                 deps.graphs.verify_claims(claims, evidence, reference=self.reference, cpu=deps.cpu),
             )
             self.graphs.update({g.claim_id: g for g in found})
+
+    def search_status(self) -> SearchStatus:
+        """Return the evidence sources the check reached: the start, updated by its searches."""
+        start = self.deps.sources
+        return start.after(self.outcomes) if start is not None else SearchStatus()
 
     def claim_graphs(self, claims: list[Claim]) -> tuple[ClaimGraph, ...]:
         """Return the graphs found so far, in claim order."""

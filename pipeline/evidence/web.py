@@ -34,7 +34,7 @@ from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.ranking import Rater
 from pipeline.records import Document, utcnow
 from pipeline.search.base import SearchQuery, SearchResult
-from pipeline.search.merge import MultiSearch
+from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,19 @@ class WebReport:
     fetched: int = 0
     added: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    providers: list[ProviderReport] = field(default_factory=list)  # one per provider a search
+
+    def outcomes(self) -> list[tuple[str, bool, str, float]]:
+        """Return (provider, answered, reason, seconds) of every provider request that counts.
+
+        A provider skipped (it cannot restrict to sites) or over its budget says nothing about
+        whether it is reachable, so it is left out.
+        """
+        return [
+            (r.provider, r.outcome in (Outcome.OK, Outcome.CACHED), r.reason or "", r.seconds)
+            for r in self.providers
+            if r.outcome in (Outcome.OK, Outcome.CACHED, Outcome.FAILED)
+        ]
 
 
 def _query_text(query: Query) -> str:
@@ -106,6 +119,7 @@ async def gather_web_evidence(
         for searches in plans:
             answers = [await s for s in searches]
             report.searches += len(answers)
+            report.providers.extend(r for a in answers for r in a.reports)
             chosen = 0
             for result in _interleave([a.hits for a in answers]):
                 report.results += 1

@@ -203,6 +203,8 @@ def render_json(correction: Correction) -> dict[str, Any]:
         "headline": correction.headline,
         "items": [item_json(item) for item in correction.items],
         "note": correction.note,
+        # Set when factbot could not search at all: the verdict says nothing about the post.
+        "could_not_search": correction.could_not_search or None,
         "references": [reference_json(r) for r in correction.references],
         "text": correction.text,
     }

@@ -34,6 +34,7 @@ from pipeline.reply.render import (
     render_markdown,
     render_plain,
 )
+from pipeline.search_status import LiveSearch, SearchStatus
 
 OPENING = {
     Label.ACCURATE: "This post is accurate.",
@@ -45,6 +46,12 @@ OPENING = {
         "treat it with care rather than as confirmed or debunked."
     ),
 }
+# factbot's own blindness is never the claim's fault: said apart from "found nothing credible".
+BLIND_OPENING = (
+    "factbot could not search: {reason}. Nothing was checked, so this says nothing about "
+    "whether the post is accurate."
+)
+BLIND_ITEM = "Not checked: factbot had no evidence source to search."
 _URL_RE = re.compile(r"https?://\S+")
 MAX_QUOTE = 140
 MAX_SOURCES_LISTED = 3
@@ -62,8 +69,14 @@ async def write_correction(
     *,
     quotes: Sequence[Quote] = (),
     graphs: Sequence[ClaimGraph] = (),
+    sources: SearchStatus | None = None,
 ) -> Correction:
     """Write the correction for a verdict, citing only the given evidence.
+
+    With `sources` saying no evidence source could be searched (an empty local index, live
+    search off or unreachable) and no evidence, the headline says "factbot could not search:
+    …" and each claim "Not checked", instead of blaming the claim; when only live search
+    failed, the note says so.
 
     Claims the citation check hid (`shown=False`) are left out; a decided claim quotes at most
     one verified passage of its deciding evidence. A claim that is not accurate and whose graph
@@ -74,6 +87,7 @@ async def write_correction(
     """
     numbers: dict[str, int] = {}
     references: list[Reference] = []
+    blind = sources is not None and sources.blind and not evidence
 
     def cite(ev: Evidence) -> int:
         if ev.document.id not in numbers:
@@ -112,6 +126,8 @@ async def write_correction(
             explanation = (
                 "No fact-check settles it." if refs else "No credible evidence about it was found."
             )
+            if blind:
+                explanation = BLIND_ITEM
             if conflicts:  # not settled, but worth saying: a source disagrees on a detail
                 detail = _wrong_parts(conflicts[:1]).replace(" is wrong:", " differs:", 1)
                 explanation = f"No fact-check settles it, but {detail[0].lower()}{detail[1:]}"
@@ -150,12 +166,20 @@ async def write_correction(
             f"({hidden} claim{'s were' if hidden > 1 else ' was'} checked but not shown: "
             "its evidence did not pass factbot's citation check.)"
         )
+    headline, could_not_search = OPENING[verdict.label], ""
+    if blind and sources is not None:
+        could_not_search = scrub_links(sources.blind_reason(short=True))
+        headline = BLIND_OPENING.format(reason=could_not_search)
+    elif sources is not None and sources.live is not LiveSearch.OFF and sources.live_problem():
+        live = scrub_links(sources.live_problem(short=True))
+        note = " ".join(filter(None, (note, f"({live[0].upper()}{live[1:]}.)")))
     correction = Correction(
         label=verdict.label,
-        headline=OPENING[verdict.label],
+        headline=headline,
         items=tuple(items),
         note=note,
         references=tuple(references),
+        could_not_search=could_not_search,
     )
     verify_references(correction, evidence)
     return correction

@@ -99,6 +99,7 @@ class ProviderClient:
         secrets: Iterable[SecretStr | None] = (),
         max_concurrency: int = 4,
         timeout: float = 10.0,
+        connect_timeout: float | None = None,
         max_retries: int = 2,
         backoff: float = 0.5,
         max_retry_wait: float = 30.0,
@@ -109,6 +110,8 @@ class ProviderClient:
         self.name = name
         self.http = http
         self.timeout = timeout
+        # A short connect timeout makes an unreachable host fail fast; reads may take longer.
+        self._timeout = httpx.Timeout(timeout, connect=min(connect_timeout or timeout, timeout))
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_retry_wait = max_retry_wait
@@ -172,7 +175,7 @@ class ProviderClient:
                         params=params,
                         headers=headers,
                         json=json_body,
-                        timeout=self.timeout,
+                        timeout=self._timeout,
                     )
             except httpx.RequestError as exc:
                 reason = self.redact(f"network error: {type(exc).__name__}: {exc}".rstrip(": "))

@@ -138,6 +138,17 @@ def test_readiness_needs_a_worker(api: str, api_without_workers: str) -> None:
     body = ready.json()
     assert body["database"] == "ok" and body["workers"] and body["embedder"] == "loaded"
     assert body["platforms"] == []  # none configured
+    doctor = body["doctor"]  # the facts of `factbot doctor`, without the settings
+    assert doctor["index"]["documents"] > 0 and doctor["database"]["migrations_current"]
+    assert doctor["live_search"].startswith("off") and "settings" not in doctor
+    assert doctor["sources"][0] == {
+        "name": "local index",
+        "kind": "local index",
+        "answers": True,
+        "detail": f"{doctor['index']['documents']} documents, {doctor['index']['passages']} "
+        "passages",
+        "seconds": 0.0,
+    }
     not_ready = httpx.get(f"{api_without_workers}/readyz")
     assert not_ready.status_code == 503
     assert any("no worker" in p for p in not_ready.json()["problems"])

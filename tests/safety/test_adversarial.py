@@ -375,7 +375,7 @@ class Runner:
         self.runs += 1
         data = self.root / f"run{self.runs}"
         data.mkdir()
-        model, search = ModelSettings(mode="none"), SearchSettings()
+        model, search = ModelSettings(mode="none"), SearchSettings(enabled=False)
         if path == "model":
             model = ModelSettings(
                 mode="endpoint",

@@ -10,6 +10,7 @@ from pydantic import SecretStr
 from pipeline.search.base import SearchProvider
 from pipeline.search.http import ProviderClient
 from pipeline.search.providers import (
+    BingNewsSearch,
     BraveSearch,
     FactCheckSearch,
     GoogleNewsSearch,
@@ -89,6 +90,14 @@ SPECS = [
         "google_news",
         lambda client, base: GoogleNewsSearch(client, base_url=base),
         "google_news.xml",
+        RSS,
+        EMPTY_RSS,
+        "<rss><channel><item><title>cut off",
+    ),
+    Spec(
+        "bing_news",
+        lambda client, base: BingNewsSearch(client, base_url=base),
+        "bing_news.xml",
         RSS,
         EMPTY_RSS,
         "<rss><channel><item><title>cut off",

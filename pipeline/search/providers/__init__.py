@@ -1,5 +1,6 @@
 """One module per search provider, each a `SearchProvider` over a `ProviderClient`."""
 
+from pipeline.search.providers.bing_news import BingNewsSearch
 from pipeline.search.providers.brave import BraveSearch
 from pipeline.search.providers.factcheck import FactCheckSearch
 from pipeline.search.providers.google_news import GoogleNewsSearch
@@ -9,6 +10,7 @@ from pipeline.search.providers.tavily import TavilySearch
 from pipeline.search.providers.wikipedia import WikipediaSearch
 
 __all__ = [
+    "BingNewsSearch",
     "BraveSearch",
     "FactCheckSearch",
     "GoogleNewsSearch",

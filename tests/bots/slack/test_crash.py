@@ -41,6 +41,7 @@ def _env(data: Path, slack: FakeSlack) -> dict[str, str]:
             "TRANSFORMERS_OFFLINE": "1",
             "FACTBOT_DATA_DIR": str(data),
             "FACTBOT_MODEL__MODE": "none",
+            "FACTBOT_SEARCH__ENABLED": "false",  # the subprocess has no network guard
             "FACTBOT_LOG_LEVEL": "WARNING",
             "FACTBOT_SLACK__BOT_TOKEN": "xoxb-one",
             "FACTBOT_SLACK__SIGNING_SECRET": "s",

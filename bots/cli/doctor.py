@@ -1,0 +1,128 @@
+"""`factbot doctor`: renders `bots.app.doctor.Diagnosis` for a terminal (full or short) or JSON.
+
+The short form is what `factbot serve` prints at start, so `make run` says at once whether
+checks will find evidence. Exit status: 1 when a problem is an error, else 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import click
+
+from bots.app.doctor import Diagnosis, diagnose
+from bots.settings import Settings, load_settings
+from pipeline.errors import ConfigError
+
+
+def render_short(diagnosis: Diagnosis) -> str:
+    """Return the few lines `factbot serve` prints at start: sources, model, problems."""
+    d = diagnosis
+    sources = ", ".join(
+        f"{s.name} {'ok' if s.answers else 'DOWN'}" for s in d.sources if s.kind == "live search"
+    )
+    local = d.sources[0].detail
+    live = f"live search {sources}" if d.live_search == "on" else f"live search {d.live_search}"
+    head = "factbot doctor: " + (
+        "all good" if not d.problems else f"{len(d.problems)} problem(s), {len(d.errors)} error(s)"
+    )
+    lines = [
+        head,
+        f"  evidence: local index {local}; {live}",
+        f"  checks use: {d.model['path']}",
+        f"  database: {_database_line(d)}",
+    ]
+    lines += [f"  {p.severity.upper()}: {p.what}\n      fix: {p.fix}" for p in d.problems]
+    if d.problems:
+        lines.append("  (factbot doctor for every detail)")
+    return "\n".join(lines)
+
+
+def render_full(diagnosis: Diagnosis) -> str:
+    """Return every fact of the diagnosis as text."""
+    d = diagnosis
+    lines = ["Evidence sources:"]
+    for s in d.sources:
+        took = f" ({s.seconds:.2f}s)" if s.kind == "live search" else ""
+        lines.append(f"  {s.name} [{s.kind}]: {'answers' if s.answers else 'NO'}: {s.detail}{took}")
+    if d.live_search != "on":
+        lines.append(f"  live search {d.live_search}")
+    lines += [
+        "Model:",
+        f"  checks use: {d.model['path']}",
+        f"  mode {d.model['mode']}, status: {d.model['status']}",
+        f"  embedder: {d.embedder['model']} ({d.embedder['status']}: {d.embedder['path']})",
+        "Platforms:",
+        *(f"  {name}: {p['detail']}" for name, p in d.platforms.items()),
+        "Database:",
+        f"  {_database_line(d)}",
+        "Settings in force (secrets masked):",
+        *(f"  {line}" for line in _flatten(d.settings)),
+    ]
+    if d.problems:
+        lines.append(f"Problems ({len(d.problems)}):")
+        lines += [f"  {p.severity.upper()}: {p.what}\n      fix: {p.fix}" for p in d.problems]
+    else:
+        lines.append("No problems found.")
+    return "\n".join(lines)
+
+
+def _database_line(d: Diagnosis) -> str:
+    db = d.database
+    if not db.opens:
+        return f"{db.path}: {db.error}"
+    migrations = "migrations current" if not db.pending else f"{len(db.pending)} pending"
+    integrity = f"quick_check {db.integrity}" if db.integrity else "integrity not checked"
+    return f"{db.path}: opens, {migrations}, {integrity}"
+
+
+def _flatten(data: dict[str, Any], prefix: str = "FACTBOT_") -> list[str]:
+    rows = []
+    for key, value in data.items():
+        name = f"{prefix}{key.upper()}"
+        if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+            rows += _flatten(value, f"{name}__")
+        else:
+            rows.append(f"{name}={json.dumps(value)}")
+    return rows
+
+
+def run_diagnosis(settings: Settings, *, integrity: bool = True) -> Diagnosis:
+    """Return the diagnosis of settings, computed in an event loop of its own."""
+    return asyncio.run(diagnose(settings, integrity=integrity))
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@click.option("--short", is_flag=True, help="Only the summary `factbot serve` prints at start.")
+def doctor_command(as_json: bool, short: bool) -> None:
+    """Say whether checks can work here: evidence sources, model, platforms, database.
+
+    Each problem comes with the command that fixes it. Exit status 1 when one is an error.
+
+    \b
+    Examples:
+      factbot doctor
+      factbot doctor --json | jq .problems
+    """
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        click.echo(f"factbot doctor: the settings do not load:\n{exc}", err=True)
+        raise SystemExit(1) from exc
+    probe_log = logging.getLogger("pipeline.search.probe")
+    level = probe_log.level
+    probe_log.setLevel(logging.ERROR)  # the report says which provider is down, once
+    try:
+        diagnosis = run_diagnosis(settings)
+    finally:
+        probe_log.setLevel(level)
+    if as_json:
+        click.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_short(diagnosis) if short else render_full(diagnosis))
+    if diagnosis.errors:
+        raise SystemExit(1)

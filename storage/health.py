@@ -1,0 +1,97 @@
+"""Database health for `factbot doctor` and /readyz, read without changing anything.
+
+`Store.open` creates the file and applies migrations; a health check must not. `database_health`
+opens the file read-only (`mode=ro`), so a missing, unreadable or damaged database is reported,
+never created or repaired: which migrations are pending, what `PRAGMA quick_check` says (the
+fast form of integrity_check: it skips the index-content cross-check), and the index's size.
+
+Failure policy: never raises; every failure is a field of the returned `DatabaseHealth`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from storage.migrations import migrations
+
+_QUICK_CHECK_ROWS = 5
+
+
+@dataclass(frozen=True)
+class DatabaseHealth:
+    """What the database file looks like."""
+
+    path: str
+    exists: bool
+    opens: bool
+    error: str = ""  # why it does not open, or what a query failed with
+    pending: tuple[str, ...] = ()  # migrations not applied yet (applied on the next open)
+    integrity: str = ""  # "ok", or quick_check's first findings; "" when not checked
+    documents: int | None = None  # in the local evidence index
+    passages: int | None = None
+
+    @property
+    def healthy(self) -> bool:
+        """Return whether the database opens and passes its quick check."""
+        return self.opens and not self.error and self.integrity in ("ok", "")
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the health as a JSON object."""
+        return {
+            "path": self.path,
+            "exists": self.exists,
+            "opens": self.opens,
+            "error": self.error,
+            "migrations_pending": list(self.pending),
+            "migrations_current": self.opens and not self.pending,
+            "integrity": self.integrity,
+            "documents": self.documents,
+            "passages": self.passages,
+        }
+
+
+def database_health(path: Path, *, integrity: bool = True) -> DatabaseHealth:
+    """Return the health of the database at path, opened read-only; integrity runs quick_check."""
+    if not path.exists():
+        return DatabaseHealth(str(path), exists=False, opens=False, error="no database file yet")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error as exc:
+        return DatabaseHealth(str(path), exists=True, opens=False, error=_describe(exc))
+    try:
+        db = Database(conn)
+        try:
+            pending = tuple(m.name for m in migrations.pending(db))
+        except sqlite3.Error as exc:
+            return DatabaseHealth(str(path), exists=True, opens=False, error=_describe(exc))
+        found = ""
+        if integrity:
+            rows = conn.execute(f"PRAGMA quick_check({_QUICK_CHECK_ROWS})").fetchall()
+            found = "; ".join(str(row[0]) for row in rows)
+        documents = passages = None
+        tables = set(db.table_names())
+        if {"documents", "passages"} <= tables:
+            documents = int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
+            passages = int(conn.execute("SELECT count(*) FROM passages").fetchone()[0])
+        return DatabaseHealth(
+            str(path),
+            exists=True,
+            opens=True,
+            pending=pending,
+            integrity=found,
+            documents=documents,
+            passages=passages,
+        )
+    except sqlite3.Error as exc:
+        return DatabaseHealth(str(path), exists=True, opens=True, error=_describe(exc))
+    finally:
+        conn.close()
+
+
+def _describe(exc: sqlite3.Error) -> str:
+    return f"{type(exc).__name__}: {exc}"
