@@ -82,6 +82,10 @@ def agreement(passages: int, queries: int, k: int, threads: int | None) -> dict[
         f"top{k}_overlap_mean": round(float(overlap.mean()), 3),
         f"top{k}_overlap_min": round(float(overlap.min()), 3),
         "top1_same": round(float(np.mean(top_a[:, 0] == top_b[:, 0])), 3),
+        # near-ties between passages of one document (all start with its title) flip easily
+        "top1_same_document": round(
+            float(np.mean(document_of[top_a[:, 0]] == document_of[top_b[:, 0]])), 3
+        ),
         "onnx_ms_per_passage": round(1000 * onnx_s / len(texts), 1),
         "torch_ms_per_passage": round(1000 * torch_s / len(texts), 1),
         "threads": threads,
