@@ -56,12 +56,14 @@ def _timed_embed(embedder: LocalEmbedder, texts: list[str]) -> tuple[Vectors, fl
 def agreement(passages: int, queries: int, k: int, threads: int | None) -> dict[str, Any]:
     """Return the agreement figures of the two backends on a stride sample of the corpus."""
     every = [
-        embedding_input(d.title, p)
-        for d in _documents(DEFAULT_DATA, None)
+        (n, embedding_input(d.title, p))
+        for n, d in enumerate(_documents(DEFAULT_DATA, None))
         for p in chunk_text(d.text)
     ]
     step = max(1, len(every) // passages)
-    texts = every[::step][:passages]
+    sample = every[::step][:passages]
+    texts = [text for _, text in sample]
+    document_of = np.array([n for n, _ in sample])
     titles = [d.title for d in _documents(DEFAULT_DATA, None) if len(d.title.split()) >= 4]
     asked = titles[:: max(1, len(titles) // queries)][:queries]
     onnx = build_embedder("onnx", threads=threads)
