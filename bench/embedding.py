@@ -148,7 +148,7 @@ def embedders_bench(passages: int, queries: int, k: int, threads: int | None) ->
 )
 @click.option("--backend", type=click.Choice(BACKENDS), default="onnx", show_default=True)
 @click.option("--per-file", type=int, default=None, help="First N documents of each file.")
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Embedding batch.")
+@click.option("--batch-size", type=int, default=None, help="Embedding batch (default: backend's).")
 @click.option("--threads", type=int, default=None, help="Embedding threads (default: backend's).")
 @click.option(
     "--profile/--no-profile", "profile_stages", default=False, help="First time each stage alone."
@@ -157,7 +157,7 @@ def ingest_bench(
     sources: tuple[Path, ...],
     backend: str,
     per_file: int | None,
-    batch_size: int,
+    batch_size: int | None,
     threads: int | None,
     profile_stages: bool,
 ) -> None:

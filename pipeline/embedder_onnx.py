@@ -61,7 +61,7 @@ class OnnxEmbedder:
         self,
         model: str = "bundled",
         *,
-        batch_size: int = 32,
+        batch_size: int = 16,
         threads: int | None = None,
         cpu: CpuPool | None = None,
     ) -> None:
