@@ -334,12 +334,19 @@ def _register() -> None:
     from bench.cli_latency import latency
     from bench.cli_search import search_cache
     from bench.dashboard import dashboard_bench
+    from bench.embedding import embedders_bench, ingest_bench
     from bench.jobs import jobs_bench
+    from bench.latency_local import latency_local
     from bench.monitor import monitor_bench
     from bench.platform_load import platforms_bench
+    from bench.retrieval import retrieval_bench
 
     bench_group.add_command(search_cache)
+    bench_group.add_command(embedders_bench)
+    bench_group.add_command(ingest_bench)
+    bench_group.add_command(retrieval_bench)
     bench_group.add_command(latency)
+    bench_group.add_command(latency_local)
     bench_group.add_command(jobs_bench)
     bench_group.add_command(platforms_bench)
     bench_group.add_command(monitor_bench)

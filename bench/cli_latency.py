@@ -51,6 +51,12 @@ _DEFAULT = Delays()
     "--sites", type=click.IntRange(1, 64), default=8, show_default=True, help="Publisher sites."
 )
 @click.option("--serial/--no-serial", default=True, show_default=True, help="Also run serially.")
+@click.option(
+    "--worst/--no-worst",
+    default=True,
+    show_default=True,
+    help="Also run with every refinement round and a one-request-at-a-time model endpoint.",
+)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
 def latency(
     posts: int,
@@ -61,6 +67,7 @@ def latency(
     results: int,
     sites: int,
     serial: bool,
+    worst: bool,
     report_path: Path | None,
 ) -> None:
     """Time text posts end to end through App.check against delayed local stand-ins.
@@ -77,7 +84,9 @@ def latency(
       factbot bench latency --posts 1 --model-delay 0.05 --search-delay 0.05 --page-delay 0.05
     """
     delays = Delays(model=model_delay, search=search_delay, page=page_delay, robots=robots_delay)
-    figures = measure(POSTS[:posts], delays=delays, results=results, sites=sites, serial=serial)
+    figures = measure(
+        POSTS[:posts], delays=delays, results=results, sites=sites, serial=serial, worst=worst
+    )
     click.echo(json.dumps(figures, indent=2))
     if report_path:
         report_path.write_text(json.dumps(figures, indent=2), encoding="utf-8")

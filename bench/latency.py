@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import statistics
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -69,8 +70,13 @@ def measure(
     results: int,
     sites: int,
     serial: bool,
+    worst: bool = True,
 ) -> dict[str, Any]:
-    """Check posts through App.check against delayed stand-ins (and serially); return figures."""
+    """Check posts through App.check against delayed stand-ins (and serially); return figures.
+
+    With worst, the posts also run with every refinement round taken (the judge finds nothing
+    relevant) against a model endpoint that serves one request at a time, as llama.cpp does.
+    """
     log = CallLog()
     with ExitStack() as stack:
         claims = [claim for post in POSTS for claim in post.claims]
@@ -86,7 +92,8 @@ def measure(
             results=results,
             delay=delays.search,
         )
-        model = ModelStandin("127.0.0.1", log, model=ScriptedModel(POSTS), delay=delays.model)
+        scripted = ScriptedModel(POSTS)
+        model = ModelStandin("127.0.0.1", log, model=scripted, delay=delays.model)
         servers = (*pages, search, model)
         stack.enter_context(serving(*servers))
         hosts = sorted({str(p.server_address[0]) for p in pages} | {"127.0.0.1"})
@@ -104,11 +111,15 @@ def measure(
         with instant(*servers):  # first-use costs (imports, kernels) are not a check's time
             _run(settings("warm-up"), POSTS[-1:])
         runs: dict[str, list[dict[str, Any]]] = {}
-        for name in ("parallel", "serial") if serial else ("parallel",):
+        names = ["parallel", *(["serial"] if serial else []), *(["worst"] if worst else [])]
+        for name in names:
+            scripted.undecided = name == "worst"
+            model.one_at_a_time = threading.Lock() if name == "worst" else None
             # serial: one request at a time across every stand-in, not just per kind
             with log.one_at_a_time() if name == "serial" else contextlib.nullcontext():
                 timed = _run(settings(name), posts)
             runs[name] = [_post_figures(t, log.between(t.start, t.end)) for t in timed]
+        scripted.undecided, model.one_at_a_time = False, None
 
     figures = _figures(runs, posts, hosts, results=results)
     figures["delays"] = dataclasses.asdict(delays)
@@ -282,6 +293,10 @@ def _figures(
             {"summary": summaries["serial"], "per_post": runs["serial"]}
             if "serial" in runs
             else None
+        ),
+        # Every refinement round, one model request at a time (the local server's one slot).
+        "worst": (
+            {"summary": summaries["worst"], "per_post": runs["worst"]} if "worst" in runs else None
         ),
         "speedup_measured": measured,
         "analytic_serial_seconds_mean": analytic,

@@ -184,6 +184,12 @@ class _Standin(ThreadingHTTPServer):
         self.log = log
         self.closing = threading.Event()  # set on shutdown: delays end early
         self.instant = threading.Event()  # set while warming up: no delays
+        # Set to a lock to serve one request at a time, as a one-slot llama.cpp server does.
+        self.one_at_a_time: threading.Lock | None = None
+
+    def slot(self) -> contextlib.AbstractContextManager[object]:
+        """Return what a request holds while this server serves it."""
+        return self.one_at_a_time or contextlib.nullcontext()
 
     @property
     def base(self) -> str:
@@ -211,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self, method: str) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
-        with self.server.log.turn():
+        with self.server.log.turn(), self.server.slot():
             start = time.monotonic()
             answer = self.server.answer(method, self.path, headers, body)
             if answer.delay > 0 and not self.server.instant.is_set():
@@ -343,6 +349,10 @@ class ScriptedModel:
     def __init__(self, posts: Sequence[ScriptedPost]) -> None:
         self.posts = list(posts)
         self.claims = [claim for post in posts for claim in post.claims]
+        # True: the judge finds every narrative irrelevant, so each claim stays unverifiable
+        # with all its facts missing and refinement runs for as long as the searches bring
+        # new passages (the worst case).
+        self.undecided = False
 
     def answer(self, stage: str, user: str) -> dict[str, Any] | None:
         """Return the JSON answer for stage, or None for a stage it does not know."""
@@ -389,6 +399,25 @@ class ScriptedModel:
         for claim_id, text in ((m.group(1), m.group(2)) for m in _CLAIM_BLOCK.finditer(user)):
             claim = self._claim(text)
             if claim is None or claim_id is None:
+                continue
+            if self.undecided:
+                missing = {"status": "missing", "note": "the evidence does not say"}
+                facets = dict.fromkeys(("who", "what", "when", "where", "why", "how"), missing)
+                answers.append(
+                    {
+                        "claim": claim_id,
+                        "narratives": [
+                            {
+                                "narrative": label,
+                                "relation": "irrelevant",
+                                "facets": facets,
+                                "rationale": "the passages are about something else",
+                            }
+                            for label in dict.fromkeys(labels.get(claim_id, []))
+                        ],
+                        "explanation": "No passage addresses the claim.",
+                    }
+                )
                 continue
             same = {"status": "consistent", "note": "as the claim says"}
             what = same if claim.accurate else {"status": "conflicting", "note": claim.fact}

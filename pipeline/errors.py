@@ -20,6 +20,7 @@ FactbotError
 │   └── ModelChecksumError     its sha256 does not match
 ├── LocalModelError       the local model server did not start (log tail kept)
 ├── ConfigError           a setting is missing or invalid (says how to fix it)
+│   └── EmbeddingMismatchError  the index's vectors come from another embedding model
 └── NotFoundError         a stored record does not exist
 """
 
@@ -118,6 +119,22 @@ class SourceImportError(FactbotError):
 
 class ConfigError(FactbotError):
     """A setting is missing or invalid."""
+
+
+class EmbeddingMismatchError(ConfigError):
+    """The index holds vectors of one embedding model and the embedder is another."""
+
+    def __init__(self, index_model: str, embedder_model: str) -> None:
+        self.index_model = index_model
+        self.embedder_model = embedder_model
+        onnx = index_model.startswith(("onnx:", "all-MiniLM-L6-v2-onnx"))
+        backend = "onnx" if onnx else "torch"
+        super().__init__(
+            f"the evidence index holds vectors of {index_model!r} but the embedder is "
+            f"{embedder_model!r}; mixing them would rank passages wrongly. Either set "
+            f"FACTBOT_EMBEDDING__BACKEND={backend} (and FACTBOT_EMBEDDING__MODEL) to the model "
+            "of the index, or re-embed the index with the current one: factbot ingest --reembed"
+        )
 
 
 class NotFoundError(FactbotError):

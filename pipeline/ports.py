@@ -69,6 +69,23 @@ class EvidenceIndex(Protocol):
         """Return passages with their documents, keyed by passage id."""
         ...
 
+    def require_model(self, model: str, *, record: bool = False) -> None:
+        """Raise EmbeddingMismatchError unless the stored vectors are model's (record: claim
+        an index without vectors for model)."""
+        ...
+
+    def passage_texts(self, *, after: int, limit: int) -> list[tuple[int, str]]:
+        """Return (passage id, embedding input) of up to limit passages with ids above after."""
+        ...
+
+    def replace_vectors(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
+        """Overwrite the stored vectors of the passages ids."""
+        ...
+
+    def set_model(self, model: str) -> None:
+        """Name model as the one that made every stored vector."""
+        ...
+
 
 class RatingTable(Protocol):
     """Stored credibility ratings, one per normalised domain (or domain/path)."""

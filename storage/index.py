@@ -1,7 +1,9 @@
 """The local evidence index: documents, their passages, FTS5 and stored embeddings.
 
 Embeddings are L2-normalised float32 vectors stored as blobs; `vectors()` loads them into one
-matrix that is cached until the passages table changes.
+matrix that is cached until the passages change (this object's writes, or another connection's
+commit seen through `PRAGMA data_version`). The name of the model that made the vectors is kept
+in the kv table: vectors of two models never mix silently (`require_model`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ import numpy as np
 import numpy.typing as npt
 from sqlite_utils import Database
 
+from pipeline.errors import EmbeddingMismatchError
+from pipeline.evidence.chunking import embedding_input
 from pipeline.ports import UpsertStatus, VectorTable
 from pipeline.records import Document, Passage, document_id_for, utcnow
 from storage.codec import claim_review_out, document_from_row, dt_out
 from storage.tx import immediate
 
 __all__ = ["DocumentIndex", "IndexStats", "VectorTable", "document_id_for"]
+
+MODEL_KEY = "index:embedding-model"  # in the kv table (storage/state.py)
+LEGACY_MODEL = "all-MiniLM-L6-v2"
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,8 @@ class DocumentIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._vectors: VectorTable | None = None
-        self._vectors_key: tuple[int, int, int] | None = None
+        self._vectors_key: tuple[int, int] | None = None
+        self._generation = 0  # bumped by every write of this object to the passages
 
     def stored_hash(self, url: str) -> str | None:
         """Return the content hash stored for url, or None when it is not indexed."""
@@ -73,8 +81,23 @@ class DocumentIndex:
             "extra": json.dumps(extra or {}, default=str),
             "ingested_at": dt_out(utcnow()),
         }
+        self._generation += 1
+        try:
+            self._write(document, passages, row, replace=previous is not None)
+        finally:
+            self._generation += 1  # a matrix loaded while the write was open is stale too
+        return "updated" if previous is not None else "added"
+
+    def _write(
+        self,
+        document: Document,
+        passages: Sequence[tuple[str, npt.NDArray[np.float32]]],
+        row: dict[str, Any],
+        *,
+        replace: bool,
+    ) -> None:
         with immediate(self.db):
-            if previous is not None:
+            if replace:
                 old_id = self.db.execute(
                     "SELECT id FROM documents WHERE url = ?", [document.url]
                 ).fetchone()[0]
@@ -88,7 +111,65 @@ class DocumentIndex:
                     for position, (text, vec) in enumerate(passages)
                 ],
             )
-        return "updated" if previous is not None else "added"
+
+    def embedding_model(self) -> str | None:
+        """Return the name of the model that made the stored vectors (None: no vectors yet).
+
+        An index filled before models were recorded was made by the torch all-MiniLM-L6-v2,
+        the only embedder then.
+        """
+        row = self.db.execute("SELECT value FROM kv WHERE key = ?", [MODEL_KEY]).fetchone()
+        if row is not None:
+            return str(row[0])
+        if self.db.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None:
+            return LEGACY_MODEL
+        return None
+
+    def require_model(self, model: str, *, record: bool = False) -> None:
+        """Raise EmbeddingMismatchError unless the stored vectors are model's; with record,
+        name model as the index's model when it has none yet."""
+        stored = self.embedding_model()
+        if stored is None:
+            if record:
+                self._set_model(model)
+            return
+        if stored != model:
+            raise EmbeddingMismatchError(stored, model)
+
+    def _set_model(self, model: str) -> None:
+        self.db.execute(
+            "INSERT INTO kv (key, value, updated_at) VALUES (?,?,?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            [MODEL_KEY, model, dt_out(utcnow())],
+        )
+
+    def passage_texts(self, *, after: int, limit: int) -> list[tuple[int, str]]:
+        """Return (passage id, embedding input) of up to limit passages with ids above after."""
+        rows = self.db.execute(
+            "SELECT passages.id, documents.title, passages.text FROM passages "
+            "JOIN documents ON documents.id = passages.document_id "
+            "WHERE passages.id > ? ORDER BY passages.id LIMIT ?",
+            [after, limit],
+        ).fetchall()
+        return [(int(r[0]), embedding_input(r[1], r[2])) for r in rows]
+
+    def replace_vectors(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
+        """Overwrite the stored vectors of the passages ids, in one transaction."""
+        self._generation += 1
+        with immediate(self.db):
+            self.db.conn.executemany(
+                "UPDATE passages SET embedding = ? WHERE id = ?",
+                [
+                    (np.asarray(v, dtype=np.float32).tobytes(), int(i))
+                    for i, v in zip(ids, vectors, strict=True)
+                ],
+            )
+        self._generation += 1
+
+    def set_model(self, model: str) -> None:
+        """Name model as the one that made every stored vector (after a full re-embed)."""
+        self._set_model(model)
 
     def get(self, document_id: str) -> Document | None:
         """Return one document by id."""
@@ -114,28 +195,37 @@ class DocumentIndex:
         undated_only: bool = False,
     ) -> list[tuple[int, float]]:
         """Run an FTS5 MATCH query; return (passage id, bm25 score) best first."""
+        if before is None and not undated_only:
+            # FTS5 alone: joining documents first made every query ~3.5x slower (each of the
+            # thousands of matching rows was joined before ranking; `python -m bench.retrieval`).
+            sql = (
+                "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
+                "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?"
+            )
+            rows = self.db.execute(sql, [match, limit]).fetchall()
+            return [(int(r[0]), float(r[1])) for r in rows]
         sql = (
-            "SELECT passages_fts.rowid, bm25(passages_fts) AS score FROM passages_fts "
-            "JOIN passages ON passages.id = passages_fts.rowid "
-            "JOIN documents ON documents.id = passages.document_id "
-            "WHERE passages_fts MATCH ?"
+            "SELECT hits.rowid, hits.score FROM ("
+            "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
+            "WHERE passages_fts MATCH ?) AS hits "
+            "JOIN passages ON passages.id = hits.rowid "
+            "JOIN documents ON documents.id = passages.document_id"
         )
         params: list[Any] = [match]
         if undated_only:
-            sql += " AND documents.published_at IS NULL"
-        elif before is not None:
-            sql += " AND documents.published_at IS NOT NULL AND documents.published_at < ?"
+            sql += " WHERE documents.published_at IS NULL"
+        else:
+            sql += " WHERE documents.published_at IS NOT NULL AND documents.published_at < ?"
             params.append(dt_out(before))
-        sql += " ORDER BY score LIMIT ?"
+        sql += " ORDER BY hits.score LIMIT ?"
         params.append(limit)
         return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params).fetchall()]
 
-    def _change_key(self) -> tuple[int, int, int]:
-        count, max_id = self.db.execute(
-            "SELECT count(*), coalesce(max(id), 0) FROM passages"
-        ).fetchone()
+    def _change_key(self) -> tuple[int, int]:
+        # data_version moves when another connection commits; this connection's own writes go
+        # through upsert, which bumps the generation (a count(*) here cost ~10 ms a query).
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
-        return int(count), int(max_id), int(version)
+        return int(version), self._generation
 
     def vectors(self) -> VectorTable:
         """Return every passage embedding (cached until the passages change)."""

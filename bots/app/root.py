@@ -45,7 +45,8 @@ from pipeline.clock import SYSTEM, Clock
 from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedder import LocalEmbedder
+from pipeline.embedding_backends import build_embedder
 from pipeline.evidence.web import WebDeps
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
@@ -73,7 +74,7 @@ class App:
         settings: Settings,
         *,
         store: Store | None = None,
-        embedder: SentenceTransformerEmbedder | None = None,
+        embedder: LocalEmbedder | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
         self.settings = settings
@@ -107,14 +108,15 @@ class App:
         return self._store
 
     @property
-    def embedder(self) -> SentenceTransformerEmbedder:
+    def embedder(self) -> LocalEmbedder:
         """Return the sentence embedder (the model loads on first use or at warm-up)."""
         if self._embedder is None:
             embedding = self.settings.embedding
             threads = embedding.threads
             if threads is None and self.model_choice == "local":
                 threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
-            self._embedder = SentenceTransformerEmbedder(
+            self._embedder = build_embedder(
+                embedding.backend,
                 embedding.model,
                 batch_size=embedding.batch_size,
                 threads=threads,

@@ -190,10 +190,16 @@ def show(ctx: click.Context, check_id: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("sources", nargs=-1, required=True)
+@click.argument("sources", nargs=-1)
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
+@click.option(
+    "--reembed",
+    is_flag=True,
+    help="First re-embed every stored passage with the configured embedder (after a change "
+    "of FACTBOT_EMBEDDING__BACKEND or __MODEL).",
+)
 @click.pass_context
-def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None:
+def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool, reembed: bool) -> None:
     """Add documents to the local evidence index.
 
     SOURCES are JSONL files (url, title, text, publisher, published_at; extra fields kept),
@@ -203,12 +209,24 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool) -> None
     Examples:
       factbot ingest ../shared/data/corpus/recovery/articles.jsonl
       factbot ingest https://www.example.org/feed.xml
+      factbot ingest --reembed
     """
     from tqdm import tqdm
 
     from pipeline.evidence.ingest import Ingester
 
+    if not sources and not reembed:
+        raise click.UsageError("name at least one source to ingest (or pass --reembed)")
     app = _app(ctx)
+    if reembed:
+        passages = app.store.documents.stats().passages
+        with tqdm(total=passages, unit="passage", disable=not progress, file=sys.stderr) as rb:
+            done = asyncio.run(
+                Ingester(app.store.documents, app.embedder, on_document=rb.update).reembed()
+            )
+        click.echo(f"{done} passages re-embedded with {app.embedder.name}")
+        if not sources:
+            return
     bar = tqdm(unit="doc", disable=not progress, file=sys.stderr)
 
     async def go() -> Any:

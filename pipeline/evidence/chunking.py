@@ -14,6 +14,11 @@ MAX_WORDS = 150
 MAX_PASSAGES = 200  # a huge page is truncated rather than flooding the index
 
 
+def embedding_input(title: str, passage: str) -> str:
+    """Return the text a passage is embedded as: its document's title, then the passage."""
+    return f"{title}\n{passage}"
+
+
 def _word_windows(text: str, size: int) -> list[str]:
     tokens = text.split()
     return [" ".join(tokens[i : i + size]) for i in range(0, len(tokens), size)]

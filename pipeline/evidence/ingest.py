@@ -20,7 +20,7 @@ from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
 from pipeline.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
-from pipeline.evidence.chunking import chunk_text
+from pipeline.evidence.chunking import chunk_text, embedding_input
 from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.sourcerecords import canonical_url, record_from_json
 from pipeline.ports import EvidenceIndex
@@ -124,8 +124,10 @@ class Ingester:
     async def _flush(self) -> None:
         if not self._pending:
             return
+        # Vectors of another model must not join the index (EmbeddingMismatchError says how).
+        self.index.require_model(self.embedder.name, record=True)
         batch, self._pending = self._pending, []
-        inputs = [f"{p.document.title}\n{text}" for p in batch for text in p.passages]
+        inputs = [embedding_input(p.document.title, text) for p in batch for text in p.passages]
         vectors = await self.embedder.embed(inputs)
         offset = 0
         for p in batch:
@@ -145,6 +147,24 @@ class Ingester:
                 self.report.unchanged += 1
             self.report.passages += len(p.passages)
             self._tick()
+
+    async def reembed(self, *, batch: int = 512) -> int:
+        """Re-embed every stored passage with this embedder, then name it the index's model.
+
+        Run after changing FACTBOT_EMBEDDING__BACKEND or __MODEL; returns the passages done.
+        Until it has finished, the index still names the old model, so an interrupted run
+        leaves checks failing with EmbeddingMismatchError (never mixed vectors) until rerun.
+        """
+        done, after = 0, 0
+        while rows := self.index.passage_texts(after=after, limit=batch):
+            ids = [pid for pid, _ in rows]
+            vectors = await self.embedder.embed([text for _, text in rows])
+            self.index.replace_vectors(ids, vectors)
+            done, after = done + len(rows), ids[-1]
+            for _ in rows:
+                self._tick()
+        self.index.set_model(self.embedder.name)
+        return done
 
     def _tick(self) -> None:
         if self.on_document is not None:

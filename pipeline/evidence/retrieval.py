@@ -6,21 +6,30 @@ With a time bound, only documents published before it take part (undated documen
 `undated` policy).
 
 Failure policy: an FTS syntax problem falls back to the dense path alone; an empty index yields
-no candidates.
+no candidates; an index whose vectors another embedding model made raises
+EmbeddingMismatchError (the scores would be meaningless).
+
+Everything runs off the event loop: the claim vectors are computed while the FTS5 queries run,
+then scoring and the passage look-up run in the CPU pool. The dense path is an exact scan of the
+cached in-memory matrix (`DocumentIndex.vectors`); `python -m bench.retrieval` shows where the
+time goes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+import numpy.typing as npt
 
 from pipeline.claims.queries import Query
+from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Embedder
-from pipeline.ports import EvidenceIndex
+from pipeline.ports import EvidenceIndex, VectorTable
 from pipeline.records import Document, Passage
 
 log = logging.getLogger(__name__)
@@ -49,27 +58,60 @@ async def retrieve(
     limit: int = 40,
     before: datetime | None = None,
     undated: str = "exclude",
+    cpu: CpuPool | None = None,
 ) -> list[Candidate]:
-    """Return fused candidates for every query, best first within each claim."""
+    """Return fused candidates for every query, best first within each claim.
+
+    The query vectors are computed while the full-text searches run (both off the event loop);
+    the scoring and the passage look-up then run in the CPU pool too.
+    """
     if not queries:
         return []
+    # Vectors of another model would rank nonsense: EmbeddingMismatchError says how to fix it.
+    await run_cpu(cpu, index.require_model, embedder.name)
+    embedding = asyncio.ensure_future(embedder.embed([q.text for q in queries]))
+    try:
+        lexical = await run_cpu(
+            cpu, _lexical_all, index, queries, limit=limit, before=before, undated=undated
+        )
+    except BaseException:
+        embedding.cancel()
+        raise
+    query_vectors = await embedding
+    return await run_cpu(
+        cpu,
+        _fuse,
+        index,
+        queries,
+        query_vectors,
+        lexical,
+        limit=limit,
+        before=before,
+        undated=undated,
+    )
+
+
+def _fuse(
+    index: EvidenceIndex,
+    queries: list[Query],
+    query_vectors: npt.NDArray[np.float32],
+    lexical_hits: list[list[int]],
+    *,
+    limit: int,
+    before: datetime | None,
+    undated: str,
+) -> list[Candidate]:
     table = index.vectors()
-    query_vectors = await embedder.embed([q.text for q in queries])
-    mask = np.ones(len(table.ids), dtype=bool)
+    mask: npt.NDArray[np.bool_] | None = None
     if before is not None and len(table.ids):
         bound = before.timestamp()
         dated = ~np.isnan(table.published)
         mask = dated & (np.nan_to_num(table.published, nan=np.inf) < bound)
         if undated == "include":
             mask |= ~dated
-    position = {int(pid): i for i, pid in enumerate(table.ids)}
     results: list[Candidate] = []
-    for query, qvec in zip(queries, query_vectors, strict=True):
-        cosines = table.matrix @ qvec if len(table.ids) else np.zeros(0, dtype=np.float32)
-        cosines = np.where(mask, cosines, -np.inf)
-        top = np.argsort(-cosines)[:limit]
-        dense = [int(table.ids[i]) for i in top if np.isfinite(cosines[i])]
-        lexical = _lexical(index, query, limit=limit, before=before, undated=undated)
+    for query, qvec, lexical in zip(queries, query_vectors, lexical_hits, strict=True):
+        dense = _dense(table, qvec, mask, limit)
         fused: dict[int, float] = {}
         for rank, pid in enumerate(dense):
             fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank + 1)
@@ -79,7 +121,8 @@ async def retrieve(
         dense_rank = {pid: r for r, pid in enumerate(dense)}
         lexical_rank = {pid: r for r, pid in enumerate(lexical)}
         for pid in sorted(fused, key=lambda p: -fused[p]):
-            if pid not in found or pid not in position:
+            row = _row(table, pid)
+            if pid not in found or row is None:
                 continue
             passage, document = found[pid]
             results.append(
@@ -87,13 +130,51 @@ async def retrieve(
                     claim_id=query.claim_id,
                     passage=passage,
                     document=document,
-                    cosine=float(table.matrix[position[pid]] @ qvec),
+                    cosine=float(table.matrix[row] @ qvec),
                     fused=fused[pid],
                     lexical_rank=lexical_rank.get(pid),
                     dense_rank=dense_rank.get(pid),
                 )
             )
     return results
+
+
+def _dense(
+    table: VectorTable,
+    qvec: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_] | None,
+    limit: int,
+) -> list[int]:
+    """Return the ids of the `limit` passages closest to qvec (within mask), best first."""
+    if not len(table.ids):
+        return []
+    cosines = table.matrix @ qvec
+    if mask is not None:
+        cosines = np.where(mask, cosines, -np.inf)
+    if limit < len(cosines):
+        # Only the top `limit` are ordered; ties broken by position as a stable sort would.
+        part = np.argpartition(-cosines, limit - 1)[:limit]
+        top = part[np.lexsort((part, -cosines[part]))]
+    else:
+        top = np.argsort(-cosines, kind="stable")
+    return [int(table.ids[i]) for i in top if np.isfinite(cosines[i])]
+
+
+def _row(table: VectorTable, pid: int) -> int | None:
+    """Return the row of passage pid in the matrix (ids are ascending), or None."""
+    row = int(np.searchsorted(table.ids, pid))
+    return row if row < len(table.ids) and int(table.ids[row]) == pid else None
+
+
+def _lexical_all(
+    index: EvidenceIndex,
+    queries: list[Query],
+    *,
+    limit: int,
+    before: datetime | None,
+    undated: str,
+) -> list[list[int]]:
+    return [_lexical(index, q, limit=limit, before=before, undated=undated) for q in queries]
 
 
 def _lexical(

@@ -37,6 +37,14 @@ def test_one_post_end_to_end_against_the_standins() -> None:
     assert serial["search_waves"] == serial["searches"]
     assert serial["fetch_waves"] == serial["page_fetches"] + serial["robots_fetches"]
     assert figures["speedup_measured"] > 0 and figures["speedup_analytic"] > 0
+    (worst,) = figures["worst"]["per_post"]
+    # refinement ran (a second round stops when the stand-in search finds nothing new)
+    assert worst["label"] == "unverifiable"
+    assert worst["model_calls_by_stage"]["judge"] >= 2
+    assert "judgement#1" in worst["stage_seconds"]
+    assert worst["model_calls"] > post["model_calls"]
+    # one model request at a time: every model call waited for the one before
+    assert worst["model_calls_critical_path"] == worst["model_calls"]
     assert figures["goals"]["critical_path_model_calls_ok"] is True
     assert figures["goals"]["model_calls_ok"] is True
 

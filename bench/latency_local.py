@@ -1,0 +1,145 @@
+"""`factbot bench latency-local`: whole checks on the real local Qwen model, refinement on.
+
+The search provider and the publisher sites are the stand-ins of `bench.latency` (loopback, no
+delays), so what is timed is the pipeline and the real model: the local llama.cpp server that
+`factbot models pull` installs (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, MODELS.md), started once by
+the App as in `factbot serve`. Each post's check gives its seconds, the seconds of each stage and
+the model calls and tokens of each stage (`Check.usage`).
+
+Levers are options, so each can be measured rather than assumed: `--refine-rounds` (fewer
+calls), `--docs-per-call` (prompt length of extraction), `--max-claims` (calls per post).
+The CPU is shared with the model server: figures from a loaded machine are indicative only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from bench.latency_posts import POSTS
+from bench.standins import CallLog, SearchStandin, instant, page_site, serving
+
+
+def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dict[str, Any]) -> Any:
+    from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
+
+    return Settings(
+        data_dir=data_dir,
+        log_level="WARNING",
+        search=SearchSettings(providers=["searxng"], searxng_url=search.base),
+        fetch=FetchSettings(allowed_networks=tuple(f"{h}/32" for h in hosts)),
+        model=ModelSettings(
+            mode="local",
+            models_dir=opts["models_dir"],
+            refine_rounds=opts["refine_rounds"],
+            docs_per_call=opts["docs_per_call"],
+            timeout=opts["timeout"],
+        ),
+        max_claims=opts["max_claims"],
+    )
+
+
+async def _check(app: Any, text: str) -> dict[str, Any]:
+    from pipeline.posts import post_from_text
+
+    start = time.monotonic()
+    check = await app.check(post_from_text(text, max_chars=app.settings.max_post_chars))
+    seconds = time.monotonic() - start
+    stages: dict[str, float] = {}
+    for timing in check.timings:
+        stages[timing.stage] = round(stages.get(timing.stage, 0.0) + timing.seconds, 2)
+    return {
+        "seconds": round(seconds, 1),
+        "claims": len(check.claims),
+        "label": check.verdict.label.value,
+        "model_calls": sum(u.calls for u in check.usage),
+        "model_failures": sum(u.failures for u in check.usage),
+        "input_tokens": sum(u.input_tokens for u in check.usage),
+        "output_tokens": sum(u.output_tokens for u in check.usage),
+        "calls_by_stage": {u.stage: u.calls for u in check.usage},
+        "tokens_by_stage": {u.stage: u.input_tokens + u.output_tokens for u in check.usage},
+        "stage_seconds": stages,
+    }
+
+
+def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
+    """Check the first `posts` benchmark posts on the local model; return the figures."""
+    from bots.app.root import App
+
+    log = CallLog()
+    chosen = POSTS[:posts]
+    claims = [c for p in POSTS for c in p.claims]
+    with ExitStack() as stack:
+        pages = [page_site(n, log, claims=claims, delay=0.0, robots_delay=0.0) for n in range(4)]
+        search = SearchStandin(
+            "127.0.0.1", log, claims=claims, sites=[p.base for p in pages], results=4, delay=0.0
+        )
+        stack.enter_context(serving(*pages, search))
+        stack.enter_context(instant(*pages, search))
+        hosts = sorted({str(p.server_address[0]) for p in pages} | {"127.0.0.1"})
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="factbot-local-")))
+        app = App(_settings(tmp, search, hosts, opts))
+        if app.model_choice != "local":
+            raise click.ClickException("the local model is not pulled: run `factbot models pull`")
+        stack.callback(app.close)
+
+        async def go() -> tuple[float, list[dict[str, Any]]]:
+            start = time.monotonic()
+            await app.start(warm=True)  # embedder and model server: start-up, not check time
+            started = time.monotonic() - start
+            try:
+                return started, [await _check(app, p.text) for p in chosen]
+            finally:
+                await app.close_fetcher()
+
+        startup, per_post = asyncio.run(go())
+    seconds = [p["seconds"] for p in per_post]
+    return {
+        "posts": len(per_post),
+        "options": {k: str(v) for k, v in opts.items()},
+        "startup_seconds": round(startup, 1),
+        "seconds_p50": round(statistics.median(seconds), 1),
+        "seconds_p95": round(float(np.percentile(seconds, 95)), 1),
+        "model_calls_mean": round(statistics.fmean(p["model_calls"] for p in per_post), 1),
+        "tokens_mean": round(
+            statistics.fmean(p["input_tokens"] + p["output_tokens"] for p in per_post)
+        ),
+        "per_post": per_post,
+    }
+
+
+@click.command("latency-local")
+@click.option("--posts", type=click.IntRange(1, len(POSTS)), default=10, show_default=True)
+@click.option("--refine-rounds", type=click.IntRange(0, 2), default=2, show_default=True)
+@click.option("--docs-per-call", type=click.IntRange(1, 10), default=4, show_default=True)
+@click.option("--max-claims", type=click.IntRange(1, 10), default=3, show_default=True)
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds a call.")
+@click.option(
+    "--models-dir",
+    type=click.Path(path_type=Path),
+    default=Path(".models"),
+    show_default=True,
+    help="Where `factbot models pull` put the GGUF.",
+)
+@click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+def latency_local(report_path: Path | None, posts: int, **opts: Any) -> None:
+    """Time whole checks of text posts (1-3 claims) on the real local model.
+
+    \b
+    Examples:
+      factbot bench latency-local --posts 10
+      factbot bench latency-local --posts 2 --refine-rounds 0
+    """
+    figures = measure(posts, opts)
+    click.echo(json.dumps(figures, indent=2))
+    if report_path:
+        report_path.write_text(json.dumps(figures, indent=2), encoding="utf-8")
