@@ -234,7 +234,9 @@ class ClaimVerdict:
     rationale: str
     evidence_ids: tuple[str, ...] = ()
     shown: bool = True  # False when the citation check removed the claim from the reply
-    basis: Basis = Basis.UNKNOWN  # how the label was decided (not stored)
+    # How the label was decided: reported by the evaluation, not stored (a schema change the
+    # lead schedules), so it takes no part in equality and a loaded check equals the saved one.
+    basis: Basis = field(default=Basis.UNKNOWN, compare=False)
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ class GullibleModel:
 _SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'()\[\]]+", re.I)
 _WWW = re.compile(r"\bwww\.[^\s<>\"'()\[\]]+", re.I)
 _BARE = re.compile(r"(?<![\w@.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,63}(?![\w-])", re.I)
-_OPEN = re.compile(r'<(post|document|image|claim)((?: [a-z]+="[^"<>\n]*")*)>')
+_OPEN = re.compile(r'<(post|document|image|claim|graph)((?: [a-z]+="[^"<>\n]*")*)>')
 _RAW_TAG = re.compile(r"</?\s*(?:post|document|image|claim|system|user|assistant)\b|<\|", re.I)
 
 
