@@ -76,7 +76,7 @@ async def test_the_correction_is_structured_per_shown_claim() -> None:
     assert first.claim == "Bleach cures COVID-19, see [link removed]"
     assert first.explanation == "Health agencies warn against it."
     assert first.references == (1, 2)
-    assert first.quote == CorrectionQuote(QUOTES[0].text, reference=2)
+    assert first.quote == CorrectionQuote(QUOTES[0].text, reference=2, stance=QUOTES[0].stance)
     assert unknown.label is Label.UNVERIFIABLE and unknown.references == (3,)
     assert masks.references == (1,)  # the WHO document keeps its number
     assert len(masks.claim) <= 140 and masks.claim.endswith("…")
