@@ -167,6 +167,19 @@ def _numbered(posts: list[str]) -> tuple[str, ...]:
     return tuple(f"{post} ({k}/{n})" for k, post in enumerate(posts, start=1))
 
 
+def _layout(
+    texts: Sequence[str], whole: Sequence[str], budget: int, measure: Measure, max_posts: int
+) -> tuple[str, ...] | None:
+    single = _pack(texts, whole, budget, measure, 1)
+    if single is not None:
+        return (single[0],)
+    if max_posts == 1:
+        return None
+    reserve = measure(f" ({MAX_POSTS}/{MAX_POSTS})")
+    posts = _pack(texts, whole, budget - reserve, measure, max_posts)
+    return None if posts is None else _numbered(posts)
+
+
 def layout(
     part: Fitted,
     *,
@@ -177,14 +190,25 @@ def layout(
 ) -> tuple[str, ...] | None:
     """Return one fitted part as numbered posts within budget, or None when it cannot fit."""
     texts, whole = _blocks(part, extras)
-    single = _pack(texts, whole, budget, measure, 1)
-    if single is not None:
-        return (single[0],)
-    if max_posts == 1:
-        return None
-    reserve = measure(f" ({MAX_POSTS}/{MAX_POSTS})")
-    posts = _pack(texts, whole, budget - reserve, measure, max_posts)
-    return None if posts is None else _numbered(posts)
+    return _layout(texts, whole, budget, measure, max_posts)
+
+
+def thread_text(
+    text: str, *, budget: int, measure: Measure = len, max_posts: int = MAX_POSTS
+) -> tuple[str, ...]:
+    """Return a written text (a reviewer's edited reply, a notice) as numbered posts.
+
+    Lines stay lines; a line too long for a post is split between words, never inside a URL
+    or a word; @-mentions are defused. Links are kept (the caller audits them). Raise
+    ValueError when the text needs more than max_posts posts.
+    """
+    if not 1 <= max_posts <= MAX_POSTS:
+        raise ValueError(f"max_posts must be between 1 and {MAX_POSTS}, not {max_posts}")
+    lines = [defuse_mentions(" ".join(line.split())) for line in text.splitlines()]
+    posts = _layout([line for line in lines if line], (), budget, measure, max_posts)
+    if not posts:
+        raise ValueError(f"the text does not fit {max_posts} posts of {budget} characters")
+    return posts
 
 
 def render_thread(

@@ -14,6 +14,7 @@ from pipeline.reply.thread import (
     defuse_mentions,
     graphemes,
     render_thread,
+    thread_text,
     url_weighted,
     x_weighted,
 )
@@ -202,3 +203,17 @@ def test_a_measure_that_is_not_additive_still_bounds_every_post() -> None:
 
     posts = render_thread(_correction(3), budget=280, measure=lumpy, max_posts=9)
     assert len(posts) > 1 and all(lumpy(p) <= 280 for p in posts)
+
+
+def test_a_written_text_becomes_a_thread_without_cutting_urls() -> None:
+    url = "https://news1.example.org/2026/bridge-1"
+    text = (
+        "Edited by a reviewer: @someone the bridge opened in 1931, not 1913. " * 8 + f"\n[1] {url}"
+    )
+    posts = thread_text(text, budget=280, measure=x_weighted)
+    assert len(posts) > 1 and all(x_weighted(p) <= 280 for p in posts)
+    assert sum(url in p for p in posts) == 1
+    assert "@someone" not in "".join(posts)
+    assert thread_text("short", budget=280) == ("short",)
+    with pytest.raises(ValueError, match="does not fit"):
+        thread_text("word " * 400, budget=280, max_posts=2)

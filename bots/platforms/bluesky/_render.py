@@ -7,7 +7,8 @@ a facet's range is in UTF-8 bytes, so every offset is counted on the encoded tex
 bytes, a CJK character 3, most emoji 4). Only the reply's own URLs — the references and the
 report link — get facets; everything from a post, a page or a model was link-scrubbed.
 
-A failure, refusal or notice is one post (Bluesky has no message only the requester sees).
+A failure, refusal or notice (a reviewer's edited reply) is laid out by `thread_text`, usually
+one post (Bluesky has no message only the requester sees).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from typing import Any
 
 from bots.runtime.platform import Answer, Destination, Rendered
-from pipeline.reply.thread import defuse_mentions, graphemes, render_thread
+from pipeline.reply.thread import graphemes, render_thread, thread_text
 
 POST_GRAPHEMES = 300
 _URL_RE = re.compile(r"https?://[^\s]+")
@@ -30,20 +31,6 @@ def link_facets(text: str) -> list[tuple[int, int, str]]:
         start = len(text[: match.start()].encode("utf-8"))
         out.append((start, start + len(url.encode("utf-8")), url))
     return out
-
-
-def shorten(text: str, limit: int = POST_GRAPHEMES) -> str:
-    """Return text within limit graphemes, cut at a word and marked "…" when cut."""
-    if graphemes(text) <= limit:
-        return text
-    words = text.split()
-    out = ""
-    for word in words:
-        joined = f"{out} {word}" if out else word
-        if graphemes(joined) + 1 > limit:
-            break
-        out = joined
-    return (out or text[: limit - 1]) + "…"
 
 
 def _extras(answer: Answer) -> list[str]:
@@ -66,8 +53,11 @@ def render(answer: Answer, destination: Destination, *, max_posts: int = 4) -> R
             extras=_extras(answer),
         )
     else:
-        body = " ".join(defuse_mentions(answer.message).split())
-        rest = [" ".join(n.split()) for n in (*answer.notes, answer.footer or "") if n]
-        texts = (shorten("\n".join([body, *rest])),)
+        rows = [answer.message, *answer.notes, answer.footer or ""]
+        texts = thread_text(
+            "\n".join(r for r in rows if r.strip()) or "factbot could not answer.",
+            budget=POST_GRAPHEMES,
+            measure=graphemes,
+        )
     posts: list[dict[str, Any]] = [{"text": t, "facets": link_facets(t)} for t in texts]
     return Rendered(payload={"posts": posts}, texts=tuple(texts))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bots.runtime.platform import Answer, Destination, Rendered
-from pipeline.reply.thread import defuse_mentions, render_thread, url_weighted
+from pipeline.reply.thread import render_thread, thread_text, url_weighted
 
 
 def addressed(destination: Destination, *, direct: bool) -> str:
@@ -56,9 +56,9 @@ def render(
             answer.correction, budget=room, measure=measure, max_posts=max_posts, extras=extras
         )
     else:
-        rows = [defuse_mentions(answer.message), *answer.notes, answer.footer or ""]
-        body = "\n".join(" ".join(r.split()) for r in rows if r.strip())
-        bodies = (body[: max(room - 1, 1)] + "…" if measure(body) > room else body,)
+        rows = [answer.message, *answer.notes, answer.footer or ""]
+        text = "\n".join(r for r in rows if r.strip()) or "factbot could not answer."
+        bodies = thread_text(text, budget=room, measure=measure, max_posts=max(max_posts, 1))
     texts = tuple(f"{prefix} {b}" if prefix else b for b in bodies)
     payload: dict[str, Any] = {"statuses": list(texts), "visibility": visibility}
     return Rendered(payload=payload, texts=texts)

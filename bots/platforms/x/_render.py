@@ -4,7 +4,8 @@ A correction is laid out by `pipeline.reply.thread.render_thread` with X's own m
 count 23, most non-Latin scripts and emoji 2): numbered posts that never cut a URL, a reference
 line or a word, at most `max_posts` posts and `max_links` reference URLs (a post with a URL
 costs the most on X). The adapter's notes, the cost footer and the report link go at the end.
-Any other answer (a polite failure, a notice) is one short post. `Rendered.texts` holds every
+Any other answer (a polite failure, a reviewer's edited reply) is laid out by `thread_text`:
+usually one short post, never cut inside a URL or a word. `Rendered.texts` holds every
 post for the reply audit.
 """
 
@@ -12,17 +13,7 @@ from __future__ import annotations
 
 from bots.runtime.platform import Answer, Destination, Rendered
 from bots.settings import XSettings
-from pipeline.reply.thread import defuse_mentions, render_thread, x_weighted
-
-
-def _cut(text: str, budget: int) -> str:
-    """Return text cut between words so that X counts at most budget characters."""
-    if x_weighted(text) <= budget:
-        return text
-    words = text.split()
-    while words and x_weighted(" ".join(words) + "…") > budget:
-        words.pop()
-    return " ".join(words) + "…"
+from pipeline.reply.thread import render_thread, thread_text, x_weighted
 
 
 def render(answer: Answer, destination: Destination, settings: XSettings) -> Rendered:
@@ -43,6 +34,7 @@ def render(answer: Answer, destination: Destination, settings: XSettings) -> Ren
             extras=tuple(extras),
         )
     else:
-        text = " ".join([answer.message, *answer.notes]).strip() or "factbot could not answer."
-        parts = (_cut(defuse_mentions(" ".join(text.split())), settings.post_chars),)
+        # A failure or refusal is one short post; a reviewer's edited reply may take a thread.
+        text = "\n".join([answer.message, *answer.notes]).strip() or "factbot could not answer."
+        parts = thread_text(text, budget=settings.post_chars, measure=x_weighted)
     return Rendered(payload={"parts": list(parts)}, texts=tuple(parts))

@@ -38,14 +38,22 @@ ARGS = [
 ARTEFACTS = Path(os.environ.get("FACTBOT_ARTEFACTS", REPO / "artefacts")) / "dashboard"
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip the browser tests when there is no chromium (install the Debian package)."""
+    """Run the browser tests last; skip them when there is no chromium (the Debian package).
+
+    Playwright's sync API keeps an event loop running on the main thread for the rest of the
+    session once it has started, and every asyncio test after it would then fail with
+    "cannot be called from a running event loop": so nothing may come after them.
+    """
+    browser = [item for item in items if "browser" in item.keywords]
+    if browser:
+        items[:] = [item for item in items if "browser" not in item.keywords] + browser
     if Path(CHROMIUM).exists():
         return
     skip = pytest.mark.skip(reason="chromium is not installed (apt-get install chromium)")
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(skip)
+    for item in browser:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
