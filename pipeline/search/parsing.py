@@ -18,6 +18,7 @@ from dateutil import parser as dateparser
 from lxml import etree
 
 from pipeline.credibility.domains import candidate_keys
+from pipeline.errors import SearchError
 from pipeline.web.feeds import parse_date as parse_feed_date
 
 _RELATIVE = re.compile(
@@ -106,3 +107,20 @@ def on_sites(domain: str | None, sites: Sequence[str]) -> bool:
 def last_day(before: datetime) -> date:
     """Return the last UTC calendar day holding instants earlier than before (inclusive bound)."""
     return (to_utc(before) - timedelta(microseconds=1)).date()
+
+
+def rss_items(provider: str, body: bytes) -> list[etree._Element]:
+    """Return the items of an RSS answer, parsed without entities, DTDs or network.
+
+    Raise SearchError naming provider when the answer is not XML or not an RSS feed.
+    """
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
+    try:
+        root = etree.fromstring(body, parser)
+    except etree.XMLSyntaxError as exc:
+        raise SearchError(provider, f"the answer is not valid XML: {exc}") from None
+    if root is None or root.tag != "rss" or root.find("channel") is None:
+        raise SearchError(provider, "the answer is not an RSS feed")
+    return list(root.iterfind("channel/item"))

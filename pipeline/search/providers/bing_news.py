@@ -17,10 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from lxml import etree
 
-from pipeline.errors import SearchError
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
-from pipeline.search.parsing import parse_date, plain_text, site_domain, with_sites
+from pipeline.search.parsing import parse_date, plain_text, rss_items, site_domain, with_sites
 from pipeline.search.providers._common import provider_client
 
 DEFAULT_URL = "https://www.bing.com"
@@ -61,17 +60,8 @@ class BingNewsSearch:
         return self._parse(body, query.limit)
 
     def _parse(self, body: bytes, limit: int) -> list[SearchResult]:
-        parser = etree.XMLParser(
-            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-        )
-        try:
-            root = etree.fromstring(body, parser)
-        except etree.XMLSyntaxError as exc:
-            raise SearchError(self.name, f"the answer is not valid XML: {exc}") from None
-        if root is None or root.tag != "rss" or root.find("channel") is None:
-            raise SearchError(self.name, "the answer is not an RSS feed")
         results: list[SearchResult] = []
-        for item in root.iterfind("channel/item"):
+        for item in rss_items(self.name, body):
             url = article_url((item.findtext("link") or "").strip())
             if url is None:
                 continue

@@ -13,12 +13,17 @@ from __future__ import annotations
 from datetime import timedelta
 
 import httpx
-from lxml import etree
 
-from pipeline.errors import SearchError
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
-from pipeline.search.parsing import last_day, parse_date, plain_text, site_domain, with_sites
+from pipeline.search.parsing import (
+    last_day,
+    parse_date,
+    plain_text,
+    rss_items,
+    site_domain,
+    with_sites,
+)
 from pipeline.search.providers._common import provider_client
 
 DEFAULT_URL = "https://news.google.com"
@@ -63,17 +68,8 @@ class GoogleNewsSearch:
         return self._parse(body, query.limit)
 
     def _parse(self, body: bytes, limit: int) -> list[SearchResult]:
-        parser = etree.XMLParser(
-            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-        )
-        try:
-            root = etree.fromstring(body, parser)
-        except etree.XMLSyntaxError as exc:
-            raise SearchError(self.name, f"the answer is not valid XML: {exc}") from None
-        if root is None or root.tag != "rss" or root.find("channel") is None:
-            raise SearchError(self.name, "the answer is not an RSS feed")
         results: list[SearchResult] = []
-        for item in root.iterfind("channel/item"):
+        for item in rss_items(self.name, body):
             link = (item.findtext("link") or "").strip()
             if not link.startswith(("http://", "https://")):
                 continue
