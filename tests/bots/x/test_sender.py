@@ -101,11 +101,17 @@ async def test_a_correction_renders_as_a_numbered_thread_within_280(
     await sender.close()
 
 
-async def test_a_failure_is_one_short_post(fake: FakeX, store: Store) -> None:
+async def test_a_failure_is_one_short_post_and_a_long_written_text_a_thread(
+    fake: FakeX, store: Store
+) -> None:
     sender = sender_for(fake, store)
-    rendered = sender.render(Answer("failure", message="factbot could not check this " * 30), DEST)
-    [part] = rendered.payload["parts"]
-    assert x_weighted(part) <= 280 and part.endswith("…")
+    [part] = sender.render(Answer("failure", message="factbot could not check this."), DEST).texts
+    assert part == "factbot could not check this."
+    long = "factbot could not check this " * 30  # e.g. a reviewer's long edited reply
+    parts = sender.render(Answer("notice", message=long), DEST).payload["parts"]
+    assert len(parts) > 1 and all(x_weighted(p) <= 280 for p in parts)
+    words = " ".join(p.rsplit(" (", 1)[0] for p in parts).split()
+    assert words == long.split()  # nothing cut, nothing lost
     await sender.close()
 
 
