@@ -35,7 +35,7 @@ from bots.logs import configure as configure_logging
 from bots.runtime.candidates import CandidateSource
 from bots.runtime.intake import PlatformService
 from bots.runtime.monitor import gather_sources, monitor_handlers
-from bots.runtime.monitor.scheduler import MonitorScheduler
+from bots.runtime.monitor.scheduler import MonitorScheduler, Periodic
 from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.review import ReviewQueue
@@ -64,6 +64,7 @@ from pipeline.search_status import LiveSearch, SearchStatus
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
+from storage.x_notes import NOTES_STATUS_KIND
 
 
 class App:
@@ -189,12 +190,17 @@ class App:
 
     def monitor_scheduler(self) -> MonitorScheduler:
         """Return the monitor's scheduler over its sources (run it with `run(stop)`)."""
+        periodic = []
+        x = self.settings.x
+        if "x" in self.adapters and x.notes_enabled:  # notes' later status: helpful or not
+            periodic.append(Periodic("x-notes-status", NOTES_STATUS_KIND, x.notes_status_seconds))
         return MonitorScheduler(
             self.store,
             self.settings.monitor,
             sorted(self.monitor_sources),
             clock=self.clock,
             max_attempts=self.settings.jobs.max_attempts,
+            periodic=periodic,
         )
 
     @property

@@ -77,6 +77,11 @@ class XSettings(BaseModel):
     notes_min_sources: int = Field(
         default=1, ge=1, le=5, description="retrieved source URLs a note must cite"
     )
+    notes_status_seconds: float = Field(
+        default=21_600,
+        ge=300,
+        description="how often the monitor's schedule refreshes written notes' rating status",
+    )
 
     @field_validator("user_id")
     @classmethod

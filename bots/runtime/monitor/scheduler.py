@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED, JobEvent
@@ -43,6 +44,24 @@ LEASE = "monitor"
 TriggerFor = Callable[[str], BaseTrigger]
 
 
+@dataclass(frozen=True)
+class Periodic:
+    """A job kind the schedule enqueues every `seconds` (e.g. X's `x:notes-status` refresh).
+
+    Like scans, it is only enqueued — once per time slot (its dedupe key), by the lease
+    holder — and a worker runs it. Its payload is {"key": "<name>:<slot>"}.
+    """
+
+    name: str
+    kind: str
+    seconds: float
+
+
+def periodic_dedupe(periodic: Periodic, slot: int) -> str:
+    """Return the dedupe key of a periodic job in one time slot."""
+    return f"{periodic.kind}:{periodic.name}:{slot}"
+
+
 def scan_dedupe(source: str, slot: int) -> str:
     """Return the dedupe key of a source's scan in one time slot."""
     return f"monitor:scan:{source}:{slot}"
@@ -61,14 +80,17 @@ class MonitorScheduler:
         clock: Clock = SYSTEM,
         trigger: TriggerFor | None = None,
         max_attempts: int = 3,
+        periodic: Sequence[Periodic] = (),
     ) -> None:
         self.store = store
         self.settings = settings
         self.sources = tuple(sources)
         self.holder = holder or worker_name("monitor")
         self.clock = clock
+        self.custom = trigger  # tests: date triggers at now, for scans and periodic jobs alike
         self.trigger = trigger or self._interval
         self.max_attempts = max_attempts
+        self.periodic = tuple(periodic)
         self.active = False
         self.enqueued: list[Job] = []  # the scan jobs this scheduler created
         self.events: list[JobEvent] = []  # APScheduler's job events (executed, error, missed)
@@ -121,6 +143,20 @@ class MonitorScheduler:
                 max_instances=1,
                 misfire_grace_time=int(self.settings.misfire_grace_seconds),
             )
+        for periodic in self.periodic:
+            self._scheduler.add_job(
+                self.enqueue_periodic,
+                self.custom(periodic.name)
+                if self.custom is not None
+                else IntervalTrigger(seconds=periodic.seconds),
+                args=[periodic],
+                id=f"periodic:{periodic.name}",
+                name=f"enqueue {periodic.kind}",
+                replace_existing=True,
+                coalesce=True,
+                max_instances=1,
+                misfire_grace_time=int(self.settings.misfire_grace_seconds),
+            )
         self.active = True
         log.info("monitor scheduler active", extra={"holder": self.holder, "sources": self.sources})
 
@@ -141,6 +177,25 @@ class MonitorScheduler:
                 SCAN,
                 {"source": source, "slot": slot},
                 dedupe_key=scan_dedupe(source, slot),
+                max_attempts=self.max_attempts,
+            )
+        if created:
+            self.enqueued.append(job)
+        return job
+
+    async def enqueue_periodic(self, periodic: Periodic) -> Job | None:
+        """Enqueue a periodic job for the current slot, if this process holds the lease."""
+        slot = int(self.clock.now().timestamp() // periodic.seconds)
+        with immediate(self.store.db):
+            if not self.store.monitor.holds_lease(LEASE, self.holder):
+                log.warning(
+                    "periodic job not enqueued: lease not held", extra={"kind": periodic.kind}
+                )
+                return None
+            job, created = self.store.jobs.enqueue(
+                periodic.kind,
+                {"key": f"{periodic.name}:{slot}"},
+                dedupe_key=periodic_dedupe(periodic, slot),
                 max_attempts=self.max_attempts,
             )
         if created:

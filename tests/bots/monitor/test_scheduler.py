@@ -8,7 +8,13 @@ from datetime import UTC, datetime
 from apscheduler.triggers.date import DateTrigger
 
 from bots.runtime.monitor.scan import SCAN
-from bots.runtime.monitor.scheduler import LEASE, MonitorScheduler, scan_dedupe
+from bots.runtime.monitor.scheduler import (
+    LEASE,
+    MonitorScheduler,
+    Periodic,
+    periodic_dedupe,
+    scan_dedupe,
+)
 from bots.settings import MonitorSettings
 from storage import Store
 from tests.support.clock import FakeClock
@@ -103,3 +109,37 @@ def test_factbot_monitor_says_what_is_missing(tmp_path: object) -> None:
     assert result.exit_code == 0 and "Example" in result.output
     result = CliRunner().invoke(main, ["serve", "--monitor"], env=env)
     assert result.exit_code == 2 and "FACTBOT_MONITOR__ENABLED=true" in result.output
+
+
+async def test_periodic_jobs_are_enqueued_once_per_slot_by_the_lease_holder(
+    tmp_path: object,
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+    status = Periodic("x-notes-status", "x:notes-status", 3600)
+    with Store.open(f"{tmp_path}/p.db", clock=clock) as store:
+        monitor = MonitorSettings(enabled=True, lease_seconds=30, interval_seconds=300)
+
+        def make_one(holder: str) -> MonitorScheduler:
+            return MonitorScheduler(
+                store, monitor, (), holder=holder, clock=clock, trigger=at_now, periodic=[status]
+            )
+
+        first, second = make_one("first"), make_one("second")
+        assert await first.step() and not await second.step()
+        await first.wait_events(1)
+        assert await second.enqueue_periodic(status) is None  # no lease, no job
+        assert await first.enqueue_periodic(status) is not None  # the same slot: the same row
+        slot = int(clock.now().timestamp() // 3600)
+        rows = store.db.execute(
+            "SELECT dedupe_key, json_extract(payload, '$.key') FROM jobs WHERE kind = ?",
+            ["x:notes-status"],
+        ).fetchall()
+        assert [tuple(r) for r in rows] == [
+            (periodic_dedupe(status, slot), f"x-notes-status:{slot}")
+        ]
+        clock.advance(3600)
+        assert await first.step()  # the lease lapsed meanwhile: renewed before the next slot
+        assert await first.enqueue_periodic(status) is not None
+        assert store.db.execute("SELECT count(*) FROM jobs").fetchone()[0] == 2
+        first.close()
+        second.close()
