@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-import uvicorn
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import JobSettings, Settings, SlackSettings
-from pipeline.evidence.ingest import Ingester
-from tests.conftest import FIXTURES
 from tests.support.fake_slack import FakeSlack, block_problem
+from tests.support.platform_app import idle, serving
 
 CLAIM = "5G networks spread the coronavirus."
 PARENT = "1700000000.000100"
@@ -48,40 +43,6 @@ def corpus_app(tmp_path: Path, embedder: Any) -> Iterator[Callable[[SlackSetting
     yield make
     for app in made:
         app.close()
-
-
-@asynccontextmanager
-async def serving(app: App) -> AsyncIterator[str]:
-    """Serve `factbot serve`'s API with one worker over app (its own thread and loop)."""
-    await Ingester(app.store.documents, app.embedder).ingest([str(FIXTURES / "corpus.jsonl")])
-    config = uvicorn.Config(
-        create_api(app, workers=1), host="127.0.0.1", port=0, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        await asyncio.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        while thread.is_alive():  # noqa: ASYNC110 - another thread's server
-            await asyncio.sleep(0.02)
-
-
-async def idle(app: App, requests: int = 1, seconds: float = 30.0) -> None:
-    """Wait until `requests` platform requests were stored and every job has ended."""
-    stored = "SELECT COUNT(*) FROM platform_requests"
-    running = "SELECT COUNT(*) FROM jobs WHERE status NOT IN ('done', 'dead')"
-    db = app.store.db
-    async with asyncio.timeout(seconds):
-        while db.execute(stored).fetchone()[0] < requests or db.execute(running).fetchone()[0]:  # noqa: ASYNC110 - polls the database
-            await asyncio.sleep(0.05)
-    await asyncio.sleep(0.2)  # a second reply, if one were (wrongly) coming, shows by now
 
 
 def settings_for(slack: FakeSlack, **changes: Any) -> SlackSettings:
