@@ -276,6 +276,10 @@ class DocumentIndex:
             found[int(row["passage_id"])] = (passage, doc)
         return found
 
+    def document_count(self) -> int:
+        """Return how many documents the index holds (what every check records; one count)."""
+        return int(self.db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
     def stats(self) -> IndexStats:
         """Return counts for the index."""
         docs, reviews, domains = self.db.execute(

@@ -421,7 +421,7 @@ class App:
             references: ReferenceDeps | None = None
             s = self.settings.search
             sources = SearchStatus(
-                local_documents=self.store.documents.stats().documents, off_reason=off_reason(s)
+                local_documents=self.store.documents.document_count(), off_reason=off_reason(s)
             )
             if self.web_enabled or self.checks_references:
                 fetcher = await self.fetcher()
