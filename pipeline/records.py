@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from pipeline.image.records import ImageReport
 from pipeline.search_status import SearchStatus
 
 
@@ -407,6 +408,8 @@ class Check:
     injections: tuple[Injection, ...] = ()  # instruction-like text found, and set aside
     graphs: tuple[ClaimGraph, ...] = ()  # graph verification per claim; empty when off
     search: SearchStatus = field(default_factory=SearchStatus)  # the evidence sources reached
+    images: ImageReport = field(default_factory=ImageReport)  # what the image stage read
+    narratives: tuple[Narrative, ...] = ()  # the evidence clusters the model judge read (CRAVE)
 
 
 @dataclass(frozen=True)

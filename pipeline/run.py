@@ -130,6 +130,7 @@ async def run_check(
         injections=(*post_injections, *stages.pages.injections),
         graphs=claim_graphs,
         search=stages.search_status(),
+        images=images,
     )
 
 
