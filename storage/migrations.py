@@ -624,3 +624,14 @@ def m020_check_details(db: Database) -> None:
     db.execute("ALTER TABLE checks ADD COLUMN narratives TEXT NOT NULL DEFAULT '[]'")
     db.execute("ALTER TABLE checks ADD COLUMN assessments TEXT NOT NULL DEFAULT '[]'")
     db.execute("ALTER TABLE checks ADD COLUMN images TEXT NOT NULL DEFAULT '{}'")
+    # Invited sign-in links (`factbot users invite`): only the sha256 of the one-time token is
+    # kept; following the link before it expires sets the user's password, once.
+    db.execute("""
+        CREATE TABLE invites (
+            token_hash TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('viewer', 'reviewer', 'admin')),
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT
+        )""")
