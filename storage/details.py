@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import types
 import typing
 from datetime import datetime
@@ -46,9 +47,23 @@ def _default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not stored as JSON")
 
 
+_UNKNOWN = object()  # a field whose type cannot be resolved here (imported for type checks only)
+
+
 @cache
 def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    try:
+        return typing.get_type_hints(cls)
+    except NameError:  # resolve field by field; an unresolvable one reads as its default
+        space = vars(sys.modules[cls.__module__])
+        hints: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            one = {"__annotations__": {f.name: f.type}, "__module__": cls.__module__}
+            try:
+                hints[f.name] = typing.get_type_hints(type("One", (), one), globalns=space)[f.name]
+            except NameError:
+                hints[f.name] = _UNKNOWN
+        return hints
 
 
 def from_plain(kind: Any, value: Any) -> Any:
@@ -84,9 +99,12 @@ def _dataclass(cls: type[T], data: dict[str, Any]) -> T:
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if not f.init:
             continue
-        if f.name in data:
+        has_default = not (
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        )
+        if f.name in data and (hints[f.name] is not _UNKNOWN or not has_default):
             found[f.name] = from_plain(hints[f.name], data[f.name])
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        elif not has_default:
             raise ValueError(f"a stored {cls.__name__} has no {f.name!r}")
     return cls(**found)
 

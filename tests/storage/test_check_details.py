@@ -6,6 +6,7 @@ import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlite_utils import Database
@@ -92,6 +93,20 @@ class _Grown:
     when: datetime | None
     parts: tuple[int, ...]
     faces: tuple[str, ...] = ()
+
+
+if TYPE_CHECKING:
+    from decimal import Decimal  # known to type checkers only, as PIL's Image is in records
+
+
+@dataclasses.dataclass(frozen=True)
+class _Hinted:
+    name: str
+    amount: Decimal | None = None
+
+
+def test_a_field_whose_type_is_imported_for_type_checks_only_reads_as_its_default() -> None:
+    assert from_plain(_Hinted, {"name": "x", "amount": "1.5"}) == _Hinted("x")
 
 
 def test_a_row_written_before_a_field_was_added_reads_with_its_default() -> None:
