@@ -235,9 +235,9 @@ class ClaimVerdict:
     rationale: str
     evidence_ids: tuple[str, ...] = ()
     shown: bool = True  # False when the citation check removed the claim from the reply
-    # How the label was decided: reported by the evaluation, not stored (a schema change the
-    # lead schedules), so it takes no part in equality and a loaded check equals the saved one.
-    basis: Basis = field(default=Basis.UNKNOWN, compare=False)
+    # How the label was decided: reported by the evaluation, stored with the claim (m020), so
+    # a loaded check equals the saved one; checks stored before m020 load as UNKNOWN.
+    basis: Basis = Basis.UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -410,6 +410,7 @@ class Check:
     search: SearchStatus = field(default_factory=SearchStatus)  # the evidence sources reached
     images: ImageReport = field(default_factory=ImageReport)  # what the image stage read
     narratives: tuple[Narrative, ...] = ()  # the evidence clusters the model judge read (CRAVE)
+    assessments: tuple[Assessment, ...] = ()  # the model judge's reading of each narrative
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from datetime import datetime
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
 from pipeline.checking.finalise import finalise
-from pipeline.checking.refinement import Judged, refine
+from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
-from pipeline.checking.steps import extract_all, judge_claims
+from pipeline.checking.steps import Judged, extract_all, judge_claims
 from pipeline.claims.heuristic import extract_claims
 from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import build_queries
@@ -32,10 +32,12 @@ from pipeline.image.stage import read_images
 from pipeline.injection import screen_post
 from pipeline.llm.usage import metering
 from pipeline.records import (
+    Assessment,
     Check,
     Claim,
     Evidence,
     ModelUsage,
+    Narrative,
     Post,
     Quote,
     Verdict,
@@ -82,6 +84,8 @@ async def run_check(
     readable, post_injections = screen_post(post)
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
+    narratives: tuple[Narrative, ...] = ()
+    assessments: tuple[Assessment, ...] = ()
     images = ImageReport()
     if deps.images is not None and (post.image_refs or post.links or post.url):
         images = await stages.timed("images", read_images(post, deps=deps.images, cpu=deps.cpu))
@@ -93,9 +97,9 @@ async def run_check(
         judge_name = deps.judge.name
     else:
         with metering() as meter:
-            claims, evidence, verdict, quotes = await _model_path(
-                read_post, model=model, stages=stages, images=images
-            )
+            claims, judged = await _model_path(read_post, model=model, stages=stages, images=images)
+        evidence, verdict, quotes = judged.evidence, judged.verdict, judged.quotes
+        narratives, assessments = tuple(judged.narratives), tuple(judged.assessments)
         usage = tuple(
             ModelUsage(
                 stage=stage,
@@ -131,6 +135,8 @@ async def run_check(
         graphs=claim_graphs,
         search=stages.search_status(),
         images=images,
+        narratives=narratives,
+        assessments=assessments,
     )
 
 
@@ -153,7 +159,7 @@ async def _plain_path(
 
 async def _model_path(
     post: Post, *, model: ModelDeps, stages: Stages, images: ImageReport
-) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
+) -> tuple[list[Claim], Judged]:
     """Claims -> evidence -> quotes -> graphs -> narratives -> judge, refined on what is missing.
 
     Refinement (`pipeline.checking.refinement`) searches again for an unverifiable claim's
@@ -179,11 +185,8 @@ async def _model_path(
     evidence = await stages.gather(claims, queries, "")
     quotes = await stages.timed("extraction", extract_all(claims, evidence, model, config))
     await stages.verify(claims, evidence, "")
-    verdict, evidence, assessments = await stages.timed(
+    first = await stages.timed(
         "judgement",
         judge_claims(claims, evidence, quotes, model, deps, stages.claim_graphs(claims)),
     )
-    judged = await refine(
-        claims, Judged(evidence, quotes, verdict, assessments), stages=stages, model=model
-    )
-    return claims, judged.evidence, judged.verdict, judged.quotes
+    return claims, await refine(claims, first, stages=stages, model=model)

@@ -23,6 +23,7 @@ from storage.codec import dt_in, dt_out
 from storage.tx import immediate
 
 PAGE_SIZE = 50
+COUNT_CAP = 1000  # a search counts its matches exactly up to here, then says "1,000+"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -54,12 +55,13 @@ class CheckRow:
 
 @dataclass(frozen=True)
 class CheckPage:
-    """A page of the checks list and how many checks match in all."""
+    """A page of the checks list and how many checks match in all (a broad search: at least)."""
 
     rows: tuple[CheckRow, ...]
-    total: int
+    total: int  # COUNT_CAP when capped
     page: int
     pages: int
+    capped: bool = False  # more than `total` match: a search too broad to count (and page)
 
 
 def match_expression(query: str) -> str | None:
@@ -78,18 +80,37 @@ class BrowseRepo:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def checks(self, where: CheckFilter, *, page: int = 1, size: int = PAGE_SIZE) -> CheckPage:
+    def checks(
+        self, where: CheckFilter, *, page: int = 1, size: int = PAGE_SIZE, cap: int = COUNT_CAP
+    ) -> CheckPage:
         """Return one page of the checks that match, newest first.
 
         The page's rowids are picked from the checks table (and its indexes) alone, then
         joined with their posts: a deep page does not join every row it skips.
+
+        A search reads its matching checks from the FTS index once, up to `COUNT_CAP` + 1 of
+        them (the index stops early when there are more). Up to the cap, those rowids are the
+        search's condition: the rest is counted exactly and sorted by time without touching
+        the index again. Beyond it, the checks are walked newest first through the time index
+        and each is tested against the matches (`walk`), and the total is "more than
+        COUNT_CAP" (`CheckPage.capped`): counting every match is what made searches slow.
         """
-        clauses, params = self._where(where)
+        found = self._matches(where.query or "", cap)
+        walk = found is not None and len(found) > cap
+        clauses, params = self._where(where, matches=None if walk else found)
         sql_where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        total = int(
-            self.db.execute(f"SELECT count(*) FROM checks AS c{sql_where}", params).fetchone()[0]
-        )
-        pages = max(1, -(-total // size))
+        if walk and len(clauses) == 1:  # the search alone: the FTS index said it all
+            total = cap + 1
+        else:
+            limit = f" LIMIT {int(cap) + 1}" if walk else ""
+            total = int(
+                self.db.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM checks AS c{sql_where}{limit})", params
+                ).fetchone()[0]
+            )
+        capped = walk and total > cap
+        shown = cap if capped else total
+        pages = max(1, -(-shown // size))
         page = min(max(1, page), pages)
         rows = self.db.execute(
             "SELECT c.id, c.created_at, c.verdict, c.judge, p.platform, substr(p.text, 1, 200), "
@@ -112,19 +133,43 @@ class BrowseRepo:
                 )
                 for r in rows
             ),
-            total=total,
+            total=shown,
             page=page,
             pages=pages,
+            capped=capped,
         )
 
-    def _where(self, where: CheckFilter) -> tuple[list[str], list[Any]]:
+    def _matches(self, query: str, cap: int) -> list[int] | None:
+        """Return the rowids of the checks a search matches (up to cap + 1), else None."""
+        expression = match_expression(query)
+        if expression is None:
+            return None
+        rows = self.db.execute(
+            "SELECT DISTINCT rowid / 1024 FROM check_text WHERE check_text MATCH ? LIMIT ?",
+            [expression, cap + 1],
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _where(
+        self, where: CheckFilter, *, matches: list[int] | None = None
+    ) -> tuple[list[str], list[Any]]:
+        """Return the SQL conditions of a filter.
+
+        With a search, `matches` are the checks it matched (all of them); without, the search
+        is a subquery on the FTS index that the time index's walk tests each check against.
+        """
+        expression = match_expression(where.query or "")
+        walk = expression is not None and matches is None
         clauses: list[str] = []
         params: list[Any] = []
         for column, value in (("c.verdict", where.verdict), ("c.judge", where.judge)):
             if value:
                 clauses.append(f"{column} = ?")
                 params.append(value)
-        if where.platform:
+        if where.platform and walk:  # tested on each check the time index walks through
+            clauses.append("(SELECT platform FROM posts WHERE id = c.post_id) = ?")
+            params.append(where.platform)
+        elif where.platform:
             clauses.append("c.post_id IN (SELECT id FROM posts WHERE platform = ?)")
             params.append(where.platform)
         if where.since is not None:
@@ -139,10 +184,14 @@ class BrowseRepo:
                 + "EXISTS (SELECT 1 FROM review_proposals AS rp JOIN review_decisions AS d "
                 "ON d.proposal_id = rp.id WHERE rp.check_id = c.id)"
             )
-        expression = match_expression(where.query or "")
-        if expression is not None:
+        if expression is not None and matches is not None:
+            clauses.append("c.rowid IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(matches))
+        elif expression is not None:
+            # "+": the rowid is then no index to drive the query, so the planner walks the
+            # time index and tests each check against the matches (an IN list is a set).
             clauses.append(
-                "c.rowid IN (SELECT DISTINCT rowid / 1024 FROM check_text WHERE check_text MATCH ?)"
+                "+c.rowid IN (SELECT rowid / 1024 FROM check_text WHERE check_text MATCH ?)"
             )
             params.append(expression)
         return clauses, params

@@ -11,6 +11,7 @@ from sqlite_utils import Database
 
 from pipeline.errors import NotFoundError
 from pipeline.records import (
+    Basis,
     Check,
     Claim,
     ClaimGraph,
@@ -37,6 +38,14 @@ from storage.codec import (
     dt_out,
     post_from_row,
     post_row,
+)
+from storage.details import (
+    assessments_in,
+    assessments_out,
+    images_in,
+    images_out,
+    narratives_in,
+    narratives_out,
 )
 from storage.tx import immediate
 
@@ -78,6 +87,9 @@ class CheckRepo:
                     "injections": json.dumps([dataclasses.asdict(i) for i in check.injections]),
                     "graphs": json.dumps([dataclasses.asdict(g) for g in check.graphs]),
                     "search_status": json.dumps(check.search.to_json()),
+                    "narratives": narratives_out(check.narratives),
+                    "assessments": assessments_out(check.assessments),
+                    "images": images_out(check.images),
                 }
             )
             self.db.table("claims").insert_all(
@@ -93,6 +105,7 @@ class CheckRepo:
                         list(verdicts[c.id].evidence_ids) if c.id in verdicts else []
                     ),
                     "shown": int(verdicts[c.id].shown) if c.id in verdicts else 1,
+                    "basis": verdicts[c.id].basis.value if c.id in verdicts else "unknown",
                 }
                 for c in check.claims
             )
@@ -139,6 +152,7 @@ class CheckRepo:
                 rationale=c["rationale"],
                 evidence_ids=tuple(json.loads(c["evidence_ids"])),
                 shown=bool(c["shown"]),
+                basis=_basis(c["basis"]),
             )
             for c in claim_rows
         )
@@ -168,6 +182,9 @@ class CheckRepo:
             search=SearchStatus.from_json(json.loads(row["search_status"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
+            images=images_in(row["images"]),
+            narratives=narratives_in(row["narratives"]),
+            assessments=assessments_in(row["assessments"]),
         )
 
     def recent(self, *, limit: int = 20) -> list[dict[str, Any]]:
@@ -208,6 +225,13 @@ class CheckRepo:
             tier=Tier(row["tier"]),
             stance=Stance(row["stance"]),
         )
+
+
+def _basis(value: str) -> Basis:
+    try:
+        return Basis(value)
+    except ValueError:  # a basis a newer factbot wrote
+        return Basis.UNKNOWN
 
 
 def _required_dt(value: str) -> datetime:

@@ -613,3 +613,25 @@ def m019_search_status(db: Database) -> None:
     # Which evidence sources a check reached (JSON SearchStatus): live search off, ok, partial
     # or unreachable, each provider's failure, and the local index's size when it began.
     db.execute("ALTER TABLE checks ADD COLUMN search_status TEXT NOT NULL DEFAULT '{}'")
+
+
+@migrations()
+def m020_check_details(db: Database) -> None:
+    # What a check page shows and older checks lost: how each claim was decided (a Basis
+    # value), the narratives the model judge read and its assessment of each (JSON), and the
+    # image report (JSON of the dataclass, read back field by field; see storage/details.py).
+    db.execute("ALTER TABLE claims ADD COLUMN basis TEXT NOT NULL DEFAULT 'unknown'")
+    db.execute("ALTER TABLE checks ADD COLUMN narratives TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE checks ADD COLUMN assessments TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE checks ADD COLUMN images TEXT NOT NULL DEFAULT '{}'")
+    # Invited sign-in links (`factbot users invite`): only the sha256 of the one-time token is
+    # kept; following the link before it expires sets the user's password, once.
+    db.execute("""
+        CREATE TABLE invites (
+            token_hash TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('viewer', 'reviewer', 'admin')),
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT
+        )""")

@@ -24,6 +24,7 @@ from sqlite_utils import Database
 from pipeline.clock import SYSTEM, Clock
 from pipeline.records import new_id
 from storage.codec import dt_in, dt_out
+from storage.details import redact_check_details
 from storage.tx import immediate
 
 CHECKING = "checking"  # a check job was started for it
@@ -190,7 +191,8 @@ class MonitorRepo:
         """Delete the text of candidates found before cutoff (and of their stored posts).
 
         The score, the status and what routing did stay; the post's text, links and images go,
-        from the candidate row and from the posts table. Returns how many were redacted.
+        from the candidate row and from the posts table, and what was read in the images from
+        the checks of those posts. Returns how many were redacted.
         """
         with immediate(self.db):
             rows = self.db.execute(
@@ -209,6 +211,12 @@ class MonitorRepo:
                     "WHERE platform = ? AND platform_id = ?",
                     [platform, post_id],
                 )
+                for (check_id,) in self.db.execute(
+                    "SELECT c.id FROM checks AS c JOIN posts AS p ON p.id = c.post_id "
+                    "WHERE p.platform = ? AND p.platform_id = ?",
+                    [platform, post_id],
+                ).fetchall():
+                    redact_check_details(self.db, check_id)  # text read in its images
         return len(rows)
 
     # -- actions ------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from pipeline.clock import SYSTEM, Clock
 from storage.codec import dt_out
+from storage.details import redact_check_details
 from storage.tx import immediate
 
 
@@ -195,8 +196,9 @@ class PlatformRepo:
         """Delete the text and evidence of platform checks asked for before cutoff.
 
         The check's verdict, its correction (already public in the thread) and its references
-        stay; the post's text, links and images, the evidence passages, the claims' text, the
-        reuse fingerprint and the jobs' payloads go. Returns how many requests were redacted.
+        stay; the post's text, links and images, what was read in the images, the evidence
+        passages, the claims' text, the judge's rationales, the reuse fingerprint and the jobs'
+        payloads go. Returns how many requests were redacted.
         """
         stamp = dt_out(self.clock.now())
         with immediate(self.db):
@@ -219,6 +221,7 @@ class PlatformRepo:
                         [check_id],
                     )
                     self.db.execute("DELETE FROM reuse_fingerprints WHERE check_id = ?", [check_id])
+                    redact_check_details(self.db, check_id)
                 for job_id in (check_job, reply_job):
                     if job_id:
                         self.db.execute(

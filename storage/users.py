@@ -3,12 +3,19 @@
 A password is never stored, only its argon2id hash (argon2-cffi's defaults, RFC 9106's second
 recommended profile); `verify` rehashes on sign-in when those parameters change. A name that
 does not exist is verified against a dummy hash so that the answer takes as long either way.
+
+An invitation is a random 256-bit token handed to the invitee as a link; only its sha256 is
+stored (a fast hash is enough for a random token: there is nothing to guess), with the name,
+the role and when it expires. Accepting it sets the password and spends the token in one
+transaction, so a link works once, whoever clicks first.
 """
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal, cast
 
 from argon2 import PasswordHasher
@@ -46,6 +53,19 @@ class Attempt:
     address: str
     ok: bool
     at: datetime
+
+
+@dataclass(frozen=True)
+class Invite:
+    """An invitation that may still be accepted."""
+
+    name: str
+    role: Role
+    expires_at: datetime
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def check_name(name: str) -> str:
@@ -127,6 +147,63 @@ class UserRepo:
                     [_hasher.hash(password), name],
                 )
         return self.get(name)
+
+    def invite(self, name: str, role: Role, *, hours: float = 48.0) -> str:
+        """Store an invitation for a new user and return its one-time token (never stored)."""
+        check_name(name)
+        if role not in ROLES:
+            raise InputError(f"role must be one of {', '.join(ROLES)}")
+        if not 0 < hours <= 24 * 30:
+            raise InputError("an invitation lasts more than 0 and at most 720 hours")
+        if self.get(name) is not None:
+            raise InputError(f"user {name!r} exists (reset it with users add --replace)")
+        token = secrets.token_urlsafe(32)
+        now = self.clock.now()
+        with immediate(self.db):
+            self.db.execute(
+                "INSERT INTO invites (token_hash, name, role, created_at, expires_at) "
+                "VALUES (?,?,?,?,?)",
+                [_token_hash(token), name, role, dt_out(now), dt_out(now + timedelta(hours=hours))],
+            )
+        return token
+
+    def invitation(self, token: str) -> Invite | None:
+        """Return the invitation of a token when it is unused and has not expired, else None."""
+        row = self.db.execute(
+            "SELECT name, role, expires_at FROM invites "
+            "WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
+            [_token_hash(token), dt_out(self.clock.now())],
+        ).fetchone()
+        if row is None:
+            return None
+        return Invite(name=row[0], role=cast(Role, row[1]), expires_at=_dt(row[2]))
+
+    def accept(self, token: str, password: str) -> User:
+        """Spend an invitation: create its user with this password; raise InputError if not."""
+        if len(password) < MIN_PASSWORD:
+            raise InputError(f"a password has at least {MIN_PASSWORD} characters")
+        hashed = _hasher.hash(password)  # before the transaction: it takes a while
+        now = dt_out(self.clock.now())
+        with immediate(self.db):
+            cursor = self.db.execute(
+                "UPDATE invites SET used_at = ? "
+                "WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
+                [now, _token_hash(token), now],
+            )
+            if cursor.rowcount != 1:
+                raise InputError("this invitation link was used already, has expired or is wrong")
+            name, role = self.db.execute(
+                "SELECT name, role FROM invites WHERE token_hash = ?", [_token_hash(token)]
+            ).fetchone()
+            if self.get(name) is not None:
+                raise InputError(f"user {name!r} exists already")
+            self.db.execute(
+                "INSERT INTO users (name, role, password_hash, created_at) VALUES (?,?,?,?)",
+                [name, role, hashed, now],
+            )
+        found = self.get(name)
+        assert found is not None
+        return found
 
     def record_attempt(self, name: str, address: str, *, ok: bool) -> None:
         """Note a sign-in attempt (names are cut to 64 characters)."""

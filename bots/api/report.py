@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
+from pipeline.image.records import ImageDescription
 from pipeline.records import Check
 
 OWN_PLATFORMS = ("api", "cli", "web")  # posts given to factbot directly
@@ -26,6 +27,47 @@ def _link(url: str, text: str) -> str:
     if scheme not in ("http", "https"):
         return escape(text)
     return f"<a href='{escape(url.strip(), quote=True)}' rel='noopener nofollow'>{escape(text)}</a>"
+
+
+def _image_facts(d: ImageDescription, *, own: bool) -> list[str]:
+    """Return what the report says of one image: never its address, place or camera.
+
+    Text read in the image and its caption are post content: shown only for posts given to
+    factbot directly, like the post's own text.
+    """
+    facts = [f"{d.width}×{d.height} {escape(d.origin.value)}"]
+    if own and d.ocr is not None and d.ocr.text.strip():
+        facts.append(f"text read in it: “{escape(' '.join(d.ocr.text.split())[:600])}”")
+    if own and d.caption is not None:
+        facts.append(f"what it shows: {escape(d.caption.text[:300])}")
+    exif = d.metadata.exif
+    if own and exif is not None and exif.captured_at is not None:
+        facts.append(f"taken {exif.captured_at:%Y-%m-%d} (camera metadata)")
+    cred = d.metadata.credentials
+    if cred is None:
+        facts.append("no content credentials")
+    else:
+        state = "valid" if cred.valid else "not valid"
+        made = "marked as made by AI" if cred.ai_generated else "not marked as AI-made"
+        facts.append(
+            f"content credentials signed by {escape(cred.signer or 'an unnamed signer')} "
+            f"({state}), {made}"
+        )
+    return facts
+
+
+def _images(check: Check) -> list[str]:
+    report = check.images
+    if not report.descriptions and not report.failures:
+        return []
+    own = check.post.platform in OWN_PLATFORMS
+    parts = ["<h2>Images</h2><ul class='images'>"]
+    for n, d in enumerate(report.descriptions, 1):
+        parts.append(f"<li>Image {n}: {' · '.join(_image_facts(d, own=own))}</li>")
+    for f in report.failures:
+        parts.append(f"<li>An image could not be read: {escape(f.reason)}</li>")
+    parts.append("</ul>")
+    return parts
 
 
 def report_html(check: Check) -> str:
@@ -47,6 +89,7 @@ def report_html(check: Check) -> str:
     parts.append("</p>")
     if check.post.platform in OWN_PLATFORMS and check.post.text:
         parts.append(f"<h2>The post</h2><blockquote>{escape(check.post.text[:4000])}</blockquote>")
+    parts += _images(check)
     if c.items:
         parts.append("<h2>Claims</h2><ol>")
         for item in c.items:

@@ -18,6 +18,7 @@ def users_group() -> None:
     Examples:
       factbot users add alice --role admin              # asks for the password twice
       printf '%s' "$PASSWORD" | factbot users add bob --role reviewer --password-stdin
+      factbot users invite carol@example.org --role viewer   # prints a one-time link
       factbot users list
     """
 
@@ -39,6 +40,33 @@ def add(ctx: click.Context, name: str, role: str, password_stdin: bool, replace:
     app = _app(ctx)
     user = app.store.users.add(name, cast(Role, role), password, replace=replace)
     click.echo(f"user {user.name} ({user.role}) can sign in at /signin")
+
+
+@users_group.command("invite")
+@click.argument("name")
+@click.option("--role", type=click.Choice(ROLES), required=True, help="What the user may do.")
+@click.option(
+    "--hours",
+    type=click.FloatRange(min=0.1, max=720),
+    default=48.0,
+    show_default=True,
+    help="How long the link works.",
+)
+@click.pass_context
+def invite(ctx: click.Context, name: str, role: str, hours: float) -> None:
+    """Print a one-time link that lets NAME (an e-mail address, say) choose a password.
+
+    Only the hash of the link's token is stored; send the link yourself. The link's host is
+    FACTBOT_REPLIES__PUBLIC_BASE_URL, else the server's own address.
+    """
+    from bots.cli.context import app_from as _app
+
+    app = _app(ctx)
+    token = app.store.users.invite(name, cast(Role, role), hours=hours)
+    server = app.settings.server
+    base = app.settings.replies.public_base_url or f"http://{server.host}:{server.port}"
+    click.echo(f"{base.rstrip('/')}/invite/{token}")
+    click.echo(f"{name} ({role}) may follow this link once within {hours:g} hours", err=True)
 
 
 @users_group.command("list")

@@ -87,6 +87,49 @@ def router(access: Access, views: Views) -> APIRouter:
     return routes
 
 
+def narrative_groups(check: Check, claim_id: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
+    """Return a claim's evidence grouped by the narratives the judge read, then the rest.
+
+    Each group has a title, the judge's relation, rationale and facets when it assessed the
+    narrative, and its evidence (the representative first). Evidence in no narrative (the
+    no-model judge, a check stored before narratives were, or evidence the judge never saw)
+    is grouped by its stance.
+    """
+    by_id = {e.id: e for e in evidence}
+    assessed = {a.narrative_id: a for a in check.assessments if a.claim_id == claim_id}
+    groups: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    mine = [n for n in check.narratives if n.claim_id == claim_id]
+    for number, narrative in enumerate(mine, 1):
+        ids = [narrative.representative_id, *narrative.evidence_ids]
+        members = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+        if not members:
+            continue  # its evidence left the check (retention, or the citation check)
+        placed.update(e.id for e in members)
+        assessment = assessed.get(narrative.id)
+        groups.append(
+            {
+                "title": f"Narrative {number}",
+                "relation": assessment.relation.value if assessment else None,
+                "rationale": assessment.rationale if assessment else "",
+                "facets": [f for f in assessment.facets if f.status != "consistent"]
+                if assessment
+                else [],
+                "evidence": members,
+            }
+        )
+    rest: dict[str, list[Evidence]] = defaultdict(list)
+    for e in evidence:
+        if e.id not in placed:
+            rest[e.stance.value].append(e)
+    for stance, members in rest.items():
+        title = f"Other evidence: {stance}" if groups else f"Evidence: {stance}"
+        groups.append(
+            {"title": title, "relation": None, "rationale": "", "facets": [], "evidence": members}
+        )
+    return groups
+
+
 def check_context(db: Any, check: Check) -> dict[str, Any]:
     """Return what the check page shows, grouped per claim."""
     items = {i.claim_number: i for i in check.correction.items}
@@ -104,20 +147,16 @@ def check_context(db: Any, check: Check) -> dict[str, Any]:
         for e in check.evidence:
             if e.document.id == doc and item.quote.text in e.passage.text:
                 quotes[e.id] = item.quote.text
-    claims = []
-    for claim in check.claims:
-        groups: dict[str, list[Evidence]] = defaultdict(list)
-        for e in by_claim.get(claim.id, []):
-            groups[e.stance.value].append(e)
-        claims.append(
-            {
-                "claim": claim,
-                "verdict": verdicts.get(claim.id),
-                "item": items.get(claim.position + 1),
-                "graph": graphs.get(claim.id),
-                "narratives": [{"stance": s, "evidence": g} for s, g in groups.items()],
-            }
-        )
+    claims = [
+        {
+            "claim": claim,
+            "verdict": verdicts.get(claim.id),
+            "item": items.get(claim.position + 1),
+            "graph": graphs.get(claim.id),
+            "narratives": narrative_groups(check, claim.id, by_claim.get(claim.id, [])),
+        }
+        for claim in check.claims
+    ]
     requests = [
         dict(zip(("platform", "workspace_id", "channel_id", "created_at"), r, strict=True))
         for r in db.execute(

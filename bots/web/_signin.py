@@ -4,6 +4,10 @@ Each attempt takes a token from two buckets (`storage/platform.py` `take`, the t
 the platform guards use): one for the client address, one for the name tried, so neither one
 address trying many names nor many addresses trying one name gets far. A refused attempt is
 answered 429 without checking the password; every attempt is recorded.
+
+An invited user follows their one-time link (`/invite/TOKEN`, from `factbot users invite`),
+chooses a password and is signed in; a used, expired or wrong link says so (410) and nothing
+else. The token is 256 random bits, so the link needs no rate limit of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from bots.web._access import Access
 from bots.web._deps import check_csrf
 from bots.web._views import Views
+from pipeline.errors import InputError
 from storage.platform import Bucket
+from storage.users import MIN_PASSWORD
 
 
 def _local_path(value: str) -> str:
@@ -77,6 +83,58 @@ def router(access: Access, views: Views) -> APIRouter:
         request.state.session = access.new_session(user.name)
         request.state.cookie = True
         return RedirectResponse(_local_path(next), status_code=303)
+
+    def gone(request: Request) -> HTMLResponse:
+        return views.render(
+            request,
+            "error.html",
+            code=410,
+            title="This invitation cannot be used",
+            message="The link was used already, has expired or is wrong: ask an admin for a "
+            "new one.",
+        )
+
+    @routes.get("/invite/{token}", response_class=HTMLResponse)
+    async def invite_page(request: Request, token: str) -> HTMLResponse:
+        invite = store.users.invitation(token)
+        if invite is None:
+            return gone(request)
+        return views.render(
+            request, "invite.html", invite=invite, token=token, min_password=MIN_PASSWORD
+        )
+
+    @routes.post("/invite/{token}", response_class=HTMLResponse)
+    async def accept_invite(
+        request: Request,
+        token: str,
+        password: str = Form(max_length=1000),
+        again: str = Form(max_length=1000),
+    ) -> Response:
+        await check_csrf(access, request)
+        invite = store.users.invitation(token)
+        if invite is None:
+            return gone(request)
+        error = "The two passwords differ." if password != again else None
+        if error is None:
+            try:
+                user = store.users.accept(token, password)
+            except InputError as exc:
+                if store.users.invitation(token) is None:  # spent meanwhile, by another click
+                    return gone(request)
+                error = str(exc)
+        if error is not None:
+            return views.render(
+                request,
+                "invite.html",
+                code=422,
+                invite=invite,
+                token=token,
+                min_password=MIN_PASSWORD,
+                error=error,
+            )
+        request.state.session = access.new_session(user.name)
+        request.state.cookie = True
+        return RedirectResponse("/", status_code=303)
 
     @routes.post("/signout")
     async def signout(request: Request) -> Response:

@@ -50,6 +50,15 @@ def when(value: datetime | None) -> Markup:
     )
 
 
+def camera_time(value: datetime | None) -> str:
+    """Return an EXIF capture time as text; a time without an offset is the camera's clock."""
+    if value is None:
+        return ""
+    if value.tzinfo is None:
+        return f"{value:%Y-%m-%d %H:%M} (the camera's clock, zone unknown)"
+    return value.isoformat(sep=" ", timespec="minutes")
+
+
 def highlight(passage: str, quote: str | None) -> Markup:
     """Return the passage escaped, with the quoted part (if it occurs) in a <mark>."""
     if not quote or quote not in passage:
@@ -67,6 +76,7 @@ def css_class(value: object) -> str:
 ENV.filters["href"] = safe_href
 ENV.filters["cls"] = css_class
 ENV.filters["when"] = when
+ENV.filters["camera_time"] = camera_time
 ENV.globals["highlight"] = highlight
 
 

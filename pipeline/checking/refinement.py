@@ -8,14 +8,12 @@ a search finds nothing new.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pipeline.checking.deps import ModelDeps
 from pipeline.checking.stages import Stages
-from pipeline.checking.steps import extract_all, judge_claims
+from pipeline.checking.steps import Judged, extract_all, judge_claims
 from pipeline.claims.queries import Query
 from pipeline.judge.tiered import missing_facets
-from pipeline.records import Assessment, Claim, Evidence, Label, Quote, Verdict
+from pipeline.records import Claim, Label
 from pipeline.text import keywords
 
 _FACET_HINTS = {
@@ -26,16 +24,6 @@ _FACET_HINTS = {
     "why": "why reason",
     "how": "how",
 }
-
-
-@dataclass(frozen=True)
-class Judged:
-    """Where the model path stands after a judgement: evidence, quotes and the verdict."""
-
-    evidence: list[Evidence]
-    quotes: list[Quote]
-    verdict: Verdict
-    assessments: list[Assessment]
 
 
 def targeted_queries(
@@ -91,9 +79,8 @@ async def refine(
             f"extraction#{round_no}", extract_all(todo, fresh, model, stages.config)
         )
         await stages.verify(todo, evidence, f"#{round_no}")
-        verdict, evidence, assessments = await stages.timed(
+        judged = await stages.timed(
             f"judgement#{round_no}",
             judge_claims(claims, evidence, quotes, model, stages.deps, stages.claim_graphs(claims)),
         )
-        judged = Judged(evidence, quotes, verdict, assessments)
     return judged

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps
 from pipeline.checking.finalise import defer_to_fact_checks
@@ -23,6 +24,21 @@ from pipeline.records import (
     Quote,
     Verdict,
 )
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Where the model path stands after a judgement: evidence, quotes and the verdict.
+
+    `narratives` are the clusters the judge was shown and `assessments` its reading of each
+    (empty when the model judge failed and the no-model judge decided).
+    """
+
+    evidence: list[Evidence]
+    quotes: list[Quote]
+    verdict: Verdict
+    assessments: list[Assessment]
+    narratives: list[Narrative] = field(default_factory=list)
 
 
 async def extract_all(
@@ -56,10 +72,11 @@ async def judge_claims(
     model: ModelDeps,
     deps: CheckDeps,
     graphs: Sequence[ClaimGraph] = (),
-) -> tuple[Verdict, list[Evidence], list[Assessment]]:
+) -> Judged:
     """Cluster each claim's evidence into narratives and judge every claim in one call.
 
-    The judge sees each claim's graph result (`graphs`) beside its narratives.
+    The judge sees each claim's graph result (`graphs`) beside its narratives. The answer
+    keeps the narratives and assessments, which the check carries to the dashboard.
     """
     narratives: list[Narrative] = []
     for claim in claims:
@@ -72,4 +89,4 @@ async def judge_claims(
         claims, evidence, narratives=narratives, quotes=quotes, graphs=graphs
     )
     verdict = await defer_to_fact_checks(claims, evidence, verdict, deps)
-    return verdict, list(judged), assessments
+    return Judged(list(judged), list(quotes), verdict, list(assessments), narratives)

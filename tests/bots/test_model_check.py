@@ -13,7 +13,7 @@ from bots.app.root import App
 from bots.settings import ModelSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from pipeline.posts import post_from_text
-from pipeline.records import Label
+from pipeline.records import Basis, Label, Relation
 from tests.conftest import FIXTURES
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
 
@@ -114,6 +114,15 @@ def test_model_path_quotes_judges_and_accounts(tmp_path: Path, embedder: Any) ->
     assert sum(u.cost_usd for u in check.usage) > 0
     stored = app.store.checks.get(check.id)
     assert stored.usage == check.usage
+    # The narratives the judge read and its reading of each reach the check and the store.
+    assert check.narratives and check.assessments
+    evidence_ids = {e.id for e in check.evidence}
+    assert all(set(n.evidence_ids) <= evidence_ids for n in check.narratives)
+    assert {a.narrative_id for a in check.assessments} <= {n.id for n in check.narratives}
+    assert any(a.relation is Relation.CONFLICTS for a in check.assessments)
+    assert stored.narratives == check.narratives and stored.assessments == check.assessments
+    assert check.verdict.claims[0].basis is not Basis.UNKNOWN
+    assert stored.verdict == check.verdict  # the basis is stored with each claim
     app.close()
 
 
@@ -127,6 +136,10 @@ def test_a_failing_model_falls_back_without_failing_the_check(
     assert check.verdict.label is Label.FALSE  # the no-model judge's fact-check match
     assert check.correction.text.startswith("This post is false.")
     assert sum(u.failures for u in check.usage) >= 1
+    assert check.assessments == ()  # the model never read the narratives
+    stored = app.store.checks.get(check.id).verdict.claims
+    assert [v.basis for v in stored] == [v.basis for v in check.verdict.claims]
+    assert Basis.FALLBACK in {v.basis for v in check.verdict.claims}
     app.close()
 
 

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
+from pipeline.image.records import (
+    Caption,
+    ContentCredentials,
+    ExifInfo,
+    ImageDescription,
+    ImageFailure,
+    ImageHashes,
+    ImageMetadata,
+    ImageOrigin,
+    ImageReport,
+    ImageSource,
+    OcrLine,
+    OcrText,
+)
 from pipeline.records import (
+    Assessment,
+    Basis,
     Check,
     Claim,
     ClaimVerdict,
@@ -13,11 +30,14 @@ from pipeline.records import (
     CorrectionQuote,
     Document,
     Evidence,
+    FacetCheck,
     Label,
     ModelUsage,
+    Narrative,
     Passage,
     Post,
     Reference,
+    Relation,
     StageTiming,
     Stance,
     Tier,
@@ -105,3 +125,81 @@ def store_checks(store: Store, checks: list[Check]) -> list[Check]:
     for check in checks:
         store.checks.save(check)
     return checks
+
+
+OCR_TEXT = "5G KILLS <script>alert('ocr')</script>"
+CAPTION = "A phone mast at dusk with a <b>warning</b> sign"
+IMAGE_URL = "https://cdn.example.net/mast.jpg"
+
+
+def image_report() -> ImageReport:
+    """Return an image report with one read image (OCR, EXIF, C2PA, caption) and one failure."""
+    description = ImageDescription(
+        image_id="a" * 64,
+        url=IMAGE_URL,
+        origin=ImageOrigin.ATTACHMENT,
+        width=800,
+        height=600,
+        frames=1,
+        hashes=ImageHashes(phash="f0e1d2c3b4a59687", phash_core="0f1e2d3c4b5a6978"),
+        ocr=OcrText(engine="tesseract", lines=(OcrLine(OCR_TEXT, 0.91),)),
+        metadata=ImageMetadata(
+            exif=ExifInfo(
+                captured_at=datetime(2019, 7, 4, 18, 30),  # naive: the camera gave no offset
+                latitude=48.8566,
+                longitude=2.3522,
+                camera="Canon EOS 5D",
+                software="GIMP 2.10",
+            ),
+            credentials=ContentCredentials(
+                signer="Example News Agency",
+                claim_generator="ExampleCam/1.0",
+                actions=("c2pa.created",),
+                ai_generated=True,
+                valid=True,
+                trusted=False,
+            ),
+        ),
+        caption=Caption(text=CAPTION, model="tiny-captioner"),
+        terms=("Paris",),
+        text=f"Text in the image: {OCR_TEXT}",
+    )
+    failure = ImageFailure(
+        source=ImageSource(ref="https://cdn.example.net/gone.png", origin=ImageOrigin.LINK),
+        reason="the image could not be downloaded (404)",
+    )
+    return ImageReport(descriptions=(description,), failures=(failure,))
+
+
+def with_details(check: Check, *, basis: Basis = Basis.MODEL) -> Check:
+    """Return check with an image report, one narrative per claim, its assessment and a basis."""
+    narratives = tuple(
+        Narrative(
+            id=f"n{i}",
+            claim_id=claim.id,
+            evidence_ids=tuple(e.id for e in check.evidence if e.claim_id == claim.id),
+            representative_id=next(e.id for e in check.evidence if e.claim_id == claim.id),
+        )
+        for i, claim in enumerate(check.claims)
+    )
+    assessments = tuple(
+        Assessment(
+            claim_id=n.claim_id,
+            narrative_id=n.id,
+            relation=Relation.CONFLICTS,
+            facets=(
+                FacetCheck("what", "conflicting", "agencies found no link"),
+                FacetCheck("when", "missing"),
+            ),
+            rationale="The review finds no <em>link</em> at all.",
+        )
+        for n in narratives
+    )
+    claims = tuple(dataclasses.replace(v, basis=basis) for v in check.verdict.claims)
+    return dataclasses.replace(
+        check,
+        verdict=dataclasses.replace(check.verdict, claims=claims),
+        images=image_report(),
+        narratives=narratives,
+        assessments=assessments,
+    )

@@ -13,7 +13,7 @@ from bots.runtime.platform import Destination
 from bots.runtime.review import ReviewQueue
 from pipeline.records import Label
 from tests.web.conftest import PASSWORD
-from tests.web.factory import QUOTE, make_check, store_checks
+from tests.web.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
 
 pytestmark = pytest.mark.browser
 
@@ -209,3 +209,26 @@ def test_keyboard_navigation_and_phone_width(
     expect(page.locator("#chart-per-day")).to_have_attribute("style", re.compile("display: block"))
     assert problems == []
     context.close()
+
+
+def test_the_image_report_renders_inert_and_loads_no_image(
+    served_app: App, serve_app: Any, page: Page, shot: Any
+) -> None:
+    users(served_app)
+    (check,) = store_checks(served_app.store, [with_details(make_check())])
+    served = serve_app(served_app, workers=0)
+    problems = watch(page)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    sign_in(page, served.base, "vera")
+    page.goto(f"{served.base}/check/{check.id}")
+    image = page.locator("#image-1")
+    expect(image.locator("pre.ocr")).to_have_text(OCR_TEXT)  # the script is text
+    expect(image).to_contain_text("made by AI")
+    expect(image).to_contain_text("Canon EOS 5D")
+    expect(page.locator("li.image.failed")).to_contain_text("could not be downloaded (404)")
+    expect(page.get_by_text("Narrative 1")).to_be_visible()
+    assert page.evaluate("typeof window.alert === 'function'")  # nothing ran
+    assert not [u for u in fetched if "cdn.example.net" in u]  # the image was never fetched
+    shot(page, "check-images")
+    assert problems == []
