@@ -613,3 +613,21 @@ def m019_search_status(db: Database) -> None:
     # Which evidence sources a check reached (JSON SearchStatus): live search off, ok, partial
     # or unreachable, each provider's failure, and the local index's size when it began.
     db.execute("ALTER TABLE checks ADD COLUMN search_status TEXT NOT NULL DEFAULT '{}'")
+
+
+@migrations()
+def m021_face_gallery(db: Database) -> None:
+    # Known public figures the operator imported (`factbot faces import`): one row per photo,
+    # its face's 128-d embedding as little-endian float32. A post's faces are never stored.
+    db.execute("""
+        CREATE TABLE face_gallery (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            source_file TEXT NOT NULL,
+            file_sha256 TEXT NOT NULL,
+            box TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            imported_at TEXT NOT NULL,
+            UNIQUE (name, file_sha256)
+        )""")
+    db.execute("CREATE INDEX face_gallery_name ON face_gallery(name)")
