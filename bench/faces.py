@@ -260,8 +260,9 @@ def _file(paths: Sequence[Path], found: Sequence[Found], k: int, root: Path) -> 
 
 def calibrate(negatives: Sequence[float], *, ceiling: float = 0.6) -> float:
     """Return the largest threshold (0.01 steps, at most 0.6) that accepts no negative."""
-    lowest = min(negatives, default=ceiling)
-    return min(ceiling, math.floor(lowest * 100 - 1e-9) / 100)
+    if not negatives:
+        return ceiling
+    return min(ceiling, math.floor(min(negatives) * 100 - 1e-9) / 100)
 
 
 def identify(
