@@ -635,3 +635,21 @@ def m020_check_details(db: Database) -> None:
             expires_at TEXT NOT NULL,
             used_at TEXT
         )""")
+
+
+@migrations()
+def m021_face_gallery(db: Database) -> None:
+    # Known public figures the operator imported (`factbot faces import`): one row per photo,
+    # its face's 128-d embedding as little-endian float32. A post's faces are never stored.
+    db.execute("""
+        CREATE TABLE face_gallery (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            source_file TEXT NOT NULL,
+            file_sha256 TEXT NOT NULL,
+            box TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            imported_at TEXT NOT NULL,
+            UNIQUE (name, file_sha256)
+        )""")
+    db.execute("CREATE INDEX face_gallery_name ON face_gallery(name)")

@@ -3,11 +3,11 @@
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the
 reply ledger), `workers` (who is alive), `state` (small values by key), `platform` (rate-limit
-buckets, platform requests, opt-outs), `images` (the image index, for provenance), `review`
-(proposed corrections and their decisions), `web` (search, page and reachability caches),
-`monitor` (the proactive monitor's lease, candidates and actions), `users` (dashboard
-operators) and `browse` (the dashboard's filtered lists and figures). Each multi-table write
-happens inside one transaction.
+buckets, platform requests, opt-outs), `images` (the image index, for provenance), `faces`
+(the gallery of known public figures), `review` (proposed corrections and their decisions),
+`web` (search, page and reachability caches), `monitor` (the proactive monitor's lease,
+candidates and actions), `users` (dashboard operators) and `browse` (the dashboard's filtered
+lists and figures). Each multi-table write happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sqlite_utils import Database
 from pipeline.clock import SYSTEM, Clock
 from storage.browse import BrowseRepo
 from storage.checks import CheckRepo
+from storage.faces import FaceGalleryRepo
 from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
@@ -53,6 +54,7 @@ class Store:
         self.web = WebCache(db, clock=clock)
         self.reuse = ReuseRepo(db)
         self.images = ImageIndexRepo(db)
+        self.faces = FaceGalleryRepo(db, clock=clock)
         self.state = StateRepo(db, clock=clock)
         self.platform = PlatformRepo(db, clock=clock)
         self.monitor = MonitorRepo(db, clock=clock)

@@ -51,6 +51,8 @@ from pipeline.evidence.web import WebDeps
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
 from pipeline.image.caption import LocalCaptioner
+from pipeline.image.faces import DlibFaces, FaceDeps
+from pipeline.image.gallery import FaceMatching
 from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.stage import ImageDeps
@@ -87,6 +89,7 @@ class App:
         self._fetcher: Fetcher | None = None
         self._ocr: OcrEngine | None = None
         self._captioner: LocalCaptioner | None = None
+        self._face_reader: DlibFaces | None = None
         self._fetcher_loop: asyncio.AbstractEventLoop | None = None
         self._tls: ssl.SSLContext | None = None
         self._closing: set[asyncio.Task[None]] = set()
@@ -379,6 +382,29 @@ class App:
             captioner=self.captioner(),
             limits=limits,
             index=self.store.images,
+            faces=self.face_deps(),
+        )
+
+    def face_reader(self) -> DlibFaces:
+        """Return the face detector and embedder, built once (its models load on first use)."""
+        side = self.settings.faces.detect_side
+        if self._face_reader is None or self._face_reader.detect_side != side:
+            self._face_reader = DlibFaces(detect_side=side)
+        return self._face_reader
+
+    def face_deps(self) -> FaceDeps | None:
+        """Return what the image stage needs to find and name faces, or None (off, no gallery).
+
+        With an empty gallery no face could be named, so none is looked for.
+        """
+        s = self.settings.faces
+        if not s.enabled or not self.store.faces.count():
+            return None
+        return FaceDeps(
+            reader=self.face_reader(),
+            gallery=self.store.faces,
+            matching=FaceMatching(threshold=s.threshold, margin=s.margin),
+            max_faces=s.max_faces,
         )
 
     def captioner(self) -> LocalCaptioner | None:

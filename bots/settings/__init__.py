@@ -31,6 +31,7 @@ from bots.settings.engine import (
     ServerSettings,
     StageModelSettings,
 )
+from bots.settings.faces import FaceSettings
 from bots.settings.mastodon import MastodonSettings
 from bots.settings.monitor import MonitorSettings
 from bots.settings.platforms import (
@@ -51,6 +52,7 @@ __all__ = [
     "DashboardSettings",
     "DiscordSettings",
     "EmbeddingSettings",
+    "FaceSettings",
     "FetchSettings",
     "GraphSettings",
     "GuardSettings",
@@ -108,6 +110,7 @@ class Settings(BaseSettings):
     graph: GraphSettings = GraphSettings()
     fetch: FetchSettings = FetchSettings()
     images: ImageSettings = ImageSettings()
+    faces: FaceSettings = FaceSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
     model: ModelSettings = ModelSettings()

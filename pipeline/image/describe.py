@@ -1,9 +1,12 @@
 """The describer (MUSE): one plain-text description per image from what the readers found.
 
 The claims stage reads it like the post (inside an `<image>` data block): the caption when a
-vision model wrote one, the text in the image, and what the metadata says (capture date, place,
-camera, editing software, content credentials). The names it holds (capitalised runs in the
-caption and the image text: people, places, organisations) become extra query terms.
+vision model wrote one, the text in the image, the people recognised in it (MUSE: faces that
+matched the operator's gallery of public figures), and what the metadata says (capture date,
+place, camera, editing software, content credentials). The names it holds (recognised people
+first, then capitalised runs in the caption and the image text: people, places,
+organisations) become extra query terms. Faces that match nobody are only counted: never
+described, numbered or told apart.
 
 Everything in a description comes from the image itself, so it is data, never instructions:
 the claims stage's prompt treats it as such.
@@ -14,6 +17,7 @@ Failure policy: never raises.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pipeline.image.records import (
     Caption,
@@ -22,6 +26,7 @@ from pipeline.image.records import (
     ImageMetadata,
     LoadedImage,
     OcrText,
+    SeenFace,
 )
 
 MAX_OCR_CHARS = 1200
@@ -72,6 +77,7 @@ def describe(
     ocr: OcrText | None,
     metadata: ImageMetadata,
     caption: Caption | None,
+    faces: Sequence[SeenFace] = (),
 ) -> ImageDescription:
     """Return the merged description of one image."""
     kind = "animation" if image.frames > 1 else "image"
@@ -81,8 +87,11 @@ def describe(
     ocr_text = ocr.text.strip() if ocr is not None else ""
     if ocr_text:
         lines.append(f"Text in the image: {' '.join(ocr_text.split())[:MAX_OCR_CHARS]}")
+    people = list(dict.fromkeys(f.name for f in faces if f.name is not None))
+    lines += _face_lines(faces, people)
     lines += _metadata_lines(metadata)
-    names = names_in("\n".join(filter(None, (caption.text if caption else "", ocr_text))))
+    found = names_in("\n".join(filter(None, (caption.text if caption else "", ocr_text))))
+    names = list(dict.fromkeys([*people, *found]))[:MAX_TERMS]
     return ImageDescription(
         image_id=image.id,
         url=image.url,
@@ -96,7 +105,26 @@ def describe(
         caption=caption,
         terms=tuple(names),
         text="\n".join(lines),
+        faces=tuple(faces),
     )
+
+
+def _face_lines(faces: Sequence[SeenFace], people: list[str]) -> list[str]:
+    if not faces:
+        return []
+    lines = []
+    if people:
+        lines.append(
+            "Recognised people (faces matching the operator's gallery of public figures): "
+            + ", ".join(people)
+            + "."
+        )
+    others = sum(1 for f in faces if f.name is None)
+    if others:
+        noun, verb = ("face", "matches") if others == 1 else ("faces", "match")
+        known = " other" if people else ""
+        lines.append(f"{others}{known} {noun} in it {verb} no known public figure.")
+    return lines
 
 
 def _metadata_lines(metadata: ImageMetadata) -> list[str]:

@@ -130,6 +130,48 @@ class Caption:
 
 
 @dataclass(frozen=True)
+class FaceBox:
+    """Where a face is in an image, in the image's pixels (right and bottom exclusive)."""
+
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+    @property
+    def area(self) -> int:
+        """Return the box's area in pixels."""
+        return max(0, self.right - self.left) * max(0, self.bottom - self.top)
+
+
+@dataclass(frozen=True)
+class Face:
+    """A face found in an image: its box, the detector's score and its 128-d embedding.
+
+    The embedding is biometric data: it stays in memory while the image is read and is never
+    stored for a post's image (only gallery photos the operator imports are stored).
+    """
+
+    box: FaceBox
+    score: float  # the HOG detector's confidence; higher is surer (0 is its usual cut-off)
+    embedding: tuple[float, ...] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class SeenFace:
+    """A face in an image as the description keeps it: a gallery name or no name, no embedding.
+
+    `name` is set only when the face matched a public figure the operator imported, closer than
+    the threshold and clearly closer than any other name; other faces stay anonymous.
+    """
+
+    box: FaceBox
+    score: float
+    name: str | None = None
+    distance: float | None = None  # to the nearest photo of `name` (when named)
+
+
+@dataclass(frozen=True)
 class ImageDescription:
     """Everything read from one image, and the text the claims stage reads for it."""
 
@@ -145,6 +187,7 @@ class ImageDescription:
     caption: Caption | None
     terms: tuple[str, ...]  # named people, places and other names: extra query terms
     text: str  # the merged description (MUSE's describer)
+    faces: tuple[SeenFace, ...] = ()  # faces found; named only when they match the gallery
 
 
 @dataclass(frozen=True)

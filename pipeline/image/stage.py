@@ -1,6 +1,7 @@
 """The image stage's entry point: a post in, an `ImageReport` out.
 
-intake -> for each image, in parallel: OCR, perceptual hashes, metadata, caption -> describe.
+intake -> for each image, in parallel: OCR, perceptual hashes, metadata, caption, faces ->
+describe.
 Every reader runs in the CPU pool (or behind the model client, for captions), so the event loop
 never decodes or reads a pixel.
 
@@ -20,12 +21,20 @@ from typing import Protocol
 from pipeline.cpu import CpuPool
 from pipeline.errors import FactbotError
 from pipeline.image.describe import describe
+from pipeline.image.faces import FaceDeps, read_faces
 from pipeline.image.hashing import hash_image
 from pipeline.image.intake import ImageLimits, collect_images
 from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
 from pipeline.image.provenance import ImageIndex
-from pipeline.image.records import Caption, ImageDescription, ImageReport, LoadedImage, OcrText
+from pipeline.image.records import (
+    Caption,
+    ImageDescription,
+    ImageReport,
+    LoadedImage,
+    OcrText,
+    SeenFace,
+)
 from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
 
@@ -51,6 +60,7 @@ class ImageDeps:
     captioner: Captioner | None = None
     limits: ImageLimits = field(default_factory=ImageLimits)
     index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
+    faces: FaceDeps | None = None  # None: faces are not looked for
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:
@@ -69,13 +79,22 @@ async def read_one(
     image: LoadedImage, *, deps: ImageDeps, cpu: CpuPool | None = None
 ) -> ImageDescription:
     """Run every reader on one decoded image and return its description."""
-    hashes, metadata, ocr, caption = await asyncio.gather(
+    hashes, metadata, ocr, caption, faces = await asyncio.gather(
         hash_image(image, cpu=cpu),
         read_metadata(image, cpu=cpu),
         _ocr(image, deps.ocr, cpu),
         _caption(image, deps.captioner, cpu),
+        _faces(image, deps.faces, cpu),
     )
-    return describe(image, hashes=hashes, ocr=ocr, metadata=metadata, caption=caption)
+    return describe(image, hashes=hashes, ocr=ocr, metadata=metadata, caption=caption, faces=faces)
+
+
+async def _faces(
+    image: LoadedImage, deps: FaceDeps | None, cpu: CpuPool | None
+) -> tuple[SeenFace, ...]:
+    if deps is None:
+        return ()
+    return await read_faces(image, deps=deps, cpu=cpu)
 
 
 async def _ocr(image: LoadedImage, engine: OcrEngine | None, cpu: CpuPool | None) -> OcrText | None:
