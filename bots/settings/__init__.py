@@ -41,6 +41,7 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
+from bots.settings.reverse_image import ReverseImageSettings
 from bots.settings.review import ReviewSettings
 from bots.settings.x import XSettings
 from pipeline.errors import ConfigError
@@ -64,6 +65,7 @@ __all__ = [
     "ReplySettings",
     "RetrievalSettings",
     "ReuseSettings",
+    "ReverseImageSettings",
     "ReviewSettings",
     "SearchSettings",
     "ServerSettings",
@@ -110,6 +112,7 @@ class Settings(BaseSettings):
     images: ImageSettings = ImageSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
+    reverse_image: ReverseImageSettings = ReverseImageSettings()
     model: ModelSettings = ModelSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()

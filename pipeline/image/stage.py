@@ -26,6 +26,7 @@ from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.records import Caption, ImageDescription, ImageReport, LoadedImage, OcrText
+from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
 
@@ -51,6 +52,7 @@ class ImageDeps:
     captioner: Captioner | None = None
     limits: ImageLimits = field(default_factory=ImageLimits)
     index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
+    reverse: ReverseDeps | None = None  # reverse image search (`pipeline.image.reverse`)
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:
