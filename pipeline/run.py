@@ -29,7 +29,7 @@ from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.records import ImageReport
-from pipeline.image.reverse.trace import trace_images
+from pipeline.image.reverse.trace import TraceReport, trace_images, with_reverse_image
 from pipeline.image.stage import read_images
 from pipeline.injection import screen_post
 from pipeline.llm.usage import metering
@@ -85,13 +85,14 @@ async def run_check(
     usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
     images = ImageReport()
+    traced: TraceReport | None = None
     if deps.images is not None and (post.image_refs or post.links or post.url):
         images = await stages.timed("images", read_images(post, deps=deps.images, cpu=deps.cpu))
         fetcher, reverse = deps.images.fetcher, deps.images.reverse
         if reverse is not None and fetcher is not None and images.descriptions:
             # Where else the pictures appear: pages indexed as evidence, appearances kept for
             # provenance (`finalise` cites the earliest).
-            await stages.timed(
+            traced = await stages.timed(
                 "reverse images",
                 trace_images(
                     images,
@@ -151,7 +152,7 @@ async def run_check(
         usage=usage,
         injections=(*post_injections, *stages.pages.injections),
         graphs=claim_graphs,
-        search=stages.search_status(),
+        search=with_reverse_image(stages.search_status(), traced),
         images=images,
     )
 

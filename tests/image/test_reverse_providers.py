@@ -169,7 +169,7 @@ async def test_tineye_reads_backlinks_with_crawl_dates(http: httpx.AsyncClient) 
         sent = fake.requests[0]
     assert [m.page_url for m in found] == [PAGES[0].page_url, PAGES[1].page_url]
     assert found[0].image_url == PAGES[0].image_url  # the copy on that page, not TinEye's
-    assert found[0].published_at == datetime(2012, 3, 4, tzinfo=UTC)
+    assert found[0].seen_at == datetime(2012, 3, 4, tzinfo=UTC) and found[0].published_at is None
     assert found[0].score == 88.5 and found[0].source == "example.org"
     assert sent.param("sort") == "crawl_date" and sent.param("order") == "asc"
 

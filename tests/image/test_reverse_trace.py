@@ -23,7 +23,7 @@ from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.tineye import TinEyeSearch
-from pipeline.image.reverse.trace import public_url, trace_images
+from pipeline.image.reverse.trace import public_url, trace_images, with_reverse_image
 from pipeline.image.reverse.vision import VisionWebDetection
 from pipeline.image.stage import ImageDeps, read_images
 from pipeline.judge.review import ReviewMatchJudge
@@ -31,6 +31,7 @@ from pipeline.records import Post, document_id_for
 from pipeline.reply.writer import verify_references
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.search.merge import Outcome
+from pipeline.search_status import LiveSearch, ProviderStatus, SearchStatus
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
@@ -112,7 +113,8 @@ def tineye_for(fake: FakeTinEye, web: Web, store: Store, http: httpx.AsyncClient
     fake.appearances.extend(
         [
             Appearance(web.other_page, web.other_image, crawl_date="2023-02-02"),
-            Appearance(web.older_page, web.older_image, crawl_date="2012-05-02"),
+            # Crawled after the post: the page's own date (2012) is what counts.
+            Appearance(web.older_page, web.older_image, crawl_date="2025-06-01"),
         ]
     )
     search = ReverseSearch(
@@ -186,9 +188,15 @@ async def test_a_failing_provider_is_reported_and_the_check_goes_on(
                 rater=SourcePolicy(store.sources, unrated="allow"),
                 before=POSTED,
             )
-    (status,) = trace.providers
-    assert status.outcome is Outcome.FAILED and status.status == 500
+    (report_,) = trace.providers
+    assert report_.outcome is Outcome.FAILED and report_.status == 500
     assert trace.indexed == 0 and store.images.count() == 0
+    # Recorded with the check's search status, apart from live search, and stored as JSON.
+    status = with_reverse_image(SearchStatus(), trace)
+    (vision,) = status.reverse_image
+    assert not vision.reachable and vision.reason.startswith("HTTP 500")
+    assert status.live is LiveSearch.OFF and not status.failures()
+    assert SearchStatus.from_json(status.to_json()) == status
 
 
 async def test_without_a_public_url_and_with_uploads_off_nothing_is_sent(
@@ -266,3 +274,4 @@ async def test_a_check_cites_the_earlier_copy_a_reverse_search_found(
     assert f"This image appeared on 1 May 2012 [{cited[web.older_page]}]" in check.correction.note
     assert "Flooded streets in Riverton after the May 2012 storm" in check.correction.note
     verify_references(check.correction, check.evidence)  # only retrieved pages are cited
+    assert check.search.reverse_image == (ProviderStatus("tineye", True),)

@@ -69,7 +69,8 @@ class ReverseMatch:
     provider: str
     rank: int  # 1-based position in this provider's answer
     kind: MatchKind = MatchKind.EXACT
-    published_at: datetime | None = None  # the provider's date (TinEye: first crawled)
+    published_at: datetime | None = None  # when the page says it was published
+    seen_at: datetime | None = None  # when the provider first saw it there (TinEye's crawl)
     source: str | None = None  # the site's name as the provider gives it
     score: float | None = None  # the provider's own match score, when it gives one
 
@@ -100,7 +101,8 @@ def match_to_dict(match: ReverseMatch) -> dict[str, Any]:
         "provider": match.provider,
         "rank": match.rank,
         "kind": match.kind.value,
-        "published_at": to_utc(match.published_at).isoformat() if match.published_at else None,
+        "published_at": _out(match.published_at),
+        "seen_at": _out(match.seen_at),
         "source": match.source,
         "score": match.score,
     }
@@ -108,9 +110,6 @@ def match_to_dict(match: ReverseMatch) -> dict[str, Any]:
 
 def match_from_dict(data: dict[str, Any]) -> ReverseMatch:
     """Return the match stored as data; raise KeyError, TypeError or ValueError if malformed."""
-    published = data.get("published_at")
-    if published is not None and not isinstance(published, str):
-        raise TypeError("a stored date must be a string")
     score = data.get("score")
     return ReverseMatch(
         page_url=str(data["page_url"]),
@@ -119,7 +118,20 @@ def match_from_dict(data: dict[str, Any]) -> ReverseMatch:
         provider=str(data["provider"]),
         rank=int(data["rank"]),
         kind=MatchKind(data["kind"]),
-        published_at=to_utc(datetime.fromisoformat(published)) if published else None,
+        published_at=_in(data.get("published_at")),
+        seen_at=_in(data.get("seen_at")),
         source=data.get("source"),
         score=None if score is None else float(score),
     )
+
+
+def _out(moment: datetime | None) -> str | None:
+    return to_utc(moment).isoformat() if moment is not None else None
+
+
+def _in(value: object) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("a stored date must be a string")
+    return to_utc(datetime.fromisoformat(value))

@@ -89,7 +89,7 @@ class TinEyeSearch(KeyedReverseProvider):
                         provider=self.name,
                         rank=len(found) + 1,
                         kind=MatchKind.EXACT,
-                        published_at=_crawl_date(link.crawl_date),
+                        seen_at=_crawl_date(link.crawl_date),
                         source=match.domain,
                         score=match.score,
                     )

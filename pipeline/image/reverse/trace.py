@@ -3,13 +3,13 @@
 For each image the image stage read: ask the configured reverse image providers (by its public
 URL, or by its bytes when it has none and uploads are allowed); keep at most `pages_per_image`
 of the pages they name, dropping pages whose publisher may not be cited and pages the provider
-dates after the time bound; fetch the matched image on each page through the SSRF-safe fetcher
-and hash it, dropping a page whose picture is not the same (`pipeline.image.hashing.compare`:
-"visually similar" is not an appearance); fetch the page and index it into the evidence index
-like a web search result (so it is retrieved, rated and cited like any page); and add the
-appearance to the local image index (page URL, publisher, the page's date, or the provider's
-when the page has none, and the page's or provider's title as its caption), where
-`pipeline.image.provenance.find_earlier` finds it.
+says were published after the time bound (a late crawl of an old page is kept); fetch the
+matched image on each page through the SSRF-safe fetcher and hash it, dropping a page whose
+picture is not the same (`pipeline.image.hashing.compare`: "visually similar" is not an
+appearance); fetch the page and index it into the evidence index like a web search result (so
+it is retrieved, rated and cited like any page); and add the appearance to the local image index
+(page URL, publisher, the page's date, or the provider's when the page has none, and the page's
+or provider's title as its caption), where `pipeline.image.provenance.find_earlier` finds it.
 
 Failure policy: never raises for a provider, page or image. A provider failure is a
 `ProviderReport` in the returned `TraceReport` (and logged); every dropped page is counted with
@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from ipaddress import ip_address
 from urllib.parse import urlsplit
@@ -48,9 +48,10 @@ from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.ports import EvidenceIndex
 from pipeline.records import Document, Post, utcnow
-from pipeline.search.merge import ProviderReport
+from pipeline.search.merge import Outcome, ProviderReport
 from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
+from pipeline.search_status import ProviderStatus, SearchStatus
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,27 @@ class TraceReport:
     skipped: Counter[str] = field(default_factory=Counter)
     providers: list[ProviderReport] = field(default_factory=list)
 
+    def statuses(self) -> tuple[ProviderStatus, ...]:
+        """Return whether each provider answered, for the check's `SearchStatus`.
+
+        A provider only skipped (it cannot take the picture) or over its budget says nothing
+        about whether it answers, so it is left out; one that answered once answered.
+        """
+        answered: dict[str, bool] = {}
+        reasons: dict[str, tuple[str, float]] = {}
+        for report in self.providers:
+            if report.outcome in (Outcome.OK, Outcome.CACHED):
+                answered[report.provider] = True
+            elif report.outcome is Outcome.FAILED:
+                answered.setdefault(report.provider, False)
+                reasons[report.provider] = (report.reason or "", round(report.seconds, 3))
+        return tuple(
+            ProviderStatus(name, True)
+            if ok
+            else ProviderStatus(name, False, reasons[name][0], reasons[name][1])
+            for name, ok in answered.items()
+        )
+
 
 @dataclass(frozen=True)
 class _Deps:
@@ -83,6 +105,13 @@ class _Found:
     image: LoadedImage
     hashes: ImageHashes
     distance: int
+
+
+def with_reverse_image(status: SearchStatus, trace: TraceReport | None) -> SearchStatus:
+    """Return the check's search status with what its reverse image look-ups did."""
+    if trace is None or not trace.providers:
+        return status
+    return replace(status, reverse_image=trace.statuses())
 
 
 async def trace_images(
@@ -302,6 +331,8 @@ def _indexed(found: _Found) -> IndexedImage:
         page_url=document.url,
         hashes=found.hashes,
         publisher=document.publisher or match.source,
-        published_at=document.published_at or match.published_at,
+        # The page's own date first; else the provider's: a crawl date is when the picture was
+        # already there, so the appearance is at least that old.
+        published_at=document.published_at or match.published_at or match.seen_at,
         caption=document.title if document.title != document.url else match.title,
     )
