@@ -104,6 +104,8 @@ async def test_an_app_check_traces_the_image_and_stores_the_appearance(
         )
         try:
             check = await app.check(post)
+            stored = app.store.checks.get(check.id)
+            kept = app.store.images.count()
         finally:
             await app.close_fetcher()
             app.store.close()
@@ -112,3 +114,5 @@ async def test_an_app_check_traces_the_image_and_stores_the_appearance(
     cited = {r.url for r in check.correction.references}
     assert older_page in cited
     assert "This image appeared on 10 March 2013" in check.correction.note
+    assert [(p.provider, p.reachable) for p in stored.search.reverse_image] == [("tineye", True)]
+    assert kept == 1

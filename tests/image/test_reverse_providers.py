@@ -309,3 +309,20 @@ async def test_providers_are_merged_by_page_and_one_that_cannot_take_bytes_is_sk
         ("serpapi", Outcome.SKIPPED),
     ]
     assert lens.requests == []
+
+
+async def test_the_lens_result_type_has_its_own_cache_entry(
+    http: httpx.AsyncClient, store: Store
+) -> None:
+    with serve() as server:
+        fake = FakeSerpApi(server)
+        fake.appearances.extend(PAGES)
+        client = ProviderClient("serpapi", http)
+        exact = SerpApiLens(client, api_key=SecretStr(fake.key), base_url=fake.base)
+        every = SerpApiLens(
+            client, api_key=SecretStr(fake.key), base_url=fake.base, lens_type="all"
+        )
+        first = await ReverseSearch([exact], cache=store.web).search(BY_URL)
+        second = await ReverseSearch([every], cache=store.web).search(BY_URL)
+        assert len(fake.requests) == 2
+    assert len(first.matches) == 2 and len(second.matches) == 3

@@ -96,7 +96,8 @@ class ReverseSearch:
         if not set(provider.carriers) & set(query.carriers()):
             wants = " or ".join(c.value for c in provider.carriers)
             return [], ProviderReport(name, Outcome.SKIPPED, reason=f"needs the image by {wants}")
-        key = cache_key(name, query)
+        # A provider whose answer depends on its own options (Lens's result type) names them.
+        key = cache_key(name, query, variant=str(getattr(provider, "cache_variant", "")))
         cached = self._cached(name, key)
         if cached is not None:
             return cached, ProviderReport(name, Outcome.CACHED, results=len(cached))

@@ -72,6 +72,11 @@ class SerpApiLens(KeyedReverseProvider):
         super().__init__(client, api_key=api_key, base_url=base_url)
         self.lens_type = lens_type
 
+    @property
+    def cache_variant(self) -> str:
+        """Return what besides the picture changes the answer: the Lens result type."""
+        return self.lens_type
+
     async def search(self, query: ImageQuery) -> list[ReverseMatch]:
         """Return the pages Google Lens lists for the picture, exact matches first."""
         self.carrier(query)
