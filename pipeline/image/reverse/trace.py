@@ -10,6 +10,7 @@ appearance); fetch the page and index it into the evidence index like a web sear
 it is retrieved, rated and cited like any page); and add the appearance to the local image index
 (page URL, publisher, the page's date, or the provider's when the page has none, and the page's
 or provider's title as its caption), where `pipeline.image.provenance.find_earlier` finds it.
+A page with instructions to the checker in it is dropped: provenance cites pages directly.
 
 Failure policy: never raises for a provider, page or image. A provider failure is a
 `ProviderReport` in the returned `TraceReport` (and logged); every dropped page is counted with
@@ -46,6 +47,7 @@ from pipeline.image.records import (
 )
 from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
 from pipeline.image.reverse.multi import ReverseDeps
+from pipeline.injection import find_instructions
 from pipeline.ports import EvidenceIndex
 from pipeline.records import Document, Post, utcnow
 from pipeline.search.merge import Outcome, ProviderReport
@@ -320,7 +322,12 @@ async def _verify(
         return f"fetch failed: {type(exc).__name__}"
     except ValueError:
         return "fetch failed: bad URL"
-    return _Found(match, extracted.document, image, hashes, same.phash_distance)
+    document = extracted.document
+    # Provenance cites an appearance's page directly: one that speaks to the checker is
+    # never evidence (as `PageScreen` drops it from retrieval).
+    if await run_cpu(cpu, find_instructions, f"{document.title}\n{document.text}"):
+        return "the page carries instructions to the checker"
+    return _Found(match, document, image, hashes, same.phash_distance)
 
 
 def _indexed(found: _Found) -> IndexedImage:
