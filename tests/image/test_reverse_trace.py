@@ -241,6 +241,34 @@ async def test_without_a_public_url_and_with_uploads_off_nothing_is_sent(
     assert trace.skipped == {"no public URL and uploads are off": 1}
 
 
+async def test_unrated_publishers_found_on_the_web_are_skipped_by_default(
+    web: Web, store: Store, embedder: SentenceTransformerEmbedder, http: httpx.AsyncClient
+) -> None:
+    url = web.server.add("/post.jpg", web.post_image, "image/jpeg")
+    post = image_post(url)
+    with serve() as api:
+        fake = FakeTinEye(api)
+        reverse = tineye_for(fake, web, store, http)
+        async with Fetcher(LOOPBACK) as fetcher:
+            report = await read_images(post, deps=ImageDeps(fetcher=fetcher, ocr=None))
+            web.server.forget()
+            trace = await trace_images(
+                report,
+                post=post,
+                reverse=reverse,
+                fetcher=fetcher,
+                images=store.images,
+                documents=store.documents,
+                embedder=embedder,
+                rater=SourcePolicy(store.sources),  # the default: unrated only from the index
+                before=POSTED,
+            )
+    assert trace.matches == 3 and trace.verified == 0
+    assert sum(trace.skipped.values()) == 3
+    assert all(reason.startswith("publisher not citable") for reason in trace.skipped)
+    assert [r.path for r in web.server.requests if r.path != "/post.jpg"] == []  # nothing fetched
+
+
 @pytest.mark.parametrize(
     ("url", "public"),
     [

@@ -2,7 +2,8 @@
 
 For each image the image stage read: ask the configured reverse image providers (by its public
 URL, or by its bytes when it has none and uploads are allowed); keep at most `pages_per_image`
-of the pages they name, dropping pages whose publisher may not be cited and pages the provider
+of the pages they name, dropping pages whose publisher may not be cited from the web (an unrated
+one under the default `local` policy, as for web search) and pages the provider
 says were published after the time bound (a late crawl of an old page is kept); fetch the
 matched image on each page through the SSRF-safe fetcher and hash it, dropping a page whose
 picture is not the same (`pipeline.image.hashing.compare`: "visually similar" is not an
@@ -282,7 +283,7 @@ def _skip_reason(
     if canonical_url(match.page_url) in own:
         return "the post's own page"
     rating = rater.rate(match.page_url)
-    if not rater.citable(rating):
+    if not rater.citable(rating, web=True):
         return f"publisher not citable ({rating.tier.value})"
     published = match.published_at
     if before is not None and published is not None and to_utc(published) >= to_utc(before):
