@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 
@@ -326,3 +327,14 @@ async def test_the_lens_result_type_has_its_own_cache_entry(
         second = await ReverseSearch([every], cache=store.web).search(BY_URL)
         assert len(fake.requests) == 2
     assert len(first.matches) == 2 and len(second.matches) == 3
+
+
+async def test_the_serpapi_key_in_the_url_never_reaches_the_log(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with serve() as server, caplog.at_level(logging.DEBUG):
+        fake = FakeSerpApi(server)
+        fake.appearances.append(PAGES[0])
+        await provider("serpapi", fake, http).search(BY_URL)
+        assert fake.key in fake.requests[0].target  # SerpApi takes it only there
+    assert "HTTP Request: GET" in caplog.text and fake.key not in caplog.text

@@ -15,10 +15,14 @@ Fields relied on (SerpApi's documented JSON):
 - `error`: a message; "Google Lens hasn't returned any results for this query." is an empty
   answer, not a failure (SerpApi says so with HTTP 200).
 Relative dates are not kept: "2 years ago" does not date a photo.
+
+Because the key travels in the URL, httpx's own request log line would carry it: every key a
+`SerpApiLens` is given is masked in the `httpx` logger's records (`_KeyMask`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Literal
 
@@ -36,6 +40,35 @@ DEFAULT_URL = "https://serpapi.com"
 LensType = Literal["exact_matches", "visual_matches", "all"]
 _NO_RESULTS = "hasn't returned any results"
 _YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
+
+
+class _KeyMask(logging.Filter):
+    """Mask SerpApi keys in httpx's request log lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep the record, with every known key replaced by ***."""
+        if self.secrets:
+            message = record.getMessage()
+            masked = message
+            for secret in self.secrets:
+                masked = masked.replace(secret, "***")
+            if masked != message:
+                record.msg, record.args = masked, ()
+        return True
+
+
+_MASK = _KeyMask()
+
+
+def _mask_in_httpx_log(secret: str) -> None:
+    _MASK.secrets.add(secret)
+    logger = logging.getLogger("httpx")
+    if _MASK not in logger.filters:
+        logger.addFilter(_MASK)
 
 
 class _Hit(Answer):
@@ -71,6 +104,7 @@ class SerpApiLens(KeyedReverseProvider):
     ) -> None:
         super().__init__(client, api_key=api_key, base_url=base_url)
         self.lens_type = lens_type
+        _mask_in_httpx_log(self.api_key.get_secret_value())
 
     @property
     def cache_variant(self) -> str:
