@@ -1,12 +1,13 @@
 """The order of the stages: the only module that knows it.
 
-post -> [images] -> claims -> queries -> [web search -> fetch -> index] -> retrieval -> relevance
-     -> credibility ranking -> [reachability] -> [graphs] -> judgement -> rules -> correction
-     -> Check (with the time each stage took)
+post -> [images -> reverse image search] -> claims -> queries -> [web search -> fetch -> index]
+     -> retrieval -> relevance -> credibility ranking -> [reachability] -> [graphs] -> judgement
+     -> rules -> correction -> Check (with the time each stage took)
 
-The bracketed stages run when their dependencies are given (images, live web search, reference
-checks, graph verification). The image stage's text (OCR) is read as part of the post, its
-descriptions go to the claims model, the names it finds become query terms, and the
+The bracketed stages run when their dependencies are given (images, reverse image search, live
+web search, reference checks, graph verification). The image stage's text (OCR) is read as part
+of the post, its descriptions go to the claims model, the names it finds become query terms, the
+pages reverse image search finds carrying the same pictures are indexed as evidence, and the
 correction's note says what was found about the images and which could not be read.
 
 The parts live in `pipeline.checking`: the evidence-gathering steps and their clock (stages),
@@ -28,6 +29,7 @@ from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.records import ImageReport
+from pipeline.image.reverse.trace import TraceReport, trace_images, with_reverse_image
 from pipeline.image.stage import read_images
 from pipeline.injection import screen_post
 from pipeline.llm.usage import metering
@@ -87,8 +89,29 @@ async def run_check(
     narratives: tuple[Narrative, ...] = ()
     assessments: tuple[Assessment, ...] = ()
     images = ImageReport()
+    traced: TraceReport | None = None
     if deps.images is not None and (post.image_refs or post.links or post.url):
         images = await stages.timed("images", read_images(post, deps=deps.images, cpu=deps.cpu))
+        fetcher, reverse = deps.images.fetcher, deps.images.reverse
+        if reverse is not None and fetcher is not None and images.descriptions:
+            # Where else the pictures appear: pages indexed as evidence, appearances kept for
+            # provenance (`finalise` cites the earliest).
+            traced = await stages.timed(
+                "reverse images",
+                trace_images(
+                    images,
+                    post=post,
+                    reverse=reverse,
+                    fetcher=fetcher,
+                    images=deps.images.index,
+                    documents=deps.index,
+                    embedder=deps.embedder,
+                    rater=deps.rater,
+                    before=before,
+                    limits=deps.images.limits,
+                    cpu=deps.cpu,
+                ),
+            )
     # Text read in the images is post text, screened like the rest of it.
     read_post, image_injections = screen_post(with_image_text(readable, images))
     post_injections += image_injections
@@ -133,7 +156,7 @@ async def run_check(
         usage=usage,
         injections=(*post_injections, *stages.pages.injections),
         graphs=claim_graphs,
-        search=stages.search_status(),
+        search=with_reverse_image(stages.search_status(), traced),
         images=images,
         narratives=narratives,
         assessments=assessments,

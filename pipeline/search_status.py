@@ -53,6 +53,9 @@ class SearchStatus:
     providers: tuple[ProviderStatus, ...] = ()
     local_documents: int | None = None  # documents in the local index at the start; None: unknown
     off_reason: str = ""  # why live search is off, e.g. the setting that turned it off
+    # Reverse image search providers the check asked about its images (apart from `live`: a
+    # picture's look-up says nothing about whether the claims could be searched).
+    reverse_image: tuple[ProviderStatus, ...] = ()
 
     @property
     def blind(self) -> bool:
@@ -124,6 +127,7 @@ class SearchStatus:
             "local_documents": self.local_documents,
             "off_reason": self.off_reason,
             "could_not_search": self.blind_reason(),
+            "reverse_image": [p.to_json() for p in self.reverse_image],
         }
 
     @classmethod
@@ -131,15 +135,17 @@ class SearchStatus:
         """Return the status stored by `to_json` (an empty object: a check from before)."""
         return cls(
             live=LiveSearch(data.get("live", LiveSearch.OFF.value)),
-            providers=tuple(
-                ProviderStatus(
-                    p["provider"], bool(p["reachable"]), p.get("reason", ""), p.get("seconds", 0)
-                )
-                for p in data.get("providers", ())
-            ),
+            providers=tuple(_provider(p) for p in data.get("providers", ())),
             local_documents=data.get("local_documents"),
             off_reason=data.get("off_reason", ""),
+            reverse_image=tuple(_provider(p) for p in data.get("reverse_image", ())),
         )
+
+
+def _provider(data: dict[str, Any]) -> ProviderStatus:
+    return ProviderStatus(
+        data["provider"], bool(data["reachable"]), data.get("reason", ""), data.get("seconds", 0)
+    )
 
 
 def probed(providers: Sequence[ProviderStatus], *, local_documents: int | None) -> SearchStatus:

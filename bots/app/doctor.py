@@ -61,7 +61,7 @@ class Source:
     """One evidence source: the local index or a live search provider."""
 
     name: str
-    kind: Literal["local index", "live search"]
+    kind: Literal["local index", "live search", "reverse image search"]
     answers: bool
     detail: str
     seconds: float = 0.0
@@ -137,6 +137,7 @@ async def diagnose(
         client = http if http is not None else await stack.enter_async_context(httpx.AsyncClient())
         probe = probe or new_probe(settings.search)
         sources, live = await _sources(settings, database, probe, client)
+        sources = (*sources, *reverse_image_sources(settings))
         model = await _model(settings, client, problems)
     problems += _source_problems(settings, sources)
     return Diagnosis(
@@ -183,9 +184,37 @@ async def _sources(
     return (local, *live), "on"
 
 
+def reverse_image_sources(settings: Settings) -> tuple[Source, ...]:
+    """Return each reverse image provider as a source: on when its key is set (not probed:
+    every look-up is a paid request)."""
+    ri = settings.reverse_image
+    keyed = set(ri.keyed())
+    on = settings.images.enabled and ri.pages_per_image > 0
+    found = []
+    for name, sends in _REVERSE_SENDS.items():
+        setting = f"FACTBOT_REVERSE_IMAGE__{name.upper()}_API_KEY"
+        if name not in keyed:
+            detail = f"off: no key ({setting})"
+        elif not on:
+            detail = "key set, but images are not read (FACTBOT_IMAGES__ENABLED) or looked up"
+        else:
+            detail = f"key set: a post's images are sent to it ({sends})"
+        found.append(
+            Source(name, "reverse image search", answers=on and name in keyed, detail=detail)
+        )
+    return tuple(found)
+
+
+_REVERSE_SENDS = {
+    "serpapi": "image URL only",
+    "vision": "image URL, or its bytes when it has no public URL",
+    "tineye": "image URL, or its bytes when it has no public URL",
+}
+
+
 def _source_problems(settings: Settings, sources: tuple[Source, ...]) -> list[Problem]:
     problems = []
-    local, live = sources[0], sources[1:]
+    local, live = sources[0], [s for s in sources[1:] if s.kind == "live search"]
     down = [s for s in live if not s.answers]
     for source in down:
         problems.append(

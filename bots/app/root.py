@@ -30,7 +30,7 @@ from typing import Self
 import httpx
 
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
-from bots.app.search import live_enabled, live_web, new_probe, off_reason
+from bots.app.search import live_enabled, live_web, new_probe, off_reason, reverse_image
 from bots.logs import configure as configure_logging
 from bots.runtime.candidates import CandidateSource
 from bots.runtime.intake import PlatformService
@@ -55,6 +55,7 @@ from pipeline.image.faces import DlibFaces, FaceDeps
 from pipeline.image.gallery import FaceMatching
 from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
+from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.image.stage import ImageDeps
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
@@ -407,6 +408,15 @@ class App:
             max_faces=s.max_faces,
         )
 
+    async def reverse(self, stack: contextlib.AsyncExitStack) -> ReverseDeps | None:
+        """Return reverse image search over the keyed providers (its client closed with stack)."""
+        settings = self.settings.reverse_image
+        timeout = httpx.Timeout(settings.request_timeout, connect=settings.connect_timeout)
+        http = await stack.enter_async_context(
+            httpx.AsyncClient(timeout=timeout, verify=await self.tls())
+        )
+        return reverse_image(settings, http=http, cache=self.store.web)
+
     def captioner(self) -> LocalCaptioner | None:
         """Return the local captioning model when one is configured (loaded on first use)."""
         directory = self.settings.images.caption_model_dir
@@ -474,6 +484,8 @@ class App:
                         ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
                     )
             images = await self.image_deps(post)
+            if images is not None and self.settings.reverse_image.keyed():
+                images = dataclasses.replace(images, reverse=await self.reverse(stack))
             deps = self.deps(web=web, references=references, images=images, sources=sources)
             model = await self.model_deps(stack, fallback=deps.judge)
             check = await run_check(

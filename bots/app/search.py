@@ -6,6 +6,9 @@ News RSS):
 provider (`pipeline.search.probe`, answers cached for `FACTBOT_SEARCH__PROBE_TTL`), searches only
 those that answer, and returns the `SearchStatus` the check records; with none reachable the
 check keeps to the local index at once instead of waiting for timeouts.
+
+Reverse image search (`reverse_image`) is built here too, over the same HTTP client and search
+cache: every provider whose key is set in `FACTBOT_REVERSE_IMAGE__...`, none by default.
 """
 
 from __future__ import annotations
@@ -15,8 +18,13 @@ from datetime import timedelta
 
 import httpx
 
-from bots.settings import SearchSettings
+from bots.settings import ReverseImageSettings, SearchSettings
 from pipeline.evidence.web import WebDeps
+from pipeline.image.reverse.base import ReverseImageProvider
+from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
+from pipeline.image.reverse.serpapi import SerpApiLens
+from pipeline.image.reverse.tineye import TinEyeSearch
+from pipeline.image.reverse.vision import VisionWebDetection
 from pipeline.search.base import SearchProvider
 from pipeline.search.http import ProviderClient
 from pipeline.search.merge import MultiSearch
@@ -172,4 +180,56 @@ def new_probe(settings: SearchSettings) -> SearchProbe:
         ttl=settings.probe_ttl,
         timeout=settings.probe_timeout,
         connect_timeout=settings.connect_timeout,
+    )
+
+
+def build_reverse_providers(
+    settings: ReverseImageSettings, http: httpx.AsyncClient
+) -> list[ReverseImageProvider]:
+    """Return the reverse image providers whose key is set, each with its own client."""
+    providers: list[ReverseImageProvider] = []
+    for name in settings.keyed():
+        client = ProviderClient(
+            name,
+            http,
+            timeout=settings.request_timeout,
+            connect_timeout=settings.connect_timeout,
+        )
+        base = settings.base_urls.get(name)
+        if name == "serpapi":
+            providers.append(
+                SerpApiLens(
+                    client,
+                    api_key=settings.serpapi_api_key,
+                    base_url=base,
+                    lens_type=settings.serpapi_type,
+                )
+            )
+        elif name == "vision":
+            providers.append(
+                VisionWebDetection(client, api_key=settings.vision_api_key, base_url=base)
+            )
+        elif name == "tineye":
+            providers.append(TinEyeSearch(client, api_key=settings.tineye_api_key, base_url=base))
+    return providers
+
+
+def reverse_image(
+    settings: ReverseImageSettings, *, http: httpx.AsyncClient, cache: WebCache
+) -> ReverseDeps | None:
+    """Return reverse image search over every keyed provider, or None when no key is set."""
+    providers = build_reverse_providers(settings, http)
+    if not providers or settings.pages_per_image == 0:
+        return None
+    search = ReverseSearch(
+        providers,
+        cache=cache,
+        ttl=timedelta(hours=settings.cache_ttl_hours),
+        default_budget=settings.budget_per_check,
+    )
+    return ReverseDeps(
+        search=search,
+        pages_per_image=settings.pages_per_image,
+        results_per_provider=settings.results_per_provider,
+        upload=settings.upload,
     )

@@ -42,6 +42,7 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
+from bots.settings.reverse_image import ReverseImageSettings
 from bots.settings.review import ReviewSettings
 from bots.settings.x import XSettings
 from pipeline.errors import ConfigError
@@ -66,6 +67,7 @@ __all__ = [
     "ReplySettings",
     "RetrievalSettings",
     "ReuseSettings",
+    "ReverseImageSettings",
     "ReviewSettings",
     "SearchSettings",
     "ServerSettings",
@@ -113,6 +115,7 @@ class Settings(BaseSettings):
     faces: FaceSettings = FaceSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
+    reverse_image: ReverseImageSettings = ReverseImageSettings()
     model: ModelSettings = ModelSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()

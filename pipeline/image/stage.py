@@ -35,6 +35,7 @@ from pipeline.image.records import (
     OcrText,
     SeenFace,
 )
+from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
 
@@ -61,6 +62,7 @@ class ImageDeps:
     limits: ImageLimits = field(default_factory=ImageLimits)
     index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
     faces: FaceDeps | None = None  # None: faces are not looked for
+    reverse: ReverseDeps | None = None  # reverse image search (`pipeline.image.reverse`)
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:

@@ -146,6 +146,18 @@ class ProviderClient:
         """POST body as JSON to url and return the decoded JSON answer."""
         return self._decode_json(await self.send("POST", url, json_body=body, headers=headers))
 
+    async def post_files(
+        self,
+        url: str,
+        *,
+        files: Mapping[str, tuple[str, bytes, str]],
+        data: Mapping[str, str] | None = None,
+        headers: Headers = None,
+    ) -> Any:
+        """POST a multipart form (files and fields) to url and return the decoded JSON answer."""
+        response = await self.send("POST", url, headers=headers, files=files, form=data)
+        return self._decode_json(response)
+
     async def get_bytes(
         self, url: str, *, params: Mapping[str, str | int] | None = None, headers: Headers = None
     ) -> bytes:
@@ -160,6 +172,8 @@ class ProviderClient:
         params: Mapping[str, str | int] | None = None,
         headers: Headers = None,
         json_body: Mapping[str, Any] | None = None,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
+        form: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """Send one request, retrying as configured; return the 2xx response."""
         budget = current_budget(self.name)
@@ -175,6 +189,8 @@ class ProviderClient:
                         params=params,
                         headers=headers,
                         json=json_body,
+                        files=files,
+                        data=form,
                         timeout=self._timeout,
                     )
             except httpx.RequestError as exc:
