@@ -1,7 +1,8 @@
 """The order of the stages: the only module that knows it.
 
 post -> [images] -> claims -> queries -> [web search -> fetch -> index] -> retrieval -> relevance
-     -> credibility ranking -> [reachability] -> [graphs] -> judgement -> rules -> correction
+     -> credibility ranking -> [reachability] -> [graphs] -> [image provenance] -> judgement
+     -> rules -> correction
      -> Check (with the time each stage took)
 
 The bracketed stages run when their dependencies are given (images, live web search, reference
@@ -20,6 +21,7 @@ from datetime import datetime
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
 from pipeline.checking.finalise import finalise
+from pipeline.checking.images import trace_images
 from pipeline.checking.refinement import Judged, refine
 from pipeline.checking.stages import Stages
 from pipeline.checking.steps import extract_all, judge_claims
@@ -147,6 +149,7 @@ async def _plain_path(
     queries = image_queries(claims, queries, images)
     evidence = await stages.gather(claims, queries)
     await stages.verify(claims, evidence)
+    evidence += await trace_images(claims, images, stages=stages)
     verdict, judged = await stages.timed("judgement", deps.judge.judge(claims, evidence))
     return claims, list(judged), verdict
 
@@ -179,6 +182,7 @@ async def _model_path(
     evidence = await stages.gather(claims, queries, "")
     quotes = await stages.timed("extraction", extract_all(claims, evidence, model, config))
     await stages.verify(claims, evidence, "")
+    evidence += await trace_images(claims, images, stages=stages)
     verdict, evidence, assessments = await stages.timed(
         "judgement",
         judge_claims(claims, evidence, quotes, model, deps, stages.claim_graphs(claims)),
