@@ -31,6 +31,7 @@ from bots.settings.engine import (
     ServerSettings,
     StageModelSettings,
 )
+from bots.settings.image_index import ImageIndexSettings
 from bots.settings.mastodon import MastodonSettings
 from bots.settings.monitor import MonitorSettings
 from bots.settings.platforms import (
@@ -108,6 +109,7 @@ class Settings(BaseSettings):
     graph: GraphSettings = GraphSettings()
     fetch: FetchSettings = FetchSettings()
     images: ImageSettings = ImageSettings()
+    image_index: ImageIndexSettings = ImageIndexSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
     model: ModelSettings = ModelSettings()

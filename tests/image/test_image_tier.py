@@ -1,4 +1,4 @@
-"""The image tier: date and place conflicts, provenance evidence, and the rules that decide on it."""
+"""The image tier: date and place conflicts, the typed marker, and the rules that decide on it."""
 
 from __future__ import annotations
 
