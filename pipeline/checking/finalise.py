@@ -14,6 +14,7 @@ from dataclasses import replace
 from pipeline.checking.deps import CheckDeps
 from pipeline.checking.images import describe_findings
 from pipeline.checking.stages import Stages
+from pipeline.image.conflicts import event_kind
 from pipeline.image.records import ImageReport
 from pipeline.judge.review import combine
 from pipeline.judge.rules import enforce_rules
@@ -92,5 +93,6 @@ async def finalise(
             correction, note=" ".join(filter(None, (correction.note, images.note)))
         )
     # What was found about the post's photos, each sentence citing the page it was found on.
-    correction = describe_findings(correction, evidence)
+    event = event_kind(" ".join(c.text for c in claims))
+    correction = describe_findings(correction, evidence, event=event)
     return verdict, evidence, correction, claim_graphs

@@ -62,13 +62,15 @@ async def trace_images(
     return found
 
 
-def describe_findings(correction: Correction, evidence: Sequence[Evidence]) -> Correction:
+def describe_findings(
+    correction: Correction, evidence: Sequence[Evidence], *, event: str = ""
+) -> Correction:
     """Return the correction with a sentence on each image trace the evidence holds.
 
-    "This photo appeared on 3 May 2012 [2], captioned "Flooding in Bangkok", before the events
-    the post describes." Each sentence cites the trace's page by its number among the
-    references, adding the page when the verdict did not cite it, so a reply cites only pages
-    the pipeline retrieved and stored.
+    "This photo appeared on 3 May 2012 [2], captioned "Flooding in Bangkok", before the storm
+    the post describes." (`event`: what the post describes, in a word.) Each sentence cites
+    the trace's page by its number among the references, adding the page when the verdict did
+    not cite it, so a reply cites only pages the pipeline retrieved and stored.
     """
     references = list(correction.references)
     notes = [correction.note] if correction.note else []
@@ -84,22 +86,24 @@ def describe_findings(correction: Correction, evidence: Sequence[Evidence]) -> C
             number = len(references) + 1
             title = scrub_links(document.title) or document.domain
             references.append(Reference(number, document.id, document.url, title))
-        notes.append(_sentence(trace, number))
+        notes.append(_sentence(trace, number, event or "events"))
     if not said:
         return correction
     return replace(correction, note=" ".join(notes), references=tuple(references))
 
 
-def _sentence(trace: ImageTrace, number: int) -> str:
+def _sentence(trace: ImageTrace, number: int, event: str) -> str:
     when = f"on {day(trace.published_at)}" if trace.published_at else "earlier"
     caption = (
         f', captioned "{scrub_links(caption_excerpt(trace.caption))}"' if trace.caption else ""
     )
-    if trace.conflict == "place":
-        place = trace.detail.removeprefix("its caption places it in ")
-        return f"This photo appeared {when} [{number}]{caption}: it shows {place} as the post says."
+    if trace.conflict in ("place", "event"):
+        shown = trace.detail.removeprefix("its caption places it in ")
+        shown = shown.removeprefix("its caption names ")
+        return f"This photo appeared {when} [{number}]{caption}: it shows {shown} as the post says."
     if trace.conflict == "date":
         return (
-            f"This photo appeared {when} [{number}]{caption}, before the events the post describes."
+            f"This photo appeared {when} [{number}]{caption}, before the {event} the post "
+            "describes."
         )
     return f"This photo also appeared {when} [{number}]{caption}."

@@ -9,7 +9,9 @@ enough for code to decide on (CRAVE lets image provenance decide first):
   ("in 2024", "yesterday", read against the post's time by `pipeline.graph.values.parse_date`),
   else the post's own time;
 - place: the caption names a place and the post names places, and every pair of them cannot be
-  the same place (another country, or another region: `pipeline.graph.places.Place.conflicts`).
+  the same place (another country, or another region: `pipeline.graph.places.Place.conflicts`);
+- event: the caption and the post each name a storm ("Hurricane Sandy", "Typhoon Haiyan",
+  "Storm Xavier") and not the same one.
 
 Places are read without a language model: capitalised names after a place preposition or a
 disaster verb ("in Bangkok", "near Lyon", "flooded Manila") and country or US-state names
@@ -42,6 +44,16 @@ _PLACE_WORDS = (
 )
 _AFTER_PREPOSITION = re.compile(rf"\b(?:{_PLACE_WORDS})\s+(?:the\s+)?({_NAME})")
 _ANY_NAME = re.compile(rf"\b({_NAME})")
+_STORM = re.compile(r"\b((?i:hurricane|typhoon|cyclone|tropical storm|storm))\s+([A-Z][a-z]+)\b")
+_KINDS = {
+    "hurricane": "hurricane", "typhoon": "typhoon", "cyclone": "cyclone", "storm": "storm",
+    "flood": "floods", "floods": "floods", "flooding": "floods", "flooded": "floods",
+    "earthquake": "earthquake", "quake": "earthquake", "wildfire": "wildfire", "fire": "fire",
+    "tornado": "tornado", "tsunami": "tsunami", "protest": "protest", "protests": "protests",
+    "riot": "riots", "riots": "riots", "explosion": "explosion", "blast": "explosion",
+    "attack": "attack", "bombing": "bombing", "eruption": "eruption", "landslide": "landslide",
+}  # fmt: skip
+_KIND = re.compile(r"\b(" + "|".join(sorted(_KINDS, key=len, reverse=True)) + r")\b")
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,8 @@ class EventFrame:
     start: datetime | None  # the first moment of the event (UTC); None when nothing dates it
     places: tuple[Place, ...] = ()
     dated_by_text: bool = False  # the post's text named the date (else it is the post's time)
+    storms: tuple[str, ...] = ()  # named storms, "Hurricane Sandy"
+    kind: str = ""  # what happened, in a word ("storm", "flood"); "" when the text does not say
 
 
 @dataclass(frozen=True)
@@ -101,8 +115,23 @@ def event_frame(
     else:
         start = _aware(when)
     return EventFrame(
-        start=start, places=places_in(text, gazetteer), dated_by_text=named is not None
+        start=start,
+        places=places_in(text, gazetteer),
+        dated_by_text=named is not None,
+        storms=storms_in(text),
+        kind=event_kind(text),
     )
+
+
+def storms_in(text: str) -> tuple[str, ...]:
+    """Return the named storms a text names ("Hurricane Sandy"), as "Kind Name"."""
+    return tuple(dict.fromkeys(f"{m[1].title()} {m[2]}" for m in _STORM.finditer(text)))
+
+
+def event_kind(text: str) -> str:
+    """Return what kind of event a text describes, in one word ("storm"), or ""."""
+    found = _KIND.search(text.lower())
+    return _KINDS.get(found[1], found[1]) if found else ""
 
 
 def find_conflict(
@@ -125,7 +154,16 @@ def find_conflict(
             there = ", ".join(p.name for p in shown)
             post = ", ".join(p.name for p in frame.places)
             return Conflict("place", f"its caption places it in {there}, not {post}")
+    if frame.storms and caption:
+        named = storms_in(caption)
+        if named and not set(_names(named)) & set(_names(frame.storms)):
+            return Conflict("event", f"its caption names {named[0]}, not {frame.storms[0]}")
     return None
+
+
+def _names(storms: tuple[str, ...]) -> list[str]:
+    """Return the storms' own names: "Storm Xavier" and "Hurricane Xavier" are one storm."""
+    return [storm.split()[-1].lower() for storm in storms]
 
 
 def day(moment: datetime) -> str:

@@ -89,7 +89,7 @@ def assert_out_of_context(check: Any, older: str) -> None:
     assert older in cited
     assert (
         f'This photo appeared on 3 May 2012 [{cited[older]}], captioned "Flooding in Bangkok", '
-        "before the events the post describes."
+        "before the storm the post describes."
     ) in check.correction.note
     (item,) = check.correction.items
     assert cited[older] in item.references and "out of context" in item.explanation

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
-from pipeline.image.conflicts import EventFrame, event_frame, find_conflict, places_in
+from pipeline.checking.images import describe_findings
+from pipeline.image.conflicts import Conflict, EventFrame, event_frame, find_conflict, places_in
 from pipeline.image.records import ImageHashes, IndexedImage
 from pipeline.judge.rules import enforce_rules
 from pipeline.judge.tiered import decide, is_image_provenance, out_of_context
@@ -13,16 +15,19 @@ from pipeline.records import (
     Basis,
     Claim,
     ClaimVerdict,
+    Correction,
     Document,
     Evidence,
     ImageTrace,
     Label,
     Narrative,
     Passage,
+    Reference,
     Relation,
     Tier,
     Verdict,
 )
+from pipeline.reply.writer import verify_references
 
 POSTED = datetime(2024, 9, 27, 12, tzinfo=UTC)
 HASHES = ImageHashes(phash="0" * 16, phash_core="0" * 16)
@@ -146,3 +151,40 @@ def test_the_rules_make_any_judge_say_misleading_but_false_stands() -> None:
     fits = [evidence(1, trace=trace(conflict="")), evidence(2)]
     accurate = Verdict(Label.ACCURATE, (ClaimVerdict("c1", Label.ACCURATE, "ok", ("e2",)),))
     assert enforce_rules(accurate, fits, []) == accurate
+
+
+def test_a_caption_naming_another_storm_is_an_event_conflict() -> None:
+    frame = event_frame("Storm Xavier flooded Manila", when=POSTED)
+    assert frame.storms == ("Storm Xavier",) and frame.kind == "storm"
+    other = find_conflict(
+        seen(datetime(2024, 9, 26, tzinfo=UTC), "Hurricane Sandy in Manila"), frame
+    )
+    assert other == Conflict("event", "its caption names Hurricane Sandy, not Storm Xavier")
+    # The same storm under another kind's name is the same storm.
+    assert find_conflict(seen(datetime(2024, 9, 26, tzinfo=UTC), "Typhoon Xavier"), frame) is None
+
+
+def test_the_correction_says_what_was_found_about_the_photo() -> None:
+    correction = Correction(
+        label=Label.MISLEADING,
+        headline="This post is misleading.",
+        references=(Reference(1, "d1", "https://pub1.example/s", "S1"),),
+    )
+    said = describe_findings(correction, [evidence(1, trace=trace())], event="storm")
+    assert said.note == (
+        'This photo appeared on 3 May 2012 [1], captioned "Flooding in Bangkok", before the storm '
+        "the post describes."
+    )
+    assert said.references == correction.references  # the verdict already cited the page
+    place = dataclasses.replace(
+        trace(conflict="place"), detail="its caption places it in Bangkok, not Manila"
+    )
+    uncited = Correction(label=Label.MISLEADING, headline="h", note="(A note.)")
+    said = describe_findings(uncited, [evidence(2, trace=place), evidence(3)])
+    assert said.note == (
+        '(A note.) This photo appeared on 3 May 2012 [1], captioned "Flooding in Bangkok": it '
+        "shows Bangkok, not Manila as the post says."
+    )
+    assert [r.url for r in said.references] == ["https://pub2.example/s"]  # added, retrieved
+    verify_references(said, [evidence(2, trace=place)])
+    assert describe_findings(uncited, [evidence(3)]) is uncited
