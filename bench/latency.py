@@ -244,6 +244,7 @@ def _settings(
         FetchSettings,
         ModelSettings,
         ReferenceSettings,
+        RetrievalSettings,
         SearchSettings,
         Settings,
     )
@@ -264,6 +265,8 @@ def _settings(
         fetch=fetch,
         model=model,
         references=ReferenceSettings(check_reachable="always"),
+        # The stand-in publishers are unrated loopback hosts found by web search.
+        retrieval=RetrievalSettings(unrated_sources="allow"),
     )
 
 

@@ -30,7 +30,13 @@ from bench.standins import CallLog, SearchStandin, instant, page_site, serving
 
 
 def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dict[str, Any]) -> Any:
-    from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
+    from bots.settings import (
+        FetchSettings,
+        ModelSettings,
+        RetrievalSettings,
+        SearchSettings,
+        Settings,
+    )
 
     return Settings(
         data_dir=data_dir,
@@ -45,6 +51,8 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
             timeout=opts["timeout"],
         ),
         max_claims=opts["max_claims"],
+        # The stand-in publishers are unrated loopback hosts found by web search.
+        retrieval=RetrievalSettings(unrated_sources="allow"),
     )
 
 

@@ -47,6 +47,10 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
     # Live search is on by default for users; a test turns it on by giving its own
     # SearchSettings (an explicit group replaces this variable) pointed at a local stand-in.
     monkeypatch.setenv("FACTBOT_SEARCH__ENABLED", "false")
+    # The stand-in publishers live on loopback hosts no rating table knows; the default policy
+    # (`local`: unrated publishers only from the local index, never from web search) would skip
+    # every page they serve. Tests of that default build their own RetrievalSettings.
+    monkeypatch.setenv("FACTBOT_RETRIEVAL__UNRATED_SOURCES", "allow")
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
+from pipeline.credibility.policy import UnratedPolicy
+
 
 class ServerSettings(BaseModel):
     """The HTTP API."""
@@ -32,9 +34,12 @@ class RetrievalSettings(BaseModel):
         le=1.0,
         description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating",
     )
-    unrated_sources: Literal["allow", "exclude"] = Field(
-        default="allow",
-        description="allow: unrated domains are citable, ranked after every rated tier",
+    unrated_sources: UnratedPolicy = Field(
+        default="local",
+        description=(
+            "unrated publishers: local = citable from the local index only, never from live "
+            "web search; allow = citable everywhere (after every rated tier); exclude = never"
+        ),
     )
     undated_documents: Literal["include", "exclude"] = Field(
         default="include",

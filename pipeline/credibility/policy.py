@@ -6,13 +6,18 @@ a `RatingTable`; the policy only reads them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pipeline.credibility.domains import candidate_keys
 from pipeline.ports import RatingTable
 from pipeline.records import SourceRating, Tier
 
 UNRATED_ORIGIN = "none"
+
+# allow: unrated publishers are citable wherever they came from; exclude: never; local: only
+# documents the operator put in the local index, never pages found by live web search (the
+# default: the operator chose what went into the index, the open web is not vetted).
+UnratedPolicy = Literal["allow", "exclude", "local"]
 
 
 class SourcePolicy:
@@ -23,11 +28,9 @@ class SourcePolicy:
     check or worker batch, since ratings imported afterwards are not seen by an old instance.
     """
 
-    def __init__(
-        self, table: RatingTable, *, unrated: Literal["allow", "exclude"] = "allow"
-    ) -> None:
-        if unrated not in ("allow", "exclude"):
-            raise ValueError(f"unrated must be 'allow' or 'exclude', not {unrated!r}")
+    def __init__(self, table: RatingTable, *, unrated: UnratedPolicy = "local") -> None:
+        if unrated not in get_args(UnratedPolicy):
+            raise ValueError(f"unrated must be 'allow', 'exclude' or 'local', not {unrated!r}")
         self.table = table
         self.unrated = unrated
         self._known: dict[str, SourceRating | None] = {}
@@ -48,8 +51,11 @@ class SourcePolicy:
                 return rating
         return SourceRating(keys[-1], Tier.UNRATED, f"no rating for {keys[-1]}", UNRATED_ORIGIN)
 
-    def citable(self, rating: SourceRating) -> bool:
-        """Return whether evidence from a source with this rating may be cited."""
+    def citable(self, rating: SourceRating, *, web: bool = False) -> bool:
+        """Return whether evidence from a source with this rating may be cited.
+
+        `web` is True for a page found by live web search (not yet in the local index).
+        """
         if rating.tier is Tier.UNRATED:
-            return self.unrated == "allow"
+            return self.unrated == "allow" or (self.unrated == "local" and not web)
         return rating.tier in (Tier.HIGH, Tier.MEDIUM, Tier.LOW)

@@ -20,8 +20,8 @@ class Rater(Protocol):
         """Return the rating that applies to a URL or domain."""
         ...
 
-    def citable(self, rating: SourceRating) -> bool:
-        """Return whether evidence from this rating may be cited."""
+    def citable(self, rating: SourceRating, *, web: bool = False) -> bool:
+        """Return whether evidence from this rating may be cited (web: found by web search)."""
         ...
 
 

@@ -188,7 +188,7 @@ def _interleave(lists: list[list[SearchResult]]) -> list[SearchResult]:
 
 def _skip_reason(result: SearchResult, *, rater: Rater, before: datetime | None) -> str | None:
     rating = rater.rate(_rated_target(result))
-    if not rater.citable(rating):
+    if not rater.citable(rating, web=True):
         return f"publisher not citable ({rating.tier.value})"
     if before is not None and result.published_at is not None and result.published_at >= before:
         return "published after the time bound"

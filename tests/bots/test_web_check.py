@@ -165,3 +165,65 @@ async def test_unreachable_references_are_dropped(
     assert all(r.url != f"{site.base}/fact-check" for r in check.correction.references)
     assert check.verdict.label is Label.UNVERIFIABLE
     app.close()
+
+
+def _default_policy_app(tmp_path: Path, site: LocalServer, embedder, **retrieval: str) -> App:  # type: ignore[no-untyped-def]
+    from bots.settings import RetrievalSettings
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        search=SearchSettings(providers=["searxng"], searxng_url=site.base, fact_check_sites=[]),
+        fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
+        retrieval=RetrievalSettings(**retrieval),  # type: ignore[arg-type]
+    )
+    return App(settings, embedder=embedder)
+
+
+async def test_default_policy_never_cites_unrated_pages_found_by_web_search(
+    tmp_path: Path, site: LocalServer, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    app = _default_policy_app(tmp_path, site, embedder)
+    assert app.settings.retrieval.unrated_sources == "local"
+    post = post_from_text(
+        "5G networks spread the coronavirus!",
+        max_chars=10_000,
+        created_at=datetime(2020, 12, 1, tzinfo=UTC),
+    )
+    check = await app.check(post)
+    # The loopback publisher has no rating: found by search, it is neither fetched nor cited.
+    assert not {"/fact-check", "/news", "/gone"} & set(site.seen)
+    assert check.correction.references == ()
+    assert check.verdict.label is Label.UNVERIFIABLE
+    app.close()
+
+
+async def test_default_policy_cites_unrated_pages_the_operator_indexed(
+    tmp_path: Path, site: LocalServer, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.evidence.ingest import Ingester
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        search=SearchSettings(enabled=False),
+        fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
+    )
+    settings = settings.model_copy(
+        update={"retrieval": settings.retrieval.model_copy(update={"unrated_sources": "local"})}
+    )
+    app = App(settings, embedder=embedder)
+    # The operator ingests the (unrated) fact-check page into the local index.
+    report = await Ingester(app.store.documents, embedder, fetcher=await app.fetcher()).ingest(
+        [f"{site.base}/fact-check"]
+    )
+    assert report.added == 1
+    check = await app.check(
+        post_from_text(
+            "5G networks spread the coronavirus!",
+            max_chars=10_000,
+            created_at=datetime(2020, 12, 1, tzinfo=UTC),
+        )
+    )
+    assert check.verdict.label is Label.FALSE
+    assert check.correction.references[0].url == f"{site.base}/fact-check"
+    await app.close_fetcher()
+    app.close()

@@ -48,7 +48,7 @@ async def test_pages_are_fetched_while_later_searches_are_still_running(
                 queries,
                 search=build_search(settings, http, store.web),
                 fetcher=fetcher,
-                rater=SourcePolicy(store.sources),
+                rater=SourcePolicy(store.sources, unrated="allow"),  # loopback stand-ins
                 ingester=Ingester(store.documents, embedder),
                 pages_per_claim=2,
                 limit=2,

@@ -324,7 +324,9 @@ def test_policy_rates_the_most_specific_entry(
 
 
 def test_policy_unrated_and_citable(policy_table: SourceTable) -> None:
-    allow, exclude = SourcePolicy(policy_table), SourcePolicy(policy_table, unrated="exclude")
+    allow = SourcePolicy(policy_table, unrated="allow")
+    exclude = SourcePolicy(policy_table, unrated="exclude")
+    local = SourcePolicy(policy_table)  # the default
     unrated = allow.rate("https://www.example.org/a")
     assert (unrated.domain, unrated.tier, unrated.reason) == (
         "example.org",
@@ -332,11 +334,16 @@ def test_policy_unrated_and_citable(policy_table: SourceTable) -> None:
         "no rating for example.org",
     )
     assert allow.citable(unrated) and not exclude.citable(unrated)
+    assert allow.citable(unrated, web=True) and not exclude.citable(unrated, web=True)
+    # local: the operator's index is vetted, the open web is not
+    assert local.unrated == "local"
+    assert local.citable(unrated) and not local.citable(unrated, web=True)
     assert allow.rate("not a url").tier is U
     assert allow.rate("http://127.0.0.1:8000/x").reason == "no rating for 127.0.0.1"
     for tier, citable in [(H, True), (M, True), (L, True), (X, False), (B, False)]:
         assert allow.citable(SourceRating("a.com", tier, "", "t")) is citable
         assert exclude.citable(SourceRating("a.com", tier, "", "t")) is citable
+        assert local.citable(SourceRating("a.com", tier, "", "t"), web=True) is citable
     with pytest.raises(ValueError, match="unrated"):
         SourcePolicy(policy_table, unrated="maybe")  # type: ignore[arg-type]
 
