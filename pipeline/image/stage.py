@@ -19,12 +19,12 @@ from typing import Protocol
 
 from pipeline.cpu import CpuPool
 from pipeline.errors import FactbotError
-from pipeline.evidence.ingest import PageImageKeeper
 from pipeline.image.describe import describe
 from pipeline.image.hashing import hash_image
 from pipeline.image.intake import ImageLimits, collect_images
 from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
+from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.records import Caption, ImageDescription, ImageReport, LoadedImage, OcrText
 from pipeline.records import Post
@@ -53,7 +53,7 @@ class ImageDeps:
     limits: ImageLimits = field(default_factory=ImageLimits)
     index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
     # Keeps the og:image of pages web search fetches in the index; None keeps none.
-    page_images: PageImageKeeper | None = None
+    page_images: PageImages | None = None
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:
