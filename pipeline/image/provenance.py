@@ -132,7 +132,7 @@ def find_earlier(
     findings: list[ProvenanceFinding] = []
     for description in report.descriptions:
         candidates: list[tuple[Appearance, Document, Tier]] = []
-        for appearance in appearances(description, index):
+        for appearance in appearances(description, index, limit=25):
             published = _aware(appearance.indexed.published_at)
             if published is None or (when is not None and published >= _aware_required(when)):
                 continue

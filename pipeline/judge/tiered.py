@@ -163,7 +163,8 @@ def decide(
     traced = out_of_context_verdict(claim.id, evidence)
     if traced is not None:
         log.info(
-            "claim decided", extra={"claim_id": claim.id, "label": "misleading", "rule": "image"}
+            "claim decided",
+            extra={"claim_id": claim.id, "label": "misleading", "rule": "out-of-context"},
         )
         return traced
     imaged = [
