@@ -175,6 +175,24 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class ImageTrace:
+    """What an evidence item says about a post's image: an earlier appearance of it (CRAVE).
+
+    `conflict` is "" when the appearance fits the event the post describes, "date" when it
+    predates that event by more than the margin (or its caption dates it earlier), "place"
+    when its caption names a place that cannot be the post's; `detail` says it in words.
+    """
+
+    image_id: str  # the post's image
+    image_url: str  # the earlier copy
+    distance: int  # pHash bits apart, never above the match threshold
+    published_at: datetime | None
+    caption: str = ""
+    conflict: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class Evidence:
     """A passage judged relevant to a claim, with its credibility."""
 
@@ -185,6 +203,7 @@ class Evidence:
     relevance: float
     tier: Tier
     stance: Stance = Stance.UNKNOWN
+    image: ImageTrace | None = None  # set on image-provenance evidence only
 
 
 @dataclass(frozen=True)

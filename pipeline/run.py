@@ -1,8 +1,9 @@
 """The order of the stages: the only module that knows it.
 
 post -> [images -> reverse image search] -> claims -> queries -> [web search -> fetch -> index]
-     -> retrieval -> relevance -> credibility ranking -> [reachability] -> [graphs] -> judgement
-     -> rules -> correction -> Check (with the time each stage took)
+     -> retrieval -> relevance -> credibility ranking -> [reachability] -> [graphs]
+     -> [image provenance] -> judgement -> rules -> correction
+     -> Check (with the time each stage took)
 
 The bracketed stages run when their dependencies are given (images, reverse image search, live
 web search, reference checks, graph verification). The image stage's text (OCR) is read as part
@@ -21,6 +22,7 @@ from datetime import datetime
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
 from pipeline.checking.finalise import finalise
+from pipeline.checking.images import trace_images
 from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
 from pipeline.checking.steps import Judged, extract_all, judge_claims
@@ -29,7 +31,7 @@ from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.records import ImageReport
-from pipeline.image.reverse.trace import TraceReport, trace_images, with_reverse_image
+from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
 from pipeline.injection import screen_post
 from pipeline.llm.usage import metering
@@ -98,7 +100,7 @@ async def run_check(
             # provenance (`finalise` cites the earliest).
             traced = await stages.timed(
                 "reverse images",
-                trace_images(
+                search_image_copies(
                     images,
                     post=post,
                     reverse=reverse,
@@ -176,6 +178,7 @@ async def _plain_path(
     queries = image_queries(claims, queries, images)
     evidence = await stages.gather(claims, queries)
     await stages.verify(claims, evidence)
+    evidence += await trace_images(claims, images, stages=stages)
     verdict, judged = await stages.timed("judgement", deps.judge.judge(claims, evidence))
     return claims, list(judged), verdict
 
@@ -208,6 +211,7 @@ async def _model_path(
     evidence = await stages.gather(claims, queries, "")
     quotes = await stages.timed("extraction", extract_all(claims, evidence, model, config))
     await stages.verify(claims, evidence, "")
+    evidence += await trace_images(claims, images, stages=stages)
     first = await stages.timed(
         "judgement",
         judge_claims(claims, evidence, quotes, model, deps, stages.claim_graphs(claims)),

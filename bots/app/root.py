@@ -29,6 +29,7 @@ from typing import Self
 
 import httpx
 
+from bots.app.image_index import keep_check_images, page_keeper
 from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.app.search import live_enabled, live_web, new_probe, off_reason, reverse_image
 from bots.logs import configure as configure_logging
@@ -377,13 +378,23 @@ class App:
             max_pixels=s.max_pixels,
             max_pages=pages,
         )
+        fetcher = await self.fetcher()
         return ImageDeps(
-            fetcher=await self.fetcher(),
+            fetcher=fetcher,
             ocr=self.ocr(),
             captioner=self.captioner(),
             limits=limits,
             index=self.store.images,
             faces=self.face_deps(),
+            page_images=page_keeper(
+                self.store.images,
+                fetcher,
+                per_page=self.settings.image_index.search_page_images,
+                limits=limits,
+                cpu=self.cpu,
+            )
+            if self.web_enabled
+            else None,
         )
 
     def face_reader(self) -> DlibFaces:
@@ -496,7 +507,10 @@ class App:
                 model=model,
                 progress=progress,
             )
-        return check if post is given else dataclasses.replace(check, post=given)
+        check = check if post is given else dataclasses.replace(check, post=given)
+        if self.settings.image_index.check_images and check.images.descriptions:
+            keep_check_images(self.store.images, check)  # found again if a later post reuses one
+        return check
 
     async def model_deps(
         self, stack: contextlib.AsyncExitStack, *, fallback: Judge

@@ -215,7 +215,9 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool, reembed
     """
     from tqdm import tqdm
 
+    from bots.app.image_index import page_keeper
     from pipeline.evidence.ingest import Ingester
+    from pipeline.image.intake import ImageLimits
 
     if not sources and not reembed:
         raise click.UsageError("name at least one source to ingest (or pass --reembed)")
@@ -233,11 +235,22 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool, reembed
 
     async def go() -> Any:
         try:
+            fetcher = await app.fetcher()
+            limits = ImageLimits(
+                max_bytes=app.settings.images.max_bytes, max_pixels=app.settings.images.max_pixels
+            )
             ingester = Ingester(
                 app.store.documents,
                 app.embedder,
-                fetcher=await app.fetcher(),
+                fetcher=fetcher,
                 on_document=lambda: bar.update(),
+                images=page_keeper(
+                    app.store.images,
+                    fetcher,
+                    per_page=app.settings.image_index.page_images,
+                    limits=limits,
+                    cpu=app.cpu,
+                ),
             )
             return await ingester.ingest(list(sources))
         finally:
@@ -251,7 +264,8 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], progress: bool, reembed
         click.echo(f"skipped {error}", err=True)
     click.echo(
         f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged, "
-        f"{len(report.errors)} skipped; {report.passages} passages in {seconds:.1f}s"
+        f"{len(report.errors)} skipped; {report.passages} passages, {report.images} images "
+        f"in {seconds:.1f}s"
     )
 
 

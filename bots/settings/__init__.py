@@ -32,6 +32,7 @@ from bots.settings.engine import (
     StageModelSettings,
 )
 from bots.settings.faces import FaceSettings
+from bots.settings.image_index import ImageIndexSettings
 from bots.settings.mastodon import MastodonSettings
 from bots.settings.monitor import MonitorSettings
 from bots.settings.platforms import (
@@ -113,6 +114,7 @@ class Settings(BaseSettings):
     fetch: FetchSettings = FetchSettings()
     images: ImageSettings = ImageSettings()
     faces: FaceSettings = FaceSettings()
+    image_index: ImageIndexSettings = ImageIndexSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     search: SearchSettings = SearchSettings()
     reverse_image: ReverseImageSettings = ReverseImageSettings()

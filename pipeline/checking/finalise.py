@@ -12,8 +12,9 @@ import logging
 from dataclasses import replace
 
 from pipeline.checking.deps import CheckDeps
+from pipeline.checking.images import describe_findings
 from pipeline.checking.stages import Stages
-from pipeline.image.provenance import cite_findings, find_earlier
+from pipeline.image.conflicts import event_kind
 from pipeline.image.records import ImageReport
 from pipeline.judge.review import combine
 from pipeline.judge.rules import enforce_rules
@@ -68,8 +69,8 @@ async def finalise(
 ) -> tuple[Verdict, list[Evidence], Correction, tuple[ClaimGraph, ...]]:
     """Apply the code's rules to the verdict and return it with the evidence and correction.
 
-    The image stage's note joins the correction's, and earlier copies of the post's images
-    found in the index are cited on its first claim.
+    The image stage's note joins the correction's, and each earlier appearance of the post's
+    images that reached the judges (`pipeline.checking.images`) gets a sentence citing it.
     """
     deps = stages.deps
     claim_graphs = stages.claim_graphs(claims)
@@ -91,10 +92,7 @@ async def finalise(
         correction = replace(
             correction, note=" ".join(filter(None, (correction.note, images.note)))
         )
-    index = deps.images.index if deps.images is not None else None
-    if index is not None and images.descriptions and claims:
-        findings = find_earlier(
-            images, index=index, documents=deps.index, rater=deps.rater, when=stages.before
-        )
-        correction, evidence = cite_findings(correction, evidence, findings, claim_id=claims[0].id)
+    # What was found about the post's photos, each sentence citing the page it was found on.
+    event = event_kind(" ".join(c.text for c in claims))
+    correction = describe_findings(correction, evidence, event=event)
     return verdict, evidence, correction, claim_graphs

@@ -80,7 +80,12 @@ class Stages:
                         search=web.search,
                         fetcher=web.fetcher,
                         rater=deps.rater,
-                        ingester=Ingester(deps.index, deps.embedder, cpu=deps.cpu),
+                        ingester=Ingester(
+                            deps.index,
+                            deps.embedder,
+                            cpu=deps.cpu,
+                            images=deps.images.page_images if deps.images else None,
+                        ),
                         before=self.before,
                         pages_per_claim=web.pages_per_claim,
                         fact_check_sites=web.fact_check_sites,

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
@@ -34,6 +34,16 @@ log = logging.getLogger(__name__)
 MAX_SITEMAP_DEPTH = 2
 
 
+class PageImageKeeper(Protocol):
+    """Keeps a page's main images in the image index (`pipeline.image.pages.PageImages`)."""
+
+    async def keep(
+        self, page: str | FetchedPage, document: Document, *, limit: int | None = None
+    ) -> int:
+        """Fetch, hash and index the main images of a page; return how many were kept."""
+        ...
+
+
 @dataclass
 class IngestReport:
     """What an ingest did."""
@@ -43,6 +53,7 @@ class IngestReport:
     unchanged: int = 0
     passages: int = 0
     errors: list[IngestError] = field(default_factory=list)
+    images: int = 0  # main images of the pages kept in the image index
 
     @property
     def documents(self) -> int:
@@ -72,6 +83,7 @@ class Ingester:
         concurrency: int = 4,
         on_document: Callable[[], object] | None = None,
         cpu: CpuPool | None = None,
+        images: PageImageKeeper | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
@@ -81,6 +93,7 @@ class Ingester:
         self.concurrency = concurrency
         self.on_document = on_document
         self.cpu = cpu
+        self.images = images  # None: pages' images are not kept
         self.report = IngestReport()
         self._pending: list[_Pending] = []
 
@@ -98,8 +111,9 @@ class Ingester:
         await self._flush()
         return self.report
 
-    async def add_document(self, document: Document, extra: dict[str, Any] | None = None) -> None:
-        """Queue one document for embedding and storage."""
+    async def add_document(self, document: Document, extra: dict[str, Any] | None = None) -> bool:
+        """Queue one document for embedding and storage; return False when it is unchanged
+        or has no text."""
         text = document.text
         review = document.claim_review
         if review and review.claim_reviewed and review.claim_reviewed not in text:
@@ -109,17 +123,18 @@ class Ingester:
         if self.index.stored_hash(document.url) == digest:
             self.report.unchanged += 1
             self._tick()
-            return
+            return False
         passages = chunk_text(text)
         if not passages:
             self._error(IngestError(document.url, "the document has no text"))
-            return
+            return False
         # The stored text is exactly what the passages were cut from, so every quote of a
         # passage can be found again in the stored document (the citation check relies on it).
         pending = _Pending(dataclasses.replace(document, text=text), passages, digest, extra or {})
         self._pending.append(pending)
         if sum(len(p.passages) for p in self._pending) >= self.batch_passages:
             await self._flush()
+        return True
 
     async def _flush(self) -> None:
         if not self._pending:
@@ -272,7 +287,15 @@ class Ingester:
             self._error(IngestError(source, str(exc)))
             return
         author = extracted.metadata.author
-        await self.add_document(extracted.document, {"source": source, "author": author})
+        if await self.add_document(extracted.document, {"source": source, "author": author}):
+            await self.keep_images(html, extracted.document)  # an unchanged page's are kept
+
+    async def keep_images(
+        self, page: str | FetchedPage, document: Document, *, limit: int | None = None
+    ) -> None:
+        """Keep the page's main images in the image index, when set up (never raises)."""
+        if self.images is not None:
+            self.report.images += await self.images.keep(page, document, limit=limit)
 
 
 _FILE_KINDS = (".jsonl", ".ndjson", ".json", ".html", ".htm", ".xml", ".rss", ".atom")

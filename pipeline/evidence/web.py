@@ -35,7 +35,7 @@ from pipeline.evidence.ranking import Rater
 from pipeline.records import Document, utcnow
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
-from pipeline.web.fetcher import Fetcher
+from pipeline.web.fetcher import FetchedPage, Fetcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -115,7 +115,8 @@ async def gather_web_evidence(
             [start(search.search(ask)) for ask in _asks(query, before, fact_check_sites, limit)]
             for query in queries
         ]
-        fetches: list[asyncio.Future[tuple[Document, dict[str, Any]] | str]] = []
+        fetches: list[asyncio.Future[tuple[Document, dict[str, Any], FetchedPage] | str]] = []
+        images: list[asyncio.Future[None]] = []
         for searches in plans:
             answers = [await s for s in searches]
             report.searches += len(answers)
@@ -140,7 +141,12 @@ async def gather_web_evidence(
                 report.skipped[outcome] += 1
                 continue
             report.fetched += 1
-            await ingester.add_document(*outcome)
+            document, extra, page = outcome
+            if await ingester.add_document(document, extra):
+                # Its declared image (og:image) into the image index, beside the other fetches.
+                images.append(start(ingester.keep_images(page, document, limit=1)))
+        for kept in images:
+            await kept
     finally:
         for task in started:  # only after a failure or a cancellation is any still running
             if not task.done():
@@ -202,7 +208,7 @@ def _rated_target(result: SearchResult) -> str:
 
 async def _fetch_one(
     result: SearchResult, *, fetcher: Fetcher, cpu: CpuPool | None
-) -> tuple[Document, dict[str, Any]] | str:
+) -> tuple[Document, dict[str, Any], FetchedPage] | str:
     try:
         page = await fetcher.fetch(result.url)
         extracted = await extract_fetched(page, cpu=cpu, fetched_at=utcnow())
@@ -222,4 +228,4 @@ async def _fetch_one(
         "search_rank": result.rank,
         "author": extracted.metadata.author,
     }
-    return document, extra
+    return document, extra, page

@@ -24,6 +24,7 @@ class ImageOrigin(StrEnum):
     LINK = "link"  # a link in the post that points at an image
     OG_IMAGE = "og:image"  # the main image a linked page declares
     INLINE = "inline"  # bytes handed over directly (benchmarks, local files)
+    PAGE = "page"  # a main image of an ingested or searched page (the image index)
 
 
 @dataclass(frozen=True)

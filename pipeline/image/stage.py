@@ -26,6 +26,7 @@ from pipeline.image.hashing import hash_image
 from pipeline.image.intake import ImageLimits, collect_images
 from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
+from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.records import (
     Caption,
@@ -63,6 +64,8 @@ class ImageDeps:
     index: ImageIndex | None = None  # earlier appearances (provenance); None skips them
     faces: FaceDeps | None = None  # None: faces are not looked for
     reverse: ReverseDeps | None = None  # reverse image search (`pipeline.image.reverse`)
+    # Keeps the og:image of pages web search fetches in the index; None keeps none.
+    page_images: PageImages | None = None
 
 
 async def read_images(post: Post, *, deps: ImageDeps, cpu: CpuPool | None = None) -> ImageReport:

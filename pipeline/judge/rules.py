@@ -14,7 +14,12 @@ model judge, the fact-check deferral and the no-model judge alike; `run.py` call
 3. the label agrees with the stances of the quotes it cites: `false` resting only on quotes
    that support the claim, with no refutation, no conflict and no cited fact-check that rates
    it false, becomes `unverifiable` (a wrong `false` is the costliest error a public bot makes;
-   a rated fact-check outranks a quote's stance, which a page could have steered).
+   a rated fact-check outranks a quote's stance, which a page could have steered);
+4. the post's photo shown out of context — citable image provenance (an earlier appearance of
+   the photo) that predates the event the post describes or whose caption names another place
+   (`pipeline.judge.tiered.out_of_context`) — makes the claim it illustrates `misleading`,
+   citing that appearance first, whatever the judge said; only `false` stands (a refutation of
+   the text is the stronger finding, and the reply still says what was found about the photo).
 
 Failure policy: pure code on typed records; never raises.
 """
@@ -26,6 +31,7 @@ import logging
 from collections.abc import Sequence
 
 from pipeline.judge.review import combine
+from pipeline.judge.tiered import out_of_context_verdict
 from pipeline.records import (
     Basis,
     ClaimGraph,
@@ -52,7 +58,10 @@ def enforce_rules(
     """Return the verdict with every claim's label made consistent with the explicit evidence."""
     by_id = {e.id: e for e in evidence}
     graph_of = {g.claim_id: g for g in graphs}
-    claims = tuple(_rule(cv, by_id, quotes, graph_of.get(cv.claim_id)) for cv in verdict.claims)
+    claims = tuple(
+        _image_rule(_rule(cv, by_id, quotes, graph_of.get(cv.claim_id)), evidence)
+        for cv in verdict.claims
+    )
     if claims == verdict.claims:
         return verdict
     return Verdict(label=combine([cv.label for cv in claims]), claims=claims)
@@ -96,6 +105,21 @@ def _rule(
     return dataclasses.replace(
         cv, label=label, rationale=reason, evidence_ids=tuple(ids), basis=basis
     )
+
+
+def _image_rule(cv: ClaimVerdict, evidence: Sequence[Evidence]) -> ClaimVerdict:
+    """Return cv made misleading when its claim's photo is shown out of context (rule 4)."""
+    traced = out_of_context_verdict(cv.claim_id, evidence)
+    if traced is None or cv.label in (Label.MISLEADING, Label.FALSE):
+        return cv
+    log.warning(
+        "judge label overruled by image provenance",
+        extra={"claim": cv.claim_id, "judge": cv.label.value, "rule": traced.label.value},
+    )
+    # An unverifiable verdict lists every piece of evidence it saw: none of it decided.
+    kept = () if cv.label is Label.UNVERIFIABLE else cv.evidence_ids
+    ids = tuple(dict.fromkeys([*traced.evidence_ids, *kept]))
+    return dataclasses.replace(traced, evidence_ids=ids, shown=cv.shown)
 
 
 def _reviewed(cv: ClaimVerdict, mine: dict[str, Evidence]) -> bool:

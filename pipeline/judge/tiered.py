@@ -42,8 +42,34 @@ ImageProvenance = Callable[[Evidence], bool]
 
 
 def is_image_provenance(evidence: Evidence) -> bool:
-    """Return whether evidence shows where an image comes from (no such evidence exists yet)."""
-    return False
+    """Return whether evidence shows where the post's image comes from (an ImageTrace)."""
+    return evidence.image is not None
+
+
+def out_of_context(evidence: Evidence) -> bool:
+    """Return whether evidence is citable image provenance that conflicts with the post.
+
+    An earlier appearance of the post's photo that predates the event it describes, or whose
+    caption names another place or date: the photo does not show what the post says (CRAVE,
+    RAV). Code decides on it first, on every path.
+    """
+    trace = evidence.image
+    return trace is not None and bool(trace.conflict) and evidence.tier.citable
+
+
+def out_of_context_verdict(claim_id: str, evidence: Sequence[Evidence]) -> ClaimVerdict | None:
+    """Return the misleading verdict the claim's out-of-context image evidence makes, or None."""
+    found = [e for e in evidence if e.claim_id == claim_id and out_of_context(e)]
+    if not found:
+        return None
+    details = "; ".join(dict.fromkeys(e.image.detail for e in found if e.image is not None))
+    return ClaimVerdict(
+        claim_id=claim_id,
+        label=Label.MISLEADING,
+        rationale=f"The photo is shown out of context: {details}.",
+        evidence_ids=tuple(e.id for e in found),
+        basis=Basis.RULES,
+    )
 
 
 def contradicted_facets(assessment: Assessment) -> list[str]:
@@ -118,7 +144,9 @@ def decide(
     """Decide a claim's label from its narratives' assessments by CRAVE's tiered rule.
 
     Usable narratives are those assessed supports/conflicts with at least one citable item.
-    1. a supporting narrative with image-provenance evidence -> accurate;
+    0. citable image provenance that conflicts with the post (`out_of_context`) -> misleading,
+       whatever the narratives' readings (code decides on explicit provenance first);
+    1. a supporting narrative with image-provenance evidence that fits the post -> accurate;
     2. support and no conflict -> accurate; support and conflict -> the side whose best
        evidence has the better credibility tier wins (conflict: see 3); a tie -> misleading;
     3. conflict only -> false when a conflicting narrative contradicts a fact (who/what/when/
@@ -132,7 +160,16 @@ def decide(
     conflict = [u for u in usable if u.assessment.relation is Relation.CONFLICTS]
     refuting = {q.evidence_id for q in quotes if q.stance is Stance.REFUTES}
     refuting |= {e.id for e in evidence if e.stance is Stance.REFUTES}
-    imaged = [u for u in support if any(image_provenance(e) for e in u.members)]
+    traced = out_of_context_verdict(claim.id, evidence)
+    if traced is not None:
+        log.info(
+            "claim decided",
+            extra={"claim_id": claim.id, "label": "misleading", "rule": "out-of-context"},
+        )
+        return traced
+    imaged = [
+        u for u in support if any(image_provenance(e) and not out_of_context(e) for e in u.members)
+    ]
     label, rule, deciding = Label.UNVERIFIABLE, "none", list[_Usable]()
     if imaged:
         label, rule, deciding = Label.ACCURATE, "image", imaged

@@ -142,6 +142,9 @@ async def test_a_reused_photo_is_traced_to_the_older_page_and_cited(
             check = await run_check(post, deps=replace(base, images=images), config=CheckConfig())
     cited = {r.url: r.number for r in check.correction.references}
     assert older in cited
-    assert f"This image appeared on 19 July 2022 [{cited[older]}]" in check.correction.note
-    assert 'captioned "Record heat in July 2022"' in check.correction.note
+    assert (
+        f'This photo appeared on 19 July 2022 [{cited[older]}], captioned "Record heat in July '
+        '2022", before the events the post describes.'
+    ) in check.correction.note
+    assert check.verdict.label is Label.FALSE  # the refuted text stands: false outranks misleading
     verify_references(check.correction, check.evidence)  # only retrieved pages are cited

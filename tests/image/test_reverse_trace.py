@@ -23,7 +23,7 @@ from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.tineye import TinEyeSearch
-from pipeline.image.reverse.trace import public_url, trace_images, with_reverse_image
+from pipeline.image.reverse.trace import public_url, search_image_copies, with_reverse_image
 from pipeline.image.reverse.vision import VisionWebDetection
 from pipeline.image.stage import ImageDeps, read_images
 from pipeline.judge.review import ReviewMatchJudge
@@ -152,7 +152,7 @@ async def test_only_a_real_copy_is_indexed_with_its_page_date_and_title(
         reverse = tineye_for(fake, web, store, http)
         async with Fetcher(LOOPBACK) as fetcher:
             report = await read_images(post, deps=ImageDeps(fetcher=fetcher, ocr=None))
-            trace = await trace_images(
+            trace = await search_image_copies(
                 report,
                 post=post,
                 reverse=reverse,
@@ -194,7 +194,7 @@ async def test_a_failing_provider_is_reported_and_the_check_goes_on(
             engine = VisionWebDetection(http, api_key=SecretStr(fake.key), base_url=fake.base)
             reverse = ReverseDeps(search=ReverseSearch([engine], cache=None))
             report = await read_images(post, deps=ImageDeps(fetcher=fetcher, ocr=None))
-            trace = await trace_images(
+            trace = await search_image_copies(
                 report,
                 post=post,
                 reverse=reverse,
@@ -226,7 +226,7 @@ async def test_without_a_public_url_and_with_uploads_off_nothing_is_sent(
         reverse = replace(tineye_for(fake, web, store, http), upload=False)
         async with Fetcher(LOOPBACK) as fetcher:
             report = await read_images(post, deps=ImageDeps(fetcher=fetcher, ocr=None))
-            trace = await trace_images(
+            trace = await search_image_copies(
                 report,
                 post=post,
                 reverse=reverse,
@@ -252,7 +252,7 @@ async def test_unrated_publishers_found_on_the_web_are_skipped_by_default(
         async with Fetcher(LOOPBACK) as fetcher:
             report = await read_images(post, deps=ImageDeps(fetcher=fetcher, ocr=None))
             web.server.forget()
-            trace = await trace_images(
+            trace = await search_image_copies(
                 report,
                 post=post,
                 reverse=reverse,

@@ -117,7 +117,7 @@ def with_reverse_image(status: SearchStatus, trace: TraceReport | None) -> Searc
     return replace(status, reverse_image=trace.statuses())
 
 
-async def trace_images(
+async def search_image_copies(
     report: ImageReport,
     *,
     post: Post,
