@@ -317,7 +317,7 @@ async def test_a_check_cites_the_earlier_copy_a_reverse_search_found(
     cited = {r.url: r.number for r in check.correction.references}
     assert web.older_page in cited and web.other_page not in cited
     assert web.injected_page not in cited
-    assert f"This image appeared on 1 May 2012 [{cited[web.older_page]}]" in check.correction.note
+    assert f"This photo appeared on 1 May 2012 [{cited[web.older_page]}]" in check.correction.note
     assert "Flooded streets in Riverton after the May 2012 storm" in check.correction.note
     verify_references(check.correction, check.evidence)  # only retrieved pages are cited
     assert check.search.reverse_image == (ProviderStatus("tineye", True),)
