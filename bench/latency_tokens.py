@@ -26,7 +26,7 @@ from collections import defaultdict
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import click
 
@@ -134,8 +134,20 @@ def _common(a: list[int], b: list[int]) -> int:
     return n
 
 
+class Tokens(Protocol):
+    """What the accounting needs of a tokenizer (`LocalTokenizer` has it)."""
+
+    def tokens(self, text: str) -> list[int]:
+        """Return the tokens of text."""
+        ...
+
+    def chat_prompt(self, system: str, user: str) -> list[int]:
+        """Return the tokens of a chat prompt up to the answer."""
+        ...
+
+
 def account(
-    requests: list[Request], tokens: LocalTokenizer, states: list[list[int]]
+    requests: list[Request], tokens: Tokens, states: list[list[int]]
 ) -> list[dict[str, Any]]:
     """Return each request's prompt, output and evaluated tokens (last-prefix and RAM cache).
 
@@ -169,7 +181,9 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         stage["calls"] += 1
         for key in ("prompt_tokens", "output_tokens", "evaluated_no_cache", "evaluated_ram_cache"):
             stage[key] += row[key]
-    total = {k: sum(s[k] for s in by_stage.values()) for k in next(iter(by_stage.values()), {})}
+    total: dict[str, float] = {
+        k: sum(s[k] for s in by_stage.values()) for k in next(iter(by_stage.values()), {})
+    }
     for cache in ("no_cache", "ram_cache"):
         total[f"estimated_seconds_{cache}"] = round(
             total.get(f"evaluated_{cache}", 0) / PROMPT_TOKENS_PER_SECOND

@@ -9,7 +9,10 @@ uncut run gives (bar the seconds).
 The file's first line describes the run (data, mode, judge, graph, sample, seed); resuming with
 other settings is refused, since mixing two runs' claims would make a report of neither. A line
 that does not parse (the last one, cut by a crash mid-write) is skipped with a warning and its
-claim is run again; nothing else in the file is touched.
+claim is run again; nothing else in the file is touched. A run whose model died part-way (the
+local server killed, every later claim decided by the no-model fallback) is salvaged with
+`--rerun-fallbacks`: claims recorded with a fallback run again and their new line supersedes
+the old one.
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ def outcome_from_record(record: Mapping[str, Any]) -> Outcome:
 def read_journal(path: Path) -> JournalContents:
     """Return what the journal at path holds, skipping (with a warning) lines that do not parse.
 
-    A missing or empty file holds nothing. A claim recorded twice keeps its first record.
+    A missing or empty file holds nothing. A claim recorded twice keeps its last record (a
+    claim run again, as `--rerun-fallbacks` does, supersedes what it said before).
     """
     if not path.exists():
         return JournalContents(None, {}, ())
@@ -135,7 +139,7 @@ def read_journal(path: Path) -> JournalContents:
                 )
                 skipped.append(number)
                 continue
-            outcomes.setdefault(outcome.claim.index, outcome)
+            outcomes[outcome.claim.index] = outcome
     return JournalContents(run, outcomes, tuple(skipped))
 
 

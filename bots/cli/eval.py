@@ -69,6 +69,12 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
     help="Keep each claim's outcome in this JSON-lines file as it is decided and skip the "
     "claims it already holds; the report is computed from the file.",
 )
+@click.option(
+    "--rerun-fallbacks",
+    is_flag=True,
+    help="With --resume: run again the claims FILE records as decided by a fallback (a model "
+    "that timed out or died); their new outcome replaces the old.",
+)
 @click.option("--progress/--no-progress", default=True)
 @click.pass_context
 def averitec(
@@ -82,6 +88,7 @@ def averitec(
     use_model: bool,
     use_graph: bool | None,
     resume_path: Path | None,
+    rerun_fallbacks: bool,
     progress: bool,
 ) -> None:
     """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval).
@@ -135,6 +142,10 @@ def averitec(
         except JournalMismatchError as exc:
             raise click.ClickException(str(exc)) from exc
         ctx.call_on_close(journal.close)
+        if rerun_fallbacks:
+            done = {i: o for i, o in done.items() if not o.fallback}
+    elif rerun_fallbacks:
+        raise click.UsageError("--rerun-fallbacks needs --resume FILE")
     todo = [c for c in claims if c.index not in done]
     embedder = app.embedder
     config = app.check_config()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,80 @@ def test_a_journal_of_another_run_is_refused(dev: Path, tmp_path: Path) -> None:
     assert result.exit_code != 0
     assert "another run" in result.output and "mode" in result.output
     assert journal.read_text() == before  # nothing lost
+
+
+def test_claims_decided_by_a_fallback_run_again_with_rerun_fallbacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.llm.fake_openai import Seen, malformed, serve_openai
+
+    items = [
+        {
+            "claim": f"Claim number {n} about the river bridge.",
+            "label": "Supported",
+            "questions": [
+                {
+                    "question": f"Is claim {n} true?",
+                    "answers": [
+                        {
+                            "answer": f"Claim number {n} about the river bridge is true.",
+                            "answer_type": "Extractive",
+                            "source_url": f"https://news{n}.example/story",
+                        }
+                    ],
+                }
+            ],
+        }
+        for n in range(2)
+    ]
+    data = tmp_path / "dev.json"
+    data.write_text(json.dumps(items), encoding="utf-8")
+    dead = {"judge": True}
+
+    def judged(user: str) -> dict[str, Any]:
+        """Return a complete judge answer: every narrative of every claim, supporting."""
+        facets = dict.fromkeys(("who", "what", "when", "where", "why", "how"))
+        claims = []
+        for claim in re.findall(r'<claim id="([^"]+)"', user):
+            labels = re.findall(rf'narrative="({claim}\.[^"]+)"', user)
+            narratives = [
+                {
+                    "narrative": label,
+                    "facets": {f: {"status": "consistent"} for f in facets},
+                    "relation": "supports",
+                    "rationale": "It says so.",
+                }
+                for label in labels
+            ]
+            claims.append({"claim": claim, "narratives": narratives, "explanation": "It is."})
+        return {"claims": claims}
+
+    def router(seen: Seen) -> Any:
+        user = str(seen.messages[-1]["content"])
+        if seen.stage == "claims":  # the post's own sentence: a grounded claim
+            text = next(i["claim"] for i in items if i["claim"] in user)
+            return {"checkable": True, "reason": "", "claims": [{"text": text, "queries": ["q"]}]}
+        if seen.stage == "extraction":
+            return {"quotes": []}
+        return malformed() if dead["judge"] else judged(user)
+
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("FACTBOT_MODEL__MODE", "endpoint")
+    monkeypatch.setenv("FACTBOT_MODEL__REFINE_ROUNDS", "0")
+    journal = tmp_path / "run.jsonl"
+    args = ["eval", "averitec", "--no-progress", "--no-graph", "--model", "--data", str(data)]
+    args += ["--resume", str(journal), "--report", str(tmp_path / "r.json")]
+    with serve_openai(router=router) as fake:
+        monkeypatch.setenv("FACTBOT_MODEL__BASE_URL", fake.base_url)
+        first = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert first.exit_code == 0, first.output
+        assert json.loads((tmp_path / "r.json").read_text())["claims_with_fallback"] == 2
+        dead["judge"] = False
+        kept = CliRunner().invoke(main, args, catch_exceptions=False)  # nothing to run
+        assert json.loads((tmp_path / "r.json").read_text())["claims_with_fallback"] == 2
+        again = CliRunner().invoke(main, [*args, "--rerun-fallbacks"], catch_exceptions=False)
+    assert kept.exit_code == 0 and again.exit_code == 0, again.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["claims"] == 2 and report["claims_with_fallback"] == 0
+    assert report["resume"]["claims_run_now"] == 2
+    assert len(read_journal(journal).outcomes) == 2  # the new lines superseded the old
