@@ -155,7 +155,19 @@ def averitec(
     bar = tqdm(
         total=len(claims), initial=len(done), unit="claim", disable=not progress, file=sys.stderr
     )
-    on_outcome = journal.append if journal is not None else None
+
+    def on_outcome(outcome: Any) -> None:
+        # A killed local server turns every later claim into a fallback: stop instead of
+        # recording them, so the same command resumes once the machine is quiet.
+        if use_model and app.local_model.died:
+            raise click.ClickException(
+                "the local model server exited during the run; claim "
+                f"{outcome.claim.index} and later were not recorded: rerun the same command"
+                + (" (with --rerun-fallbacks)" if journal is not None else "")
+            )
+        if journal is not None:
+            journal.append(outcome)
+
     started = time.perf_counter()
 
     async def index(store: Store, claims: list[EvalClaim]) -> CheckDeps:

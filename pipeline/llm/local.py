@@ -139,6 +139,16 @@ class LocalModelServer:
         return self._proc is not None and self._proc.poll() is None
 
     @property
+    def died(self) -> bool:
+        """Return whether the server was started and exited without `stop()` (killed, crashed)."""
+        return self._proc is not None and self._proc.poll() is not None
+
+    @property
+    def pid(self) -> int | None:
+        """Return the server process's id while it was started and not stopped."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def endpoint(self) -> ModelEndpoint:
         """Return the running server as an endpoint for `LLMClient`."""
         if self._proc is None or self.port is None:
