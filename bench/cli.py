@@ -337,6 +337,7 @@ def _register() -> None:
     from bench.embedding import embedders_bench, ingest_bench
     from bench.jobs import jobs_bench
     from bench.latency_local import latency_local
+    from bench.latency_tokens import latency_tokens
     from bench.monitor import monitor_bench
     from bench.platform_load import platforms_bench
     from bench.retrieval import retrieval_bench
@@ -347,6 +348,7 @@ def _register() -> None:
     bench_group.add_command(retrieval_bench)
     bench_group.add_command(latency)
     bench_group.add_command(latency_local)
+    bench_group.add_command(latency_tokens)
     bench_group.add_command(jobs_bench)
     bench_group.add_command(platforms_bench)
     bench_group.add_command(monitor_bench)

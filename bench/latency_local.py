@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -74,7 +75,9 @@ async def _check(app: Any, text: str) -> dict[str, Any]:
         "input_tokens": sum(u.input_tokens for u in check.usage),
         "output_tokens": sum(u.output_tokens for u in check.usage),
         "calls_by_stage": {u.stage: u.calls for u in check.usage},
-        "tokens_by_stage": {u.stage: u.input_tokens + u.output_tokens for u in check.usage},
+        "input_tokens_by_stage": {u.stage: u.input_tokens for u in check.usage},
+        "output_tokens_by_stage": {u.stage: u.output_tokens for u in check.usage},
+        "load_average": round(os.getloadavg()[0], 2),  # seconds mean little on a busy machine
         "stage_seconds": stages,
     }
 
@@ -113,6 +116,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
     seconds = [p["seconds"] for p in per_post]
     return {
         "posts": len(per_post),
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
         "options": {k: str(v) for k, v in opts.items()},
         "startup_seconds": round(startup, 1),
         "seconds_p50": round(statistics.median(seconds), 1),

@@ -176,6 +176,87 @@ context: The Norse sagas tell of Leif Erikson sailing to a land called Vinland, 
 context: The Viking site in North America was found in 1960 and is a UNESCO World Heritage
   Site.
 explanation: Yes: Vikings reached Newfoundland around the year 1000, long before Columbus.
+
+post: Drinking eight glasses of water a day is a rule set by doctors for everyone.
+false: Doctors set a rule that everyone must drink eight glasses of water a day.
+queries: eight glasses of water a day rule origin | how much water should you drink daily
+fact: No medical body sets a rule of eight glasses of water a day for everyone; health
+  authorities say needs vary and much of our water comes from food and other drinks.
+context: The eight-glasses advice may trace back to a 1945 recommendation that also said most
+  of the water needed is already contained in prepared foods.
+context: Kidney specialists say healthy adults can usually rely on thirst to tell them how much
+  water to drink.
+context: People who exercise hard or live in hot climates need more water than others, doctors
+  say, so no single amount fits everyone.
+explanation: There is no medical rule of eight glasses a day; water needs vary and food counts.
+
+post: Great news: the Amazon rainforest produces 20 percent of the oxygen we breathe!
+false: The Amazon rainforest produces 20 percent of the oxygen people breathe.
+queries: Amazon rainforest 20 percent of oxygen claim | Amazon oxygen production net
+fact: Scientists say the Amazon's net contribution to the oxygen people breathe is close to
+  zero, because the forest uses almost all the oxygen it produces.
+context: The plants of the Amazon produce oxygen by photosynthesis, but the forest's animals,
+  microbes and decaying leaves consume nearly the same amount.
+context: Most of the oxygen in the atmosphere was built up over millions of years, and ocean
+  plankton produce a large share of it, climate researchers say.
+context: The 20 percent figure spread widely during the Amazon fires of 2019, ecologists who
+  study the forest noted.
+explanation: The Amazon uses nearly all the oxygen it makes; it does not supply 20 percent of ours.
+
+post: Napoleon was very short, only five foot two, and he was born in Corsica in 1769.
+false: Napoleon Bonaparte was unusually short.
+queries: was Napoleon short height myth
+fact: Napoleon Bonaparte was about 1.69 metres tall, an average height for a Frenchman of his
+  time; he was not unusually short.
+context: His height was recorded as five foot two in French inches, which were longer than
+  English inches, so the figure was misread in Britain.
+context: British cartoonists of the Napoleonic wars drew Napoleon as a tiny man, and the image
+  stuck, historians say.
+context: Napoleon was often seen beside his Imperial Guard, whose soldiers had to be tall,
+  which made him look smaller.
+explanation: Napoleon was of average height; five foot two was in longer French inches.
+true: Napoleon Bonaparte was born in Corsica in 1769.
+queries: Napoleon Bonaparte birthplace 1769 Ajaccio Corsica
+fact: Napoleon Bonaparte was born on 15 August 1769 in Ajaccio, on the island of Corsica.
+context: Corsica had passed from the Republic of Genoa to France in 1768, the year before
+  Napoleon was born there.
+context: The house in Ajaccio where Napoleon was born in 1769 is now a museum.
+context: Napoleon left Corsica for school in mainland France when he was nine years old.
+explanation: Yes: Napoleon was born in Ajaccio, Corsica, in August 1769.
+
+post: Three facts: chameleons change colour to blend into their background, ostriches bury
+  their heads in the sand when scared, and honey never goes bad.
+false: Chameleons change colour mainly to blend into their background.
+queries: why do chameleons change colour camouflage myth
+fact: Chameleons change colour mainly to signal to other chameleons and to control their body
+  temperature, not to match their background, biologists say.
+context: A chameleon turns brighter when it meets a rival or courts a mate, studies of
+  chameleon behaviour show.
+context: Chameleons change colour by adjusting tiny crystals in their skin cells, which alters
+  how the skin reflects light.
+context: Their resting colours already give chameleons camouflage among leaves, so they need
+  not change colour to hide.
+explanation: Chameleons change colour mostly to signal and to regulate heat, not to blend in.
+false: Ostriches bury their heads in the sand when they are scared.
+queries: do ostriches bury their heads in the sand
+fact: Ostriches do not bury their heads in the sand; when threatened they run away or lie flat
+  on the ground, zoologists say.
+context: Ostriches dig shallow nests in the sand and turn their eggs with their beaks, which
+  from far away can look like a buried head.
+context: An ostrich can run at about 70 kilometres an hour, its usual escape from danger.
+context: An ostrich that buried its head in the sand could not breathe, biologists point out.
+explanation: Ostriches never bury their heads; they flee or lie flat when threatened.
+true: Honey never goes bad if it is stored sealed.
+queries: does honey ever spoil sealed jar
+fact: Sealed honey keeps for a very long time without spoiling, because its low water content
+  and acidity stop bacteria from growing.
+context: Archaeologists have found pots of honey in ancient Egyptian tombs that were still
+  edible after thousands of years.
+context: Honey that absorbs water from the air can ferment, so it should be kept in a closed
+  jar, food scientists say.
+context: Bees add an enzyme to nectar that makes small amounts of hydrogen peroxide, which also
+  helps keep honey from spoiling.
+explanation: Yes: sealed honey does not spoil; its chemistry stops bacteria from growing.
 """
 
 

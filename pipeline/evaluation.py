@@ -174,6 +174,7 @@ class Outcome:
     cited_gold: int = 0  # cited references that are the claim's own gold evidence
     quoted: int = 0  # decided claims (not unverifiable) shown with a quote
     quote_agrees: int = 0  # of those, quotes whose stance agrees with the claim's label
+    cited: tuple[str, ...] = ()  # URLs of the references the reply cited, in order
 
 
 # the quote stances a claim's label can rest on
@@ -238,6 +239,7 @@ def outcome_of(claim: EvalClaim, check: Check, seconds: float) -> Outcome:
         cited_gold=sum(1 for r in references if r.url in own),
         quoted=quoted,
         quote_agrees=agrees,
+        cited=tuple(r.url for r in references),
     )
 
 
@@ -246,8 +248,11 @@ async def evaluate(
     *,
     run: Callable[[EvalClaim], Any],
     on_claim: Callable[[], object] | None = None,
+    on_outcome: Callable[[Outcome], object] | None = None,
 ) -> list[Outcome]:
     """Run every claim through `run` (which returns a Check) and record the outcomes.
+
+    `on_outcome` sees each outcome as soon as it is decided (the resumable run's journal).
 
     A reference that is not a retrieved document stops the run (ReferenceInvariantError): it is
     a bug in the writer, never a figure to report.
@@ -270,6 +275,8 @@ async def evaluate(
             )
         else:
             outcomes.append(outcome_of(claim, check, time.perf_counter() - start))
+        if on_outcome:
+            on_outcome(outcomes[-1])
         if on_claim:
             on_claim()
     return outcomes

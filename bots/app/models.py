@@ -105,6 +105,11 @@ class LocalModel:
             log.info("starting the local model server", extra={"model": str(path)})
         return self._server
 
+    @property
+    def died(self) -> bool:
+        """Return whether the started server has exited on its own (killed or crashed)."""
+        return self._server is not None and self._server.died
+
     def stop(self) -> None:
         """Stop the server if it runs."""
         if self._server is not None:

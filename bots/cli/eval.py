@@ -25,6 +25,8 @@ def eval_group() -> None:
           --limit 100
       factbot eval averitec --data ../shared/data/eval/averitec/dev.json --model \
           --sample 40 --seed 0
+      factbot eval averitec --data ../shared/data/eval/averitec/dev.json --model \
+          --sample 100 --seed 0 --resume reports/gold-local.jsonl
       factbot eval relevance --data ../shared/data/eval/averitec/dev.json
     """
 
@@ -60,6 +62,19 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
     default=None,
     help="Graph verification on or off (default: FACTBOT_GRAPH__ENABLED, on).",
 )
+@click.option(
+    "--resume",
+    "resume_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep each claim's outcome in this JSON-lines file as it is decided and skip the "
+    "claims it already holds; the report is computed from the file.",
+)
+@click.option(
+    "--rerun-fallbacks",
+    is_flag=True,
+    help="With --resume: run again the claims FILE records as decided by a fallback (a model "
+    "that timed out or died); their new outcome replaces the old.",
+)
 @click.option("--progress/--no-progress", default=True)
 @click.pass_context
 def averitec(
@@ -72,13 +87,20 @@ def averitec(
     report_path: Path | None,
     use_model: bool,
     use_graph: bool | None,
+    resume_path: Path | None,
+    rerun_fallbacks: bool,
     progress: bool,
 ) -> None:
-    """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval)."""
+    """Score verdicts on AVeriTeC claims (gold evidence, or pooled retrieval).
+
+    With --resume FILE the run can be cut (Ctrl-C, a crash, the end of a session) and started
+    again with the same command: the claims in FILE are not run again.
+    """
     from tqdm import tqdm
 
     from bots.cli.context import app_from as _app
     from pipeline.credibility.policy import SourcePolicy
+    from pipeline.evaljournal import Journal, JournalMismatchError, journal_outcomes
     from pipeline.evalscore import score
     from pipeline.evaluation import (
         EvalClaim,
@@ -100,12 +122,52 @@ def averitec(
     graphs = app.graphs
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
     claims = stratified_sample(pool, sample, seed=seed) if sample is not None else pool
+    journal: Journal | None = None
+    done: dict[int, Any] = {}
+    if resume_path is not None:
+        journal = Journal(
+            resume_path,
+            {
+                "data": str(data.resolve()),
+                "mode": mode,
+                "model": use_model,
+                "graph": graphs is not None,
+                "limit": limit,
+                "sample": sample,
+                "seed": seed,
+            },
+        )
+        try:
+            done = journal.open(claims)
+        except JournalMismatchError as exc:
+            raise click.ClickException(str(exc)) from exc
+        ctx.call_on_close(journal.close)
+        if rerun_fallbacks:
+            done = {i: o for i, o in done.items() if not o.fallback}
+    elif rerun_fallbacks:
+        raise click.UsageError("--rerun-fallbacks needs --resume FILE")
+    todo = [c for c in claims if c.index not in done]
     embedder = app.embedder
     config = app.check_config()
     judge = ReviewMatchJudge(
         embedder, match_threshold=app.settings.retrieval.review_match_threshold
     )
-    bar = tqdm(total=len(claims), unit="claim", disable=not progress, file=sys.stderr)
+    bar = tqdm(
+        total=len(claims), initial=len(done), unit="claim", disable=not progress, file=sys.stderr
+    )
+
+    def on_outcome(outcome: Any) -> None:
+        # A killed local server turns every later claim into a fallback: stop instead of
+        # recording them, so the same command resumes once the machine is quiet.
+        if use_model and app.local_model.died:
+            raise click.ClickException(
+                "the local model server exited during the run; claim "
+                f"{outcome.claim.index} and later were not recorded: rerun the same command"
+                + (" (with --rerun-fallbacks)" if journal is not None else "")
+            )
+        if journal is not None:
+            journal.append(outcome)
+
     started = time.perf_counter()
 
     async def index(store: Store, claims: list[EvalClaim]) -> CheckDeps:
@@ -128,6 +190,9 @@ def averitec(
 
     async def go() -> list[Any]:
         nonlocal judge_name
+        if not todo:  # every claim is in the journal: nothing to start
+            judge_name = "model" if use_model else judge.name
+            return []
         async with contextlib.AsyncExitStack() as stack:
             model = await app.model_deps(stack, fallback=judge) if use_model else None
             if use_model and model is None:
@@ -143,17 +208,23 @@ def averitec(
                     return await run_check(claim_post(claim), deps=deps, config=config, model=model)
 
             if mode == "gold":
-                return await evaluate(claims, run=gold, on_claim=lambda: bar.update())
+                return await evaluate(
+                    todo, run=gold, on_claim=lambda: bar.update(), on_outcome=on_outcome
+                )
             with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
                 deps = await index(store, pool)
 
                 async def pooled(claim: EvalClaim) -> Check:
                     return await run_check(claim_post(claim), deps=deps, config=config, model=model)
 
-                return await evaluate(claims, run=pooled, on_claim=lambda: bar.update())
+                return await evaluate(
+                    todo, run=pooled, on_claim=lambda: bar.update(), on_outcome=on_outcome
+                )
 
     outcomes = asyncio.run(go())
     bar.close()
+    if resume_path is not None:
+        outcomes = journal_outcomes(resume_path, claims)  # the file is the record
     report = score(outcomes, seed=seed)
     report.update(
         {
@@ -170,6 +241,13 @@ def averitec(
             if sample is not None
             else {"size": None, "first": limit, "labels": report["gold_labels"]},
             "data": str(data),
+            "resume": {
+                "file": str(resume_path),
+                "claims_from_file": len(done),
+                "claims_run_now": len(todo),
+            }
+            if resume_path is not None
+            else None,
             "wall_seconds": round(time.perf_counter() - started, 1),
         }
     )

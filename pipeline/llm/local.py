@@ -10,8 +10,12 @@ What the server can do shapes that endpoint (llama-cpp-python 0.3.36):
   `{"type": "json_schema"}` fails validation and comes back as HTTP 500. So
   `supports_json_schema=False, schema_in_json_object=True`: `LLMClient` sends the schema inside
   JSON mode, so the answer cannot leave it, and also describes it in the system prompt.
-- It reuses the KV cache of the longest common prompt prefix: calls that share a system prompt
-  only pay for the rest of the prompt.
+- It reuses the KV cache of the longest common prompt prefix with the request before: calls
+  that share a system prompt only pay for the rest of the prompt. With `prompt_cache` (on by
+  default) it also keeps the states of earlier requests in RAM (llama-cpp-python's
+  `LlamaRAMCache`, `prompt_cache_bytes`) and starts from the longest matching one, so a stage
+  whose call follows another stage's (judge after extraction, the next post's claims after a
+  judge) still skips its system prompt (`factbot bench latency-tokens` counts the tokens saved).
 - One model instance serves one request at a time (a lock inside the server), so
   `max_concurrency=1`: requests queue in the client, where the per-call timeout does not run yet.
   The server finishes an answer the client stopped waiting for, so a retry after a timeout would
@@ -104,12 +108,16 @@ class LocalModelServer:
         startup_timeout: float = 120.0,
         request_timeout: float = 600.0,  # answers end at max_tokens; this catches a hung server
         command: Sequence[str] | None = None,  # run with --config_file; None: llama-cpp-python's
+        prompt_cache: bool = True,
+        prompt_cache_bytes: int = 1 << 30,
     ) -> None:
         self.model_path = model_path
         self.alias = alias
         self.n_ctx = n_ctx
         self.n_threads = n_threads or len(os.sched_getaffinity(0))
         self.chat_format = chat_format
+        self.prompt_cache = prompt_cache
+        self.prompt_cache_bytes = prompt_cache_bytes
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
         self.command = tuple(command or (sys.executable, "-m", "llama_cpp.server"))
@@ -129,6 +137,16 @@ class LocalModelServer:
     def running(self) -> bool:
         """Return whether the server process is alive."""
         return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def died(self) -> bool:
+        """Return whether the server was started and exited without `stop()` (killed, crashed)."""
+        return self._proc is not None and self._proc.poll() is not None
+
+    @property
+    def pid(self) -> int | None:
+        """Return the server process's id while it was started and not stopped."""
+        return self._proc.pid if self._proc is not None else None
 
     @property
     def endpoint(self) -> ModelEndpoint:
@@ -227,6 +245,9 @@ class LocalModelServer:
             "chat_format": self.chat_format,
             "use_mlock": False,  # mmap only: the kernel may page the weights, as with any file
             "verbose": False,
+            "cache": self.prompt_cache,
+            "cache_type": "ram",
+            "cache_size": self.prompt_cache_bytes,
         }
         return {
             "host": "127.0.0.1",
@@ -336,3 +357,23 @@ def _die_with_parent() -> None:
         return
     pr_set_pdeathsig = 1
     libc.prctl(pr_set_pdeathsig, signal.SIGKILL)  # uvicorn would finish a long generation first
+
+
+class LocalTokenizer:
+    """The local model's tokenizer (the GGUF's vocabulary only, no weights) and chat template."""
+
+    def __init__(self, model_path: Path) -> None:
+        from llama_cpp import Llama
+
+        self._llm = Llama(model_path=str(model_path), vocab_only=True, verbose=False)
+
+    def tokens(self, text: str) -> list[int]:
+        """Return the tokens of text (chat-template tokens read as such)."""
+        return list(self._llm.tokenize(text.encode(), add_bos=False, special=True))
+
+    def chat_prompt(self, system: str, user: str) -> list[int]:
+        """Return the tokens of a system and user turn as ChatML renders them, up to the answer."""
+        return self.tokens(
+            f"<|im_start|>system\n{system}<|im_end|>\n"
+            f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+        )

@@ -176,9 +176,36 @@ def bounded(chars: int) -> Any:
     return Field(json_schema_extra={"maxLength": chars})
 
 
+# Titles only restate a property's name and object descriptions are class docstrings: the
+# schema a prompt shows drops them, as every token is paid for on every call.
+
+
+def compact_schema(node: Any) -> Any:
+    """Return a JSON Schema without titles and object descriptions (property names stay).
+
+    A property's own description is kept: it can say what the field means. Keys inside
+    `properties` and `$defs` are names, never keywords, so a field called "title" survives.
+    """
+    if isinstance(node, list):
+        return [compact_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        elif key == "title" or (key == "description" and node.get("type") == "object"):
+            continue
+        else:
+            out[key] = compact_schema(value)
+    return out
+
+
 def schema_instructions(schema: type[BaseModel]) -> str:
     """Return the system-prompt text that describes schema to a model without json_schema."""
-    body = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
+    body = json.dumps(
+        compact_schema(schema.model_json_schema()), ensure_ascii=False, separators=(",", ":")
+    )
     return (
         "Answer with one JSON object only: no prose and no markdown code fences. "
         f"It must match this JSON Schema:\n{body}"

@@ -259,12 +259,14 @@ async def test_labels_are_fresh_per_call_and_the_schema_allows_only_them() -> No
         first["C2"]: [first["C2.N1"]],
     }
     # strict structured output takes no length bounds; the pydantic schema has them
-    assert "maxLength" not in defs["FacetOut"]["properties"]["note"]
-    assert JudgeOutput.model_json_schema()["$defs"]["FacetOut"]["properties"]["note"] == {
-        "maxLength": 48,
-        "title": "Note",
+    assert "maxLength" not in defs["NarrativeOut0"]["properties"]["rationale"]
+    assert JudgeOutput.model_json_schema()["$defs"]["NarrativeOut"]["properties"]["rationale"] == {
+        "maxLength": 160,
+        "title": "Rationale",
         "type": "string",
     }
+    # facet notes are not asked for (output tokens), only the status
+    assert set(defs["FacetOut"]["properties"]) == {"status"}
 
 
 async def test_the_grammar_schema_asks_for_every_narrative_of_every_claim() -> None:
