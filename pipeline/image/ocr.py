@@ -3,7 +3,9 @@
 Tesseract (through pytesseract, the Debian `tesseract-ocr` package) is the default: light,
 no model weights to carry, and it read generated screenshots with a character error rate under
 2 % (`python -m bench.image_ocr`). rapidocr (PP-OCR ONNX weights inside its wheel) is the option
-for scripts Tesseract's English data does not cover; it is imported only when chosen.
+for scripts Tesseract's English data does not cover; it is an optional extra
+(`pip install 'factbot[rapidocr]'`), imported only when chosen, and choosing it without the
+extra is a `ConfigError` that says how to install it.
 
 Small pictures are enlarged before reading: Tesseract reads best at about 300 dpi, and a phone
 screenshot scaled down for the web has letters 10-12 pixels high. Words Tesseract is unsure of
@@ -15,14 +17,16 @@ image without text); an image without text gives an empty `OcrText`.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import sys
 import threading
 from typing import Any, Protocol
 
 from PIL import Image, ImageOps
 
 from pipeline.cpu import CpuPool, run_cpu
-from pipeline.errors import ImageError
+from pipeline.errors import ConfigError, ImageError
 from pipeline.image.records import LoadedImage, OcrLine, OcrText
 
 log = logging.getLogger(__name__)
@@ -105,12 +109,38 @@ class TesseractOcr:
         ]
 
 
+RAPIDOCR_PACKAGES = ("rapidocr", "onnxruntime")
+RAPIDOCR_INSTALL = "pip install 'factbot[rapidocr]'"
+
+
+def rapidocr_missing() -> str | None:
+    """Return why rapidocr cannot run here (a package of its extra is missing), or None."""
+    missing = [name for name in RAPIDOCR_PACKAGES if not _installed(name)]
+    if not missing:
+        return None
+    return f"the rapidocr OCR engine needs {', '.join(missing)}: {RAPIDOCR_INSTALL}"
+
+
+def _installed(name: str) -> bool:
+    """Return whether a top-level package can be imported, without importing it."""
+    if name in sys.modules:
+        return sys.modules[name] is not None  # None: an import that is known to fail
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 class RapidOcr:
     """rapidocr (PP-OCR ONNX models shipped in its wheel): the optional engine."""
 
     name = "rapidocr"
 
     def __init__(self, *, min_confidence: float = 0.5) -> None:
+        """Raise ConfigError when the rapidocr extra is not installed."""
+        reason = rapidocr_missing()
+        if reason is not None:
+            raise ConfigError(reason)
         self.min_confidence = min_confidence
         self._engine: Any = None
         self._lock = threading.Lock()
@@ -122,7 +152,7 @@ class RapidOcr:
                     from rapidocr import RapidOCR
                 except ImportError as exc:
                     raise ImageError(
-                        "ocr", "rapidocr is not installed (pip install rapidocr onnxruntime)"
+                        "ocr", f"rapidocr did not import ({RAPIDOCR_INSTALL})"
                     ) from exc
                 self._engine = RapidOCR()
             return self._engine
@@ -147,7 +177,10 @@ class RapidOcr:
 
 
 def ocr_engine(name: str) -> OcrEngine:
-    """Return the OCR engine registered under name ("tesseract" or "rapidocr")."""
+    """Return the OCR engine registered under name ("tesseract" or "rapidocr").
+
+    Raises ConfigError when the engine's optional packages are not installed.
+    """
     engines: dict[str, type[TesseractOcr] | type[RapidOcr]] = {
         "tesseract": TesseractOcr,
         "rapidocr": RapidOcr,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import sys
 
 import pytest
+from pydantic import ValidationError
 
-from pipeline.errors import ImageError
+from bots.settings import ImageSettings
+from pipeline.errors import ConfigError, ImageError
 from pipeline.image.intake import decode_image
-from pipeline.image.ocr import TesseractOcr, ocr_engine, read_text
+from pipeline.image.ocr import RapidOcr, TesseractOcr, ocr_engine, rapidocr_missing, read_text
 from pipeline.image.records import ImageOrigin, ImageSource
 from tests.image.images import encode, photo, screenshot
 
@@ -61,8 +64,43 @@ def test_missing_tesseract_says_how_to_install_it(monkeypatch: pytest.MonkeyPatc
         TesseractOcr().read(screenshot(["some text here"]))
 
 
+RAPIDOCR = rapidocr_missing() is None
+needs_rapidocr = pytest.mark.skipif(
+    not RAPIDOCR, reason="the rapidocr extra is not installed: pip install 'factbot[rapidocr]'"
+)
+
+
 def test_engines_by_name() -> None:
     assert ocr_engine("tesseract").name == "tesseract"
-    assert ocr_engine("rapidocr").name == "rapidocr"
     with pytest.raises(ValueError, match="unknown OCR engine"):
         ocr_engine("nope")
+
+
+@needs_rapidocr
+def test_rapidocr_is_chosen_by_name_when_installed() -> None:
+    assert rapidocr_missing() is None
+    assert ocr_engine("rapidocr").name == "rapidocr"
+    assert ImageSettings(ocr="rapidocr").ocr == "rapidocr"
+
+
+@needs_rapidocr
+async def test_rapidocr_reads_a_screenshot() -> None:
+    picture = screenshot(HEADLINE, font="dejavu/DejaVuSans.ttf", size=22)
+    text = await read_text(loaded(encode(picture, "PNG")), engine=RapidOcr(), cpu=None)
+    assert text.engine == "rapidocr"
+    assert similarity(text.text, "\n".join(HEADLINE)) >= 0.9, text.text
+    assert all(0.5 <= line.confidence <= 1 for line in text.lines)
+
+
+@pytest.mark.parametrize("package", ["rapidocr", "onnxruntime"])
+def test_rapidocr_without_its_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, package: str
+) -> None:
+    monkeypatch.setitem(sys.modules, package, None)  # the import fails, as when not installed
+    with pytest.raises(
+        ConfigError, match=rf"needs (rapidocr, )?{package}: pip install 'factbot\[rapidocr\]'"
+    ):
+        ocr_engine("rapidocr")
+    with pytest.raises(ValidationError, match="FACTBOT_IMAGES__OCR=rapidocr"):
+        ImageSettings(ocr="rapidocr")
+    assert ImageSettings(ocr="tesseract").ocr == "tesseract"
