@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from pipeline.image.ocr import ocr_engine
+from pipeline.image.ocr import TesseractOcr, ocr_engine
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FONTS = Path("/usr/share/fonts/truetype")
@@ -76,9 +76,16 @@ def distance(one: str, other: str) -> int:
     return int(previous[-1])
 
 
-def run(limit: int, engine_name: str) -> dict[str, object]:
-    """Return the benchmark's figures."""
+def run(
+    limit: int, engine_name: str, *, psm: int | None = None, min_confidence: float | None = None
+) -> dict[str, object]:
+    """Return the benchmark's figures (psm and min_confidence override Tesseract's defaults)."""
     engine = ocr_engine(engine_name)
+    if isinstance(engine, TesseractOcr):
+        engine.psm = psm
+        engine.min_confidence = min_confidence or engine.min_confidence
+        chosen = "auto" if psm is None else psm
+        engine_name = f"tesseract --psm {chosen} min_confidence {engine.min_confidence}"
     errors = chars = 0
     seconds: list[float] = []
     per_style: dict[str, list[float]] = {}
@@ -113,8 +120,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int, default=60, help="Screenshots to read.")
     parser.add_argument("--engine", default="tesseract", choices=["tesseract", "rapidocr"])
+    parser.add_argument("--psm", type=int, default=None, help="Tesseract page segmentation.")
+    parser.add_argument("--min-confidence", type=float, default=None, help="Tesseract words.")
     args = parser.parse_args(argv)
-    print(json.dumps(run(args.limit, args.engine), indent=2))
+    figures = run(args.limit, args.engine, psm=args.psm, min_confidence=args.min_confidence)
+    print(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":
