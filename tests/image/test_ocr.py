@@ -6,12 +6,20 @@ import difflib
 import sys
 
 import pytest
+from PIL import ImageOps
 from pydantic import ValidationError
 
 from bots.settings import ImageSettings
 from pipeline.errors import ConfigError, ImageError
 from pipeline.image.intake import decode_image
-from pipeline.image.ocr import RapidOcr, TesseractOcr, ocr_engine, rapidocr_missing, read_text
+from pipeline.image.ocr import (
+    RapidOcr,
+    TesseractOcr,
+    is_text_picture,
+    ocr_engine,
+    rapidocr_missing,
+    read_text,
+)
 from pipeline.image.records import ImageOrigin, ImageSource
 from tests.image.images import encode, photo, screenshot
 
@@ -104,3 +112,24 @@ def test_rapidocr_without_its_extra_says_how_to_install_it(
     with pytest.raises(ValidationError, match="FACTBOT_IMAGES__OCR=rapidocr"):
         ImageSettings(ocr="rapidocr")
     assert ImageSettings(ocr="tesseract").ocr == "tesseract"
+
+
+def test_a_screenshot_is_a_text_picture_and_a_photo_is_not() -> None:
+    assert is_text_picture(ImageOps.grayscale(screenshot(HEADLINE)))
+    assert is_text_picture(ImageOps.grayscale(screenshot(HEADLINE, dark=True)))
+    assert not is_text_picture(ImageOps.grayscale(photo((400, 300))))
+
+
+async def test_every_line_of_a_serif_screenshot_is_read_and_a_lone_bar_is_i() -> None:
+    # full layout analysis (psm 3) dropped the "!!!!!" line as if it were a picture
+    lines = [
+        "our pillows morally and technically superior",
+        "products, Made in America!!!!! Hope you approve",
+        "her new name, I said",
+    ]
+    picture = screenshot(lines, font="dejavu/DejaVuSerif.ttf", size=18)
+    text = await read_text(loaded(encode(picture, "PNG")), engine=TesseractOcr(), cpu=None)
+    assert len(text.lines) == 3, text.text
+    assert "Made in America" in text.text
+    sans = screenshot(["When I say it, I mean it"], font="liberation/LiberationSans-Regular.ttf")
+    assert "|" not in TesseractOcr().read(sans).text
