@@ -11,7 +11,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt deploy/apt-packages.txt deploy/setup-system.sh
 	sh deploy/setup-system.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,rapidocr]'
 	touch $(STAMP)
 
 # The local model lives in .models/ of the checkout unless FACTBOT_MODEL__MODELS_DIR says otherwise.
@@ -27,7 +27,7 @@ doctor: setup
 
 # The local language model: llama-cpp-python (built once) and the verified Qwen2.5 GGUF.
 model: setup
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,rapidocr,local]'
 	$(BIN)/factbot models pull --no-progress --models-dir $(FACTBOT_MODEL__MODELS_DIR)
 
 lint: setup

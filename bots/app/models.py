@@ -44,6 +44,7 @@ def endpoint_from(settings: ModelSettings) -> ModelEndpoint:
         api_key=settings.api_key.get_secret_value() if settings.api_key else "",
         model=settings.model,
         supports_json_schema=settings.supports_json_schema,
+        supports_images=settings.supports_images,
         input_price_per_mtok=settings.input_price_per_mtok,
         output_price_per_mtok=settings.output_price_per_mtok,
         timeout=settings.timeout,
@@ -63,6 +64,9 @@ def stage_endpoints(settings: ModelSettings, default: ModelEndpoint) -> dict[str
                 default.supports_json_schema
                 if o.supports_json_schema is None
                 else o.supports_json_schema
+            ),
+            supports_images=(
+                default.supports_images if o.supports_images is None else o.supports_images
             ),
             input_price_per_mtok=(
                 default.input_price_per_mtok

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import ssl
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -51,13 +52,14 @@ from pipeline.embedding_backends import build_embedder
 from pipeline.evidence.web import WebDeps
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
-from pipeline.image.caption import LocalCaptioner
+from pipeline.image.caption import STAGE as CAPTION_STAGE
+from pipeline.image.caption import LocalCaptioner, VisionCaptioner
 from pipeline.image.faces import DlibFaces, FaceDeps
 from pipeline.image.gallery import FaceMatching
 from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.reverse.multi import ReverseDeps
-from pipeline.image.stage import ImageDeps
+from pipeline.image.stage import Captioner, ImageDeps
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
@@ -69,6 +71,8 @@ from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
 from storage.x_notes import NOTES_STATUS_KIND
+
+log = logging.getLogger(__name__)
 
 
 class App:
@@ -362,11 +366,12 @@ class App:
             self._ocr = ocr_engine(name)
         return self._ocr
 
-    async def image_deps(self, post: Post) -> ImageDeps | None:
+    async def image_deps(self, post: Post, *, llm: LLMClient | None = None) -> ImageDeps | None:
         """Return what the image stage needs for post, or None when it has nothing to read.
 
         Linked pages are read for their og:image only with live web search, which fetches
-        pages anyway; a post's own attachments are always read.
+        pages anyway; a post's own attachments are always read. `llm` is the check's model
+        client, for captions from a vision endpoint.
         """
         s = self.settings.images
         pages = s.linked_pages if self.web_enabled else 0
@@ -382,7 +387,7 @@ class App:
         return ImageDeps(
             fetcher=fetcher,
             ocr=self.ocr(),
-            captioner=self.captioner(),
+            captioner=self.captioner(llm),
             limits=limits,
             index=self.store.images,
             faces=self.face_deps(),
@@ -428,10 +433,37 @@ class App:
         )
         return reverse_image(settings, http=http, cache=self.store.web)
 
-    def captioner(self) -> LocalCaptioner | None:
+    def captioner(self, llm: LLMClient | None = None) -> Captioner | None:
+        """Return the captioner FACTBOT_IMAGES__CAPTION chooses, or None.
+
+        `vision`: the model client's caption-stage endpoint, when it declares image support;
+        `local`: the caption model directory (loaded on first use); `auto`: the first of these
+        that is configured; `off`: none. A choice that cannot be had is logged, and the images
+        are read without captions.
+        """
+        mode = self.settings.images.caption
+        if mode in ("auto", "vision"):
+            if llm is not None and llm.endpoint_for(CAPTION_STAGE).supports_images:
+                return VisionCaptioner(llm)
+            if mode == "vision":
+                log.warning(
+                    "no vision captions: no model endpoint, or it does not read images",
+                    extra={"fix": "FACTBOT_MODEL__SUPPORTS_IMAGES=true for a vision model"},
+                )
+                return None
+        if mode in ("auto", "local"):
+            return self.local_captioner()
+        return None
+
+    def local_captioner(self) -> LocalCaptioner | None:
         """Return the local captioning model when one is configured (loaded on first use)."""
         directory = self.settings.images.caption_model_dir
         if directory is None:
+            if self.settings.images.caption == "local":
+                log.warning(
+                    "no local captions: FACTBOT_IMAGES__CAPTION_MODEL_DIR is not set",
+                    extra={"fix": "FACTBOT_IMAGES__CAPTION_MODEL_DIR=/path/to/model"},
+                )
             return None
         if self._captioner is None or self._captioner.directory != directory:
             self._captioner = LocalCaptioner(directory)
@@ -494,11 +526,13 @@ class App:
                         cache=self.store.web,
                         ttl=timedelta(hours=self.settings.references.reachability_ttl_hours),
                     )
-            images = await self.image_deps(post)
+            deps = self.deps(web=web, references=references, sources=sources)
+            model = await self.model_deps(stack, fallback=deps.judge)
+            # after the model client: a vision endpoint may write the captions
+            images = await self.image_deps(post, llm=model.llm if model else None)
             if images is not None and self.settings.reverse_image.keyed():
                 images = dataclasses.replace(images, reverse=await self.reverse(stack))
-            deps = self.deps(web=web, references=references, images=images, sources=sources)
-            model = await self.model_deps(stack, fallback=deps.judge)
+            deps = dataclasses.replace(deps, images=images)
             check = await run_check(
                 post,
                 deps=deps,

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
 from pipeline.credibility.policy import UnratedPolicy
+from pipeline.image.ocr import rapidocr_missing
 
 
 class ServerSettings(BaseModel):
@@ -101,11 +102,19 @@ class ImageSettings(BaseModel):
 
     enabled: bool = Field(default=True, description="read the images of posts")
     ocr: Literal["tesseract", "rapidocr", "none"] = Field(
-        default="tesseract", description="OCR engine (rapidocr needs `pip install rapidocr`)"
+        default="tesseract",
+        description="OCR engine (rapidocr needs the extra: `pip install 'factbot[rapidocr]'`)",
     )
     max_images: int = Field(default=4, ge=1, le=16, description="images read per post")
     max_bytes: int = Field(default=10_000_000, ge=1024, description="bytes per image")
     max_pixels: int = Field(default=40_000_000, ge=10_000, description="declared pixels")
+    caption: Literal["auto", "vision", "local", "off"] = Field(
+        default="auto",
+        description=(
+            "captions: `vision` the model endpoint (its caption stage) when it reads images, "
+            "`local` the caption model directory, `auto` the first of those that is there"
+        ),
+    )
     caption_model_dir: Path | None = Field(
         default=None,
         description="a local transformers image-to-text model directory for captions",
@@ -116,6 +125,14 @@ class ImageSettings(BaseModel):
         le=8,
         description="linked pages read for their og:image (only with live web search)",
     )
+
+    @model_validator(mode="after")
+    def _ocr_engine_installed(self) -> ImageSettings:
+        if self.ocr == "rapidocr":
+            reason = rapidocr_missing()
+            if reason is not None:
+                raise ValueError(f"FACTBOT_IMAGES__OCR=rapidocr: {reason}")
+        return self
 
 
 ProviderName = Literal[
@@ -214,6 +231,7 @@ class StageModelSettings(BaseModel):
     api_key: SecretStr | None = None
     model: str | None = None
     supports_json_schema: bool | None = None
+    supports_images: bool | None = None
     input_price_per_mtok: float | None = Field(default=None, ge=0)
     output_price_per_mtok: float | None = Field(default=None, ge=0)
 
@@ -230,6 +248,9 @@ class ModelSettings(BaseModel):
     model: str = Field(default="gpt-4o-mini", description="model name at the endpoint")
     supports_json_schema: bool = Field(
         default=True, description="structured output with a JSON schema (else JSON mode)"
+    )
+    supports_images: bool = Field(
+        default=False, description="the model reads image content parts (a vision model)"
     )
     input_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M input tokens")
     output_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M output tokens")

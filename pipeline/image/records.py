@@ -88,6 +88,9 @@ class ImageHashes:
     phash_core: str  # the same of the picture with its borders and bars trimmed
     windows: tuple[str, ...] = ()  # pHashes of crops of the core, for crop tolerance
     segments: tuple[str, ...] = ()  # crop-resistant hash: one 64-bit hash per region (optional)
+    # the core trimmed with a near-exact border colour (a screenshot's frame around a picture
+    # whose own edge is nearly that colour); "" in hashes made before it existed
+    phash_tight: str = ""
 
 
 @dataclass(frozen=True)

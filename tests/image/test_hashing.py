@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from PIL import Image
 
@@ -49,3 +51,31 @@ def test_crop_resistant_segments_are_optional() -> None:
     with_segments = hash_picture(scene(1), segments=True)
     assert len(with_segments.segments) >= 1
     assert compare(with_segments, hash_picture(scene(1), segments=True)).segments >= 1
+
+
+def bright_sky(seed: int) -> Image.Image:
+    """Return a photo whose top third is a sky within a few grey levels of white."""
+    picture = scene(seed)
+    picture.paste((238, 240, 242), (0, 0, picture.width, picture.height // 3))
+    return picture
+
+
+def test_a_screenshot_of_a_picture_with_a_white_sky_matches_it() -> None:
+    # the loose trim takes the sky for border and gives up; the tight one stops at its edge
+    picture = bright_sky(5)
+    shot = TRANSFORMS["screenshot_border"](picture)
+    assert trim_borders(shot).height > picture.height * 1.2  # the post's header is left
+    tight = trim_borders(shot, tolerance=3)
+    assert abs(tight.height - picture.height) <= 2 and abs(tight.width - picture.width) <= 2
+    match = compare(hash_picture(picture), hash_picture(shot))
+    assert match.same and match.phash_distance <= 4, match
+
+
+def test_hashes_made_before_the_tight_trim_still_index_with_new_ones() -> None:
+    new = hash_picture(scene(4))
+    old = dataclasses.replace(hash_picture(scene(5)), phash_tight="", windows=new.windows[:4])
+    bare = dataclasses.replace(hash_picture(scene(6)), phash_tight="", windows=())
+    index = HashIndex([("new", new), ("old", old), ("bare", bare)])
+    assert index.nearest(hash_picture(TRANSFORMS["jpeg_q30"](scene(5))))[0][0] == "old"
+    assert index.nearest(hash_picture(scene(6)))[0] == ("bare", 0)
+    assert compare(old, hash_picture(scene(5))).same
