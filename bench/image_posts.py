@@ -23,8 +23,8 @@ import numpy as np
 from pipeline.errors import ImageError
 from pipeline.image.hashing import PHASH_DISTANCE, HashIndex
 from pipeline.image.intake import decode_image
-from pipeline.image.records import ImageDescription, ImageOrigin, ImageSource
 from pipeline.image.stage import ImageDeps, read_one
+from pipeline.imagerecords import ImageDescription, ImageOrigin, ImageSource
 
 VMU = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "multimodal" / "vmu"
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pipeline.image.records import ImageReport
+from pipeline.imagerecords import ImageReport
 from pipeline.search_status import SearchStatus
 
 

@@ -30,9 +30,9 @@ from pipeline.claims.heuristic import extract_claims
 from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
-from pipeline.image.records import ImageReport
 from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
+from pipeline.imagerecords import ImageReport
 from pipeline.injection import screen_post
 from pipeline.llm.usage import metering
 from pipeline.records import (

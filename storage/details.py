@@ -26,7 +26,7 @@ from typing import Any, TypeVar, cast
 
 from sqlite_utils import Database
 
-from pipeline.image.records import ImageReport
+from pipeline.imagerecords import ImageReport
 from pipeline.records import Assessment, Narrative
 
 T = TypeVar("T")

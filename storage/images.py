@@ -15,13 +15,14 @@ from typing import Any
 from sqlite_utils import Database
 
 from pipeline.image.hashing import HashIndex
-from pipeline.image.records import ImageHashes, IndexedImage
+from pipeline.imagerecords import ImageHashes, IndexedImage
 from pipeline.records import utcnow
 from storage.codec import dt_in, dt_out
 
 _INSERT = (
     "INSERT OR IGNORE INTO image_index (image_id, image_url, page_url, publisher, published_at, "
-    "caption, phash, phash_core, windows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "caption, phash, phash_core, windows, phash_tight, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -49,6 +50,7 @@ class ImageIndexRepo:
             h.phash,
             h.phash_core,
             json.dumps(list(h.windows)),
+            h.phash_tight,
             dt_out(utcnow()),
         )
         return bool(self.db.execute(_INSERT, row).rowcount)
@@ -78,7 +80,8 @@ class ImageIndexRepo:
     def _refresh(self) -> None:
         new = list(
             self.db.query(
-                "SELECT rowid, phash, phash_core, windows FROM image_index WHERE rowid > ? "
+                "SELECT rowid, phash, phash_core, windows, phash_tight FROM image_index "
+                "WHERE rowid > ? "
                 "ORDER BY rowid",
                 [self._seen],
             )
@@ -93,7 +96,10 @@ class ImageIndexRepo:
 
 def _hashes(row: dict[str, Any]) -> ImageHashes:
     return ImageHashes(
-        phash=row["phash"], phash_core=row["phash_core"], windows=tuple(json.loads(row["windows"]))
+        phash=row["phash"],
+        phash_core=row["phash_core"],
+        windows=tuple(json.loads(row["windows"])),
+        phash_tight=row["phash_tight"] or "",  # '' for rows kept before m022
     )
 
 

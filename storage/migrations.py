@@ -653,3 +653,10 @@ def m021_face_gallery(db: Database) -> None:
             UNIQUE (name, file_sha256)
         )""")
     db.execute("CREATE INDEX face_gallery_name ON face_gallery(name)")
+
+
+@migrations()
+def m022_image_tight_hash(db: Database) -> None:
+    # The pHash of a picture trimmed with a tight tolerance (a frame around a white-edged photo);
+    # rows kept before have none and are matched on their other hashes.
+    db.execute("ALTER TABLE image_index ADD COLUMN phash_tight TEXT NOT NULL DEFAULT ''")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
-from pipeline.image.records import ImageDescription
+from pipeline.imagerecords import ImageDescription
 from pipeline.records import Check
 
 OWN_PLATFORMS = ("api", "cli", "web")  # posts given to factbot directly

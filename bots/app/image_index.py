@@ -15,7 +15,7 @@ from pipeline.cpu import CpuPool
 from pipeline.image.intake import ImageLimits
 from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
-from pipeline.image.records import IndexedImage
+from pipeline.imagerecords import IndexedImage
 from pipeline.records import Check
 from pipeline.web.fetcher import Fetcher
 

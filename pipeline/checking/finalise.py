@@ -15,7 +15,7 @@ from pipeline.checking.deps import CheckDeps
 from pipeline.checking.images import describe_findings
 from pipeline.checking.stages import Stages
 from pipeline.image.conflicts import event_kind
-from pipeline.image.records import ImageReport
+from pipeline.imagerecords import ImageReport
 from pipeline.judge.review import combine
 from pipeline.judge.rules import enforce_rules
 from pipeline.records import Claim, ClaimGraph, Correction, Evidence, Label, Quote, Tier, Verdict

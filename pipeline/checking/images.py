@@ -20,7 +20,7 @@ from pipeline.checking.stages import Stages
 from pipeline.cpu import run_cpu
 from pipeline.image.conflicts import day, event_frame
 from pipeline.image.provenance import caption_excerpt, find_earlier, provenance_evidence
-from pipeline.image.records import ImageReport
+from pipeline.imagerecords import ImageReport
 from pipeline.records import Claim, Correction, Evidence, ImageTrace, Reference
 from pipeline.reply.links import scrub_links
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ImageError
-from pipeline.image.records import Caption, LoadedImage
+from pipeline.imagerecords import Caption, LoadedImage
 from pipeline.llm.client import LLMClient
 from pipeline.llm.output import bounded
 from pipeline.llm.prompts import system_prompt

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.image.records import (
+from pipeline.imagerecords import (
     Caption,
     ImageDescription,
     ImageHashes,

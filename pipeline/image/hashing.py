@@ -34,7 +34,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from pipeline.cpu import CpuPool, run_cpu
-from pipeline.image.records import ImageHashes, LoadedImage
+from pipeline.imagerecords import ImageHashes, LoadedImage
 
 log = logging.getLogger(__name__)
 

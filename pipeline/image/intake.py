@@ -39,7 +39,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import FactbotError, ImageError
-from pipeline.image.records import ImageFailure, ImageOrigin, ImageSource, LoadedImage
+from pipeline.imagerecords import ImageFailure, ImageOrigin, ImageSource, LoadedImage
 from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
 

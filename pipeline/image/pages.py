@@ -25,7 +25,7 @@ from pipeline.cpu import CpuPool, run_cpu
 from pipeline.image.hashing import hash_picture
 from pipeline.image.intake import ImageLimits, load_image
 from pipeline.image.provenance import ImageIndex
-from pipeline.image.records import ImageOrigin, ImageSource, IndexedImage, LoadedImage
+from pipeline.imagerecords import ImageOrigin, ImageSource, IndexedImage, LoadedImage
 from pipeline.records import Document
 from pipeline.web.fetcher import FetchedPage, Fetcher
 

@@ -26,7 +26,7 @@ from pipeline.evidence.ranking import Rater
 from pipeline.graph.places import Gazetteer
 from pipeline.image.conflicts import MARGIN, Conflict, EventFrame, day, find_conflict
 from pipeline.image.hashing import PHASH_DISTANCE
-from pipeline.image.records import ImageDescription, ImageHashes, ImageReport, IndexedImage
+from pipeline.imagerecords import ImageDescription, ImageHashes, ImageReport, IndexedImage
 from pipeline.ports import EvidenceIndex
 from pipeline.records import (
     Document,

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from pipeline.claims.queries import Query
 from pipeline.errors import EmptyPostError
-from pipeline.image.records import ImageReport
+from pipeline.imagerecords import ImageReport
 from pipeline.records import Claim, Post
 from pipeline.text import keywords
 

@@ -28,7 +28,8 @@ from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
 from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
-from pipeline.image.records import (
+from pipeline.image.reverse.multi import ReverseDeps
+from pipeline.imagerecords import (
     Caption,
     ImageDescription,
     ImageReport,
@@ -36,7 +37,6 @@ from pipeline.image.records import (
     OcrText,
     SeenFace,
 )
-from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
 

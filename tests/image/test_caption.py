@@ -9,8 +9,8 @@ import pytest
 from pipeline.errors import ImageError
 from pipeline.image.caption import LocalCaptioner, VisionCaptioner
 from pipeline.image.intake import decode_image
-from pipeline.image.records import ImageOrigin, ImageSource, LoadedImage
 from pipeline.image.stage import ImageDeps, read_one
+from pipeline.imagerecords import ImageOrigin, ImageSource, LoadedImage
 from pipeline.llm.client import LLMClient, ModelEndpoint, ModelUnavailableError, RetryPolicy
 from tests.image.images import encode, photo
 from tests.image.tiny_captioner import WORDS, build_tiny_captioner

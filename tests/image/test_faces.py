@@ -22,8 +22,8 @@ from bots.cli.main import main
 from pipeline.image.faces import DlibFaces, FaceDeps, read_faces
 from pipeline.image.gallery import FaceMatching, GalleryIndex, gallery_photos, name_face
 from pipeline.image.intake import decode_image
-from pipeline.image.records import Face, FaceBox, ImageOrigin, ImageSource, LoadedImage
 from pipeline.image.stage import ImageDeps, read_images
+from pipeline.imagerecords import Face, FaceBox, ImageOrigin, ImageSource, LoadedImage
 from pipeline.records import Post
 from storage import Store
 

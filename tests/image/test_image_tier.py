@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from pipeline.checking.images import describe_findings
 from pipeline.image.conflicts import Conflict, EventFrame, event_frame, find_conflict, places_in
-from pipeline.image.records import ImageHashes, IndexedImage
+from pipeline.imagerecords import ImageHashes, IndexedImage
 from pipeline.judge.rules import enforce_rules
 from pipeline.judge.tiered import decide, is_image_provenance, out_of_context
 from pipeline.records import (

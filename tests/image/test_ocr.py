@@ -20,7 +20,7 @@ from pipeline.image.ocr import (
     rapidocr_missing,
     read_text,
 )
-from pipeline.image.records import ImageOrigin, ImageSource
+from pipeline.imagerecords import ImageOrigin, ImageSource
 from tests.image.images import encode, photo, screenshot
 
 HEADLINE = [

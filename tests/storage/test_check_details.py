@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlite_utils import Database
 
-from pipeline.image.records import ImageReport
+from pipeline.imagerecords import ImageReport
 from pipeline.records import Basis, Relation
 from storage import Store
 from storage.details import from_plain, images_in, redact_images, to_json

@@ -9,7 +9,7 @@ from pipeline.image.describe import describe
 from pipeline.image.hashing import hash_picture
 from pipeline.image.intake import decode_image
 from pipeline.image.provenance import appearances, older_than
-from pipeline.image.records import ImageMetadata, ImageOrigin, ImageSource, IndexedImage
+from pipeline.imagerecords import ImageMetadata, ImageOrigin, ImageSource, IndexedImage
 from storage import Store
 from tests.image.images import encode, photo
 
@@ -61,3 +61,12 @@ def test_new_rows_are_seen_by_a_loaded_index(store: Store) -> None:
     store.images.add(indexed(3, "https://a.example/p", None))
     ((hit, distance),) = store.images.similar(hash_picture(photo((400, 300), seed=3)))
     assert hit.page_url == "https://a.example/p" and distance == 0
+
+
+def test_every_hash_is_kept_and_read_back(store: Store) -> None:
+    kept = indexed(7, "https://news.example.org/2015/flood", datetime(2015, 5, 1, tzinfo=UTC))
+    assert kept.hashes.phash_tight  # the tight-trim hash (screenshot frames around white edges)
+    store.images.add(kept)
+    [(found, distance)] = store.images.similar(kept.hashes, limit=1)
+    assert distance == 0
+    assert found.hashes == kept.hashes

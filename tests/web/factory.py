@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from pipeline.image.records import (
+from pipeline.imagerecords import (
     Caption,
     ContentCredentials,
     ExifInfo,

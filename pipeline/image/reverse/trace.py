@@ -37,7 +37,9 @@ from pipeline.evidence.ranking import Rater
 from pipeline.image.hashing import compare, hash_image
 from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_image
 from pipeline.image.provenance import ImageIndex
-from pipeline.image.records import (
+from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
+from pipeline.image.reverse.multi import ReverseDeps
+from pipeline.imagerecords import (
     ImageDescription,
     ImageHashes,
     ImageOrigin,
@@ -46,8 +48,6 @@ from pipeline.image.records import (
     IndexedImage,
     LoadedImage,
 )
-from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
-from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.injection import find_instructions
 from pipeline.ports import EvidenceIndex
 from pipeline.records import Document, Post, utcnow
