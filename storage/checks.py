@@ -46,6 +46,8 @@ from storage.details import (
     images_out,
     narratives_in,
     narratives_out,
+    trace_in,
+    trace_out,
 )
 from storage.tx import immediate
 
@@ -125,6 +127,7 @@ class CheckRepo:
                     "relevance": e.relevance,
                     "tier": e.tier.value,
                     "stance": e.stance.value,
+                    "image": trace_out(e.image),
                 }
                 for e in check.evidence
             )
@@ -224,6 +227,7 @@ class CheckRepo:
             relevance=row["relevance"],
             tier=Tier(row["tier"]),
             stance=Stance(row["stance"]),
+            image=trace_in(row.get("image")),
         )
 
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar, cast
 from sqlite_utils import Database
 
 from pipeline.imagerecords import ImageReport
-from pipeline.records import Assessment, Narrative
+from pipeline.records import Assessment, ImageTrace, Narrative
 
 T = TypeVar("T")
 
@@ -120,6 +120,16 @@ def images_in(value: str | None) -> ImageReport:
         return ImageReport()
     data = json.loads(value)
     return _dataclass(ImageReport, data) if data else ImageReport()
+
+
+def trace_out(trace: ImageTrace | None) -> str | None:
+    """Return the stored form of an evidence item's image trace (None when it has none)."""
+    return None if trace is None else to_json(trace)
+
+
+def trace_in(value: str | None) -> ImageTrace | None:
+    """Read an image trace stored by `trace_out`."""
+    return _dataclass(ImageTrace, json.loads(value)) if value else None
 
 
 def narratives_out(narratives: tuple[Narrative, ...]) -> str:

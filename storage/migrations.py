@@ -660,3 +660,10 @@ def m022_image_tight_hash(db: Database) -> None:
     # The pHash of a picture trimmed with a tight tolerance (a frame around a white-edged photo);
     # rows kept before have none and are matched on their other hashes.
     db.execute("ALTER TABLE image_index ADD COLUMN phash_tight TEXT NOT NULL DEFAULT ''")
+
+
+@migrations()
+def m023_evidence_image(db: Database) -> None:
+    # An image-provenance evidence item's trace (JSON of ImageTrace): the earlier copy of the
+    # post's picture, its date, caption and the conflict found; NULL for every other item.
+    db.execute("ALTER TABLE evidence ADD COLUMN image TEXT")

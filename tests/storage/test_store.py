@@ -79,6 +79,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m020_check_details",
         "m021_face_gallery",
         "m022_image_tight_hash",
+        "m023_evidence_image",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
