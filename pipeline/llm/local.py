@@ -11,8 +11,9 @@ What the server can do shapes that endpoint (llama-cpp-python 0.3.36):
   `supports_json_schema=False, schema_in_json_object=True`: `LLMClient` sends the schema inside
   JSON mode, so the answer cannot leave it, and also describes it in the system prompt.
 - It reuses the KV cache of the longest common prompt prefix with the request before: calls
-  that share a system prompt only pay for the rest of the prompt. With `prompt_cache` (on by
-  default) it also keeps the states of earlier requests in RAM (llama-cpp-python's
+  that share a system prompt only pay for the rest of the prompt. With `prompt_cache` (off by
+  default: in a 10-post `bench latency-local` run the server's memory grew past its 1 GiB bound
+  to 23.5 GB and the kernel killed it) it also keeps the states of earlier requests in RAM (llama-cpp-python's
   `LlamaRAMCache`, `prompt_cache_bytes`) and starts from the longest matching one, so a stage
   whose call follows another stage's (judge after extraction, the next post's claims after a
   judge) still skips its system prompt (`factbot bench latency-tokens` counts the tokens saved).
@@ -108,7 +109,7 @@ class LocalModelServer:
         startup_timeout: float = 120.0,
         request_timeout: float = 600.0,  # answers end at max_tokens; this catches a hung server
         command: Sequence[str] | None = None,  # run with --config_file; None: llama-cpp-python's
-        prompt_cache: bool = True,
+        prompt_cache: bool = False,  # grew the server to 23.5 GB (OOM-killed) in a 27 min run
         prompt_cache_bytes: int = 1 << 30,
     ) -> None:
         self.model_path = model_path
