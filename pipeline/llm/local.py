@@ -11,12 +11,12 @@ What the server can do shapes that endpoint (llama-cpp-python 0.3.36):
   `supports_json_schema=False, schema_in_json_object=True`: `LLMClient` sends the schema inside
   JSON mode, so the answer cannot leave it, and also describes it in the system prompt.
 - It reuses the KV cache of the longest common prompt prefix with the request before: calls
-  that share a system prompt only pay for the rest of the prompt. With `prompt_cache` (off by
-  default: in a 10-post `bench latency-local` run the server's memory grew past its 1 GiB bound
-  to 23.5 GB and the kernel killed it) it also keeps the states of earlier requests in RAM
-  (llama-cpp-python's `LlamaRAMCache`, `prompt_cache_bytes`) and starts from the longest matching one, so a stage
-  whose call follows another stage's (judge after extraction, the next post's claims after a
-  judge) still skips its system prompt (`factbot bench latency-tokens` counts the tokens saved).
+  that share a system prompt only pay for the rest of the prompt. With `prompt_cache` it also
+  keeps the states of earlier requests in RAM (llama-cpp-python's `LlamaRAMCache`,
+  `prompt_cache_bytes`) and starts from the longest matching one, so a stage whose call follows
+  another stage's still skips its system prompt (`factbot bench latency-tokens` counts the
+  tokens saved). It is off by default: in a 10-post `bench latency-local` run the server grew
+  past the cache's 1 GiB bound to 23.5 GB resident and the kernel's OOM killer stopped it.
 - One model instance serves one request at a time (a lock inside the server), so
   `max_concurrency=1`: requests queue in the client, where the per-call timeout does not run yet.
   The server finishes an answer the client stopped waiting for, so a retry after a timeout would
