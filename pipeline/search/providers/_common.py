@@ -44,6 +44,7 @@ class KeyedProvider:
 
     name: str  # set by each provider class
     default_url: str
+    settings_group = "SEARCH"  # the key's setting: FACTBOT_<group>__<NAME>_API_KEY
 
     def __init__(
         self,
@@ -52,7 +53,7 @@ class KeyedProvider:
         api_key: SecretStr | None,
         base_url: str | None = None,
     ) -> None:
-        setting = f"FACTBOT_SEARCH__{self.name.upper()}_API_KEY"
+        setting = f"FACTBOT_{self.settings_group}__{self.name.upper()}_API_KEY"
         self.api_key = require_key(self.name, api_key, setting)
         self.client = provider_client(self.name, client, self.api_key)
         self.base_url = (base_url or self.default_url).rstrip("/")
