@@ -113,6 +113,7 @@ async def test_an_app_check_traces_the_image_and_stores_the_appearance(
     assert len(tineye.uploads) == 1  # a loopback image has no public URL: its bytes were sent
     cited = {r.url for r in check.correction.references}
     assert older_page in cited
-    assert "This image appeared on 10 March 2013" in check.correction.note
+    assert "This photo appeared on 10 March 2013" in check.correction.note
     assert [(p.provider, p.reachable) for p in stored.search.reverse_image] == [("tineye", True)]
-    assert kept == 1
+    # the earlier copy, and the post's own picture (FACTBOT_IMAGE_INDEX__CHECK_IMAGES)
+    assert kept == 2
