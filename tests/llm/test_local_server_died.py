@@ -24,7 +24,7 @@ def test_a_killed_server_died_and_a_stopped_one_did_not(tmp_path: Path) -> None:
     server.start()
     assert server.log_path is not None
     config = json.loads((server.log_path.parent / "config.json").read_text())
-    assert config["models"][0]["cache"] is True  # the RAM prompt cache is on by default
+    assert config["models"][0]["cache"] is False  # the RAM prompt cache is off by default (OOM)
     assert not server.died and server.pid is not None
     os.kill(server.pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
