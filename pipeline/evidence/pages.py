@@ -13,8 +13,10 @@ from datetime import datetime
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
+from pipeline.errors import ExtractionError, FactbotError
+from pipeline.records import utcnow
 from pipeline.web.extract import ExtractedPage, extract_page
-from pipeline.web.fetcher import FetchedPage
+from pipeline.web.fetcher import FetchedPage, Fetcher
 
 
 def read_page(page: FetchedPage, *, fetched_at: datetime | None = None) -> ExtractedPage:
@@ -29,3 +31,19 @@ async def extract_fetched(
 ) -> ExtractedPage:
     """Decode and extract a fetched page in the CPU pool."""
     return await run_cpu(cpu, read_page, page, fetched_at=fetched_at)
+
+
+async def fetch_page(
+    url: str, *, fetcher: Fetcher, cpu: CpuPool | None
+) -> tuple[ExtractedPage, FetchedPage] | str:
+    """Fetch a page and extract its text, or return why it gave nothing (a skip reason)."""
+    try:
+        page = await fetcher.fetch(url)
+        extracted = await extract_fetched(page, cpu=cpu, fetched_at=utcnow())
+    except ExtractionError as exc:
+        return f"no usable text: {exc.reason.split(':')[0]}"
+    except FactbotError as exc:
+        return f"fetch failed: {type(exc).__name__}"
+    except ValueError:
+        return "fetch failed: bad URL"
+    return extracted, page

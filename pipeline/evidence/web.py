@@ -28,11 +28,10 @@ from typing import Any, TypeVar
 from pipeline.claims.queries import Query
 from pipeline.cpu import CpuPool
 from pipeline.credibility.domains import registrable_domain
-from pipeline.errors import ExtractionError, FactbotError
 from pipeline.evidence.ingest import Ingester
-from pipeline.evidence.pages import extract_fetched
+from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
-from pipeline.records import Document, utcnow
+from pipeline.records import Document
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
 from pipeline.web.fetcher import FetchedPage, Fetcher
@@ -209,15 +208,10 @@ def _rated_target(result: SearchResult) -> str:
 async def _fetch_one(
     result: SearchResult, *, fetcher: Fetcher, cpu: CpuPool | None
 ) -> tuple[Document, dict[str, Any], FetchedPage] | str:
-    try:
-        page = await fetcher.fetch(result.url)
-        extracted = await extract_fetched(page, cpu=cpu, fetched_at=utcnow())
-    except ExtractionError as exc:
-        return f"no usable text: {exc.reason.split(':')[0]}"
-    except FactbotError as exc:
-        return f"fetch failed: {type(exc).__name__}"
-    except ValueError:
-        return "fetch failed: bad URL"
+    fetched = await fetch_page(result.url, fetcher=fetcher, cpu=cpu)
+    if isinstance(fetched, str):
+        return fetched
+    extracted, page = fetched
     document = extracted.document
     if document.claim_review is None and result.claim_review is not None:
         document = dataclasses.replace(document, claim_review=result.claim_review)

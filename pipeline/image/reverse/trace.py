@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Embedder
-from pipeline.errors import ExtractionError, FactbotError
+from pipeline.errors import FactbotError
 from pipeline.evidence.ingest import Ingester
-from pipeline.evidence.pages import extract_fetched
+from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
 from pipeline.image.hashing import compare, hash_image
 from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_image
@@ -50,7 +50,7 @@ from pipeline.imagerecords import (
 )
 from pipeline.injection import find_instructions
 from pipeline.ports import EvidenceIndex
-from pipeline.records import Document, Post, utcnow
+from pipeline.records import Document, Post
 from pipeline.search.merge import Outcome, ProviderReport
 from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
@@ -314,16 +314,10 @@ async def _verify(
     if not same.same:
         kind = "similar" if match.kind is MatchKind.SIMILAR else "claimed match"
         return f"not the same picture ({kind})"
-    try:
-        page = await fetcher.fetch(match.page_url)
-        extracted = await extract_fetched(page, cpu=cpu, fetched_at=utcnow())
-    except ExtractionError as exc:
-        return f"no usable text: {exc.reason.split(':')[0]}"
-    except FactbotError as exc:
-        return f"fetch failed: {type(exc).__name__}"
-    except ValueError:
-        return "fetch failed: bad URL"
-    document = extracted.document
+    fetched = await fetch_page(match.page_url, fetcher=fetcher, cpu=cpu)
+    if isinstance(fetched, str):
+        return fetched
+    document = fetched[0].document
     # Provenance cites an appearance's page directly: one that speaks to the checker is
     # never evidence (as `PageScreen` drops it from retrieval).
     if await run_cpu(cpu, find_instructions, f"{document.title}\n{document.text}"):
