@@ -89,6 +89,7 @@ class Diagnosis:
     platforms: dict[str, dict[str, Any]]
     database: DatabaseHealth
     problems: tuple[Problem, ...] = field(default=())
+    web_citations: str = ""  # which publishers a page found by live search may be cited from
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -101,6 +102,7 @@ class Diagnosis:
             "status": "ok" if not self.problems else ("error" if self.errors else "warning"),
             "sources": [s.to_json() for s in self.sources],
             "live_search": self.live_search,
+            "web_citations": self.web_citations,
             "index": {
                 "documents": self.database.documents,
                 "passages": self.database.passages,
@@ -144,6 +146,7 @@ async def diagnose(
         settings=masked_settings(settings),
         sources=sources,
         live_search=live,
+        web_citations=web_citations(settings.retrieval.unrated_sources) if live == "on" else "",
         model=model,
         embedder=_embedder(settings, problems),
         platforms=_platforms(settings, problems),
@@ -182,6 +185,17 @@ async def _sources(
         for st in statuses
     ]
     return (local, *live), "on"
+
+
+def web_citations(unrated: str) -> str:
+    """Say which pages found by live search can become references, under the unrated policy."""
+    if unrated == "allow":
+        return "any publisher not rated unusable or blocked (unrated ones after every rated tier)"
+    return (
+        "rated publishers only (high, medium, low; wikipedia.org is seeded as low): pages of "
+        "unrated publishers are skipped before fetching "
+        f"(FACTBOT_RETRIEVAL__UNRATED_SOURCES={unrated}; more: factbot sources import)"
+    )
 
 
 def reverse_image_sources(settings: Settings) -> tuple[Source, ...]:

@@ -50,6 +50,8 @@ def render_full(diagnosis: Diagnosis) -> str:
         lines.append(f"  {s.name} [{s.kind}]: {'answers' if s.answers else 'NO'}: {s.detail}{took}")
     if d.live_search != "on":
         lines.append(f"  live search {d.live_search}")
+    else:
+        lines.append(f"  cited from live search: {d.web_citations}")
     lines += [
         "Model:",
         f"  checks use: {d.model['path']}",

@@ -15,7 +15,13 @@ from click.testing import CliRunner
 from bots.app.doctor import Diagnosis, diagnose
 from bots.cli.doctor import render_full, render_short
 from bots.cli.main import main
-from bots.settings import ModelSettings, SearchSettings, Settings, SlackSettings
+from bots.settings import (
+    ModelSettings,
+    RetrievalSettings,
+    SearchSettings,
+    Settings,
+    SlackSettings,
+)
 from pipeline.evidence.ingest import Ingester
 from pipeline.search.probe import SearchProbe
 from storage import Store
@@ -79,6 +85,19 @@ def test_a_healthy_set_up_has_no_problem(tmp_path: Path, embedder: Any, site: Lo
     text = json.dumps(body) + render_full(found) + render_short(found)
     assert "sk-secret" not in text and body["settings"]["model"]["api_key"] == "**********"
     assert "all good" in render_short(found)
+
+
+def test_doctor_says_which_web_results_can_be_cited(tmp_path: Path, site: LocalServer) -> None:
+    search = _search(wikipedia=site.base)
+    for policy, said in (("local", "rated publishers only"), ("allow", "any publisher")):
+        settings = Settings(
+            data_dir=tmp_path, search=search, retrieval=RetrievalSettings(unrated_sources=policy)
+        )
+        found = _diagnose(settings)
+        assert found.web_citations.startswith(said)
+        assert f"cited from live search: {said}" in render_full(found)
+    off = _diagnose(Settings(data_dir=tmp_path, search=SearchSettings(enabled=False)))
+    assert off.web_citations == "" and "cited from live search" not in render_full(off)
 
 
 def test_a_missing_model_is_an_error_in_local_mode_and_a_warning_in_auto(tmp_path: Path) -> None:
