@@ -50,6 +50,7 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
             refine_rounds=opts["refine_rounds"],
             docs_per_call=opts["docs_per_call"],
             timeout=opts["timeout"],
+            local_prompt_cache_mb=opts["prompt_cache_mb"],
         ),
         max_claims=opts["max_claims"],
         # The stand-in publishers are unrated loopback hosts found by web search.
@@ -103,6 +104,8 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
             raise click.ClickException("the local model is not pulled: run `factbot models pull`")
         stack.callback(app.close)
 
+        server: dict[str, float] = {}
+
         async def go() -> tuple[float, list[dict[str, Any]]]:
             start = time.monotonic()
             await app.start(warm=True)  # embedder and model server: start-up, not check time
@@ -110,6 +113,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
             try:
                 return started, [await _check(app, p.text) for p in chosen]
             finally:
+                server.update(_server_memory(app))
                 await app.close_fetcher()
 
         startup, per_post = asyncio.run(go())
@@ -125,8 +129,27 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
         "tokens_mean": round(
             statistics.fmean(p["input_tokens"] + p["output_tokens"] for p in per_post)
         ),
+        "model_server_mb": server,  # peak and last resident set of the llama server process
         "per_post": per_post,
     }
+
+
+def _server_memory(app: Any) -> dict[str, float]:
+    """Return the model server's peak (VmHWM) and current (VmRSS) resident memory in MB."""
+    server = app.local_model._server
+    pid = server.pid if server is not None else None
+    if pid is None:
+        return {}
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    found = {}
+    for line in status.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmHWM", "VmRSS"):
+            found["peak" if key == "VmHWM" else "last"] = round(int(value.split()[0]) / 1024, 1)
+    return found
 
 
 @click.command("latency-local")
@@ -135,6 +158,13 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
 @click.option("--docs-per-call", type=click.IntRange(1, 10), default=4, show_default=True)
 @click.option("--max-claims", type=click.IntRange(1, 10), default=3, show_default=True)
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds a call.")
+@click.option(
+    "--prompt-cache-mb",
+    type=click.IntRange(0, 16384),
+    default=0,
+    show_default=True,
+    help="FACTBOT_MODEL__LOCAL_PROMPT_CACHE_MB for the run (0 = off).",
+)
 @click.option(
     "--models-dir",
     type=click.Path(path_type=Path),

@@ -105,7 +105,9 @@ class LocalModel:
             path = local_model_available(self.settings.models_dir)
             if path is None:
                 raise ConfigError("the local model is not pulled: run `factbot models pull`")
-            self._server = LocalModelServer(path)
+            self._server = LocalModelServer(
+                path, prompt_cache_mb=self.settings.model.local_prompt_cache_mb
+            )
             log.info("starting the local model server", extra={"model": str(path)})
         return self._server
 

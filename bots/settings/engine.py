@@ -264,6 +264,15 @@ class ModelSettings(BaseModel):
         default=None, description="where local models live (default: <data_dir>/models)"
     )
     refine_rounds: int = Field(default=2, ge=0, le=2, description="extra retrieval rounds")
+    local_prompt_cache_mb: int = Field(
+        default=0,
+        ge=0,
+        le=16384,
+        description=(
+            "local model only: RAM kept for the prompt states of earlier calls (0 = off); "
+            "counts the KV cache only, each state also holds ~0.3 GB of logits"
+        ),
+    )
     docs_per_call: int = Field(default=4, ge=1, le=10, description="documents per extraction call")
 
 

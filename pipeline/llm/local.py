@@ -11,12 +11,14 @@ What the server can do shapes that endpoint (llama-cpp-python 0.3.36):
   `supports_json_schema=False, schema_in_json_object=True`: `LLMClient` sends the schema inside
   JSON mode, so the answer cannot leave it, and also describes it in the system prompt.
 - It reuses the KV cache of the longest common prompt prefix with the request before: calls
-  that share a system prompt only pay for the rest of the prompt. With `prompt_cache` it also
-  keeps the states of earlier requests in RAM (llama-cpp-python's `LlamaRAMCache`,
-  `prompt_cache_bytes`) and starts from the longest matching one, so a stage whose call follows
-  another stage's still skips its system prompt (`factbot bench latency-tokens` counts the
-  tokens saved). It is off by default: in a 10-post `bench latency-local` run the server grew
-  past the cache's 1 GiB bound to 23.5 GB resident and the kernel's OOM killer stopped it.
+  that share a system prompt only pay for the rest of the prompt. With `prompt_cache_mb` it also
+  keeps the states of earlier requests in RAM (llama-cpp-python's `LlamaRAMCache`) and starts
+  from the longest matching one, so a stage whose call follows another stage's still skips its
+  system prompt. That cache's bound counts the KV state only; each state also holds a copy of
+  the logits array, uncounted. With the server's default `logits_all=True` that array is
+  n_ctx x vocabulary floats (2.5 GB for Qwen at 4,096), which grew a 1 GiB cache to 23.5 GB
+  resident until the OOM killer stopped it; `logits_all` is off here (prompt evaluation is also
+  ~22 % faster), so a copy is at most n_batch x vocabulary (0.3 GB).
 - One model instance serves one request at a time (a lock inside the server), so
   `max_concurrency=1`: requests queue in the client, where the per-call timeout does not run yet.
   The server finishes an answer the client stopped waiting for, so a retry after a timeout would
@@ -109,16 +111,14 @@ class LocalModelServer:
         startup_timeout: float = 120.0,
         request_timeout: float = 600.0,  # answers end at max_tokens; this catches a hung server
         command: Sequence[str] | None = None,  # run with --config_file; None: llama-cpp-python's
-        prompt_cache: bool = False,  # grew the server to 23.5 GB (OOM-killed) in a 27 min run
-        prompt_cache_bytes: int = 1 << 30,
+        prompt_cache_mb: int = 0,  # llama-cpp-python's RAM prompt cache; 0 = off (see above)
     ) -> None:
         self.model_path = model_path
         self.alias = alias
         self.n_ctx = n_ctx
         self.n_threads = n_threads or len(os.sched_getaffinity(0))
         self.chat_format = chat_format
-        self.prompt_cache = prompt_cache
-        self.prompt_cache_bytes = prompt_cache_bytes
+        self.prompt_cache_mb = prompt_cache_mb
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
         self.command = tuple(command or (sys.executable, "-m", "llama_cpp.server"))
@@ -246,9 +246,13 @@ class LocalModelServer:
             "chat_format": self.chat_format,
             "use_mlock": False,  # mmap only: the kernel may page the weights, as with any file
             "verbose": False,
-            "cache": self.prompt_cache,
+            # The server's default (True) keeps every prompt token's logits: a 2.5 GB array at
+            # n_ctx 4096 with Qwen's 151,936-token vocabulary, copied whole into each cached
+            # prompt state, and ~22 % slower prompt evaluation. Nothing here reads logprobs.
+            "logits_all": False,
+            "cache": self.prompt_cache_mb > 0,
             "cache_type": "ram",
-            "cache_size": self.prompt_cache_bytes,
+            "cache_size": max(1, self.prompt_cache_mb) << 20,
         }
         return {
             "host": "127.0.0.1",

@@ -1,0 +1,44 @@
+"""Every setting is in the README: an operator reads them there, not in the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from bots.settings import Settings
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def _names(model: type[BaseModel], prefix: str) -> list[tuple[str, str]]:
+    """Return (section prefix, field) of every leaf setting, as its environment variable."""
+    found = []
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            found += _names(kind, f"{prefix}{name.upper()}__")
+        else:
+            found.append((prefix, name.upper()))
+    return found
+
+
+def _documented(prefix: str, leaf: str) -> bool:
+    if f"{prefix}{leaf}" in README:
+        return True
+    # Shorthand beside a sibling: "`FACTBOT_JOBS__BACKOFF_INITIAL` / `BACKOFF_MAX`".
+    shorthand = re.compile(rf"`(__)?{re.escape(leaf)}`")
+    return any(prefix in line and shorthand.search(line) for line in README.splitlines())
+
+
+def test_every_setting_is_documented() -> None:
+    names = _names(Settings, "FACTBOT_")
+    assert len(names) > 200
+    missing = [p + leaf for p, leaf in names if not _documented(p, leaf)]
+    assert missing == []
+
+
+def test_the_check_sees_a_missing_setting() -> None:
+    assert not _documented("FACTBOT_MODEL__", "NO_SUCH_SETTING")
+    assert _documented("FACTBOT_JOBS__", "BACKOFF_MAX")  # shorthand beside its sibling
