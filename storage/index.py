@@ -199,12 +199,7 @@ class DocumentIndex:
         if before is None and not undated_only:
             # FTS5 alone: joining documents first made every query ~3.5x slower (each of the
             # thousands of matching rows was joined before ranking; `python -m bench.retrieval`).
-            sql = (
-                "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
-                "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?"
-            )
-            rows = self.db.execute(sql, [match, limit]).fetchall()
-            return [(int(r[0]), float(r[1])) for r in rows]
+            return self._rank_text(match, limit)
         found = self._search_text_bounded(match, limit=limit, before=before, undated=undated_only)
         if found is not None:
             return found
@@ -225,6 +220,15 @@ class DocumentIndex:
         params.append(limit)
         return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params).fetchall()]
 
+    def _rank_text(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """Return the best FTS5 matches, (passage id, bm25 score) best first, ranked alone."""
+        rows = self.db.execute(
+            "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
+            "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?",
+            [match, limit],
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
     def _search_text_bounded(
         self, match: str, *, limit: int, before: datetime | None, undated: bool
     ) -> list[tuple[int, float]] | None:
@@ -238,11 +242,7 @@ class DocumentIndex:
         matches) return None, and the joined query runs.
         """
         probe = limit * _PROBE
-        rows = self.db.execute(
-            "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
-            "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?",
-            [match, probe],
-        ).fetchall()
+        rows = self._rank_text(match, probe)
         if not rows:
             return []
         table = self.vectors()
@@ -257,7 +257,7 @@ class DocumentIndex:
             assert before is not None
             bound = (before if before.tzinfo else before.replace(tzinfo=UTC)).timestamp()
             keep = published < bound  # NaN (undated) compares False, as IS NOT NULL does
-        kept = [(int(r[0]), float(r[1])) for r, k in zip(rows, keep, strict=True) if k]
+        kept = [row for row, k in zip(rows, keep, strict=True) if k]
         if len(kept) >= limit or len(rows) < probe:
             return kept[:limit]
         return None
