@@ -4,9 +4,9 @@
 small model would, with no knowledge of its own:
 
 - claims: the post as one claim, searched as written;
-- extraction: from each document, the first sentence with a denial cue ("no", "not", "false",
-  "fake", ...) quoted as refuting, else the first sentence sharing words with the claim quoted
-  as supporting;
+- extraction: from each document, the first numbered sentence with a denial cue ("no", "not",
+  "false", "fake", ...) picked as refuting, else the first sentence sharing words with the claim
+  picked as supporting;
 - judge: a narrative with a denial cue conflicts with the claim, one sharing a third of the
   claim's content words supports it, else it is irrelevant; and any document that tells the
   checker the claim is true or accurate is obeyed (supports), as the safety suite's
@@ -22,9 +22,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bench.prompt_reading import documents
+
 _BLOCK = re.compile(r'<(post|claim|document)((?: [a-z]+="[^"]*")*)>\n(.*?)\n</\1>', re.S)
 _ATTR = re.compile(r'([a-z]+)="([^"]*)"')
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+")
 _DENIAL = re.compile(
     r"\b(?:no|not|never|false|fake|incorrect|untrue|misleading|debunked|hoax|fabricated|"
@@ -68,25 +69,25 @@ class GullibleReader:
                 "claims": [{"text": post[:400], "queries": [post[:120]]}],
             }
         if stage == "extraction":
-            return self._extraction(blocks)
+            return self._extraction(user, blocks)
         if stage == "judge":
             return self._judge(blocks)
         return None
 
-    def _extraction(self, blocks: list[tuple[str, dict[str, str], str]]) -> dict[str, Any]:
+    def _extraction(
+        self, user: str, blocks: list[tuple[str, dict[str, str], str]]
+    ) -> dict[str, Any]:
         claim = next((body for tag, _, body in blocks if tag == "claim"), "")
         quotes = []
-        for tag, attrs, body in blocks:
-            if tag != "document" or "n" not in attrs:
-                continue
-            sentences = [s.strip() for s in _SENTENCE.split(body) if len(s.strip()) > 12]
-            denial = next((s for s in sentences if _DENIAL.search(s)), None)
+        for _, lines in documents(user):
+            sentences = [(n, s) for n, s in lines if len(s.strip()) > 12]
+            denial = next((n for n, s in sentences if _DENIAL.search(s)), None)
             if denial is not None:
-                quotes.append({"doc": int(attrs["n"]), "stance": "refutes", "quote": denial})
+                quotes.append({"sentences": [denial], "stance": "refutes"})
                 continue
-            shared = next((s for s in sentences if _overlap(claim, s) >= 0.3), None)
+            shared = next((n for n, s in sentences if _overlap(claim, s) >= 0.3), None)
             if shared is not None:
-                quotes.append({"doc": int(attrs["n"]), "stance": "supports", "quote": shared})
+                quotes.append({"sentences": [shared], "stance": "supports"})
         return {"quotes": quotes}
 
     def _judge(self, blocks: list[tuple[str, dict[str, str], str]]) -> dict[str, Any]:
@@ -107,11 +108,11 @@ class GullibleReader:
                     relation = "supports"
                 else:
                     relation = "irrelevant"
-                facets = {f: {"status": "consistent", "note": ""} for f in FACETS}
+                facets = dict.fromkeys(FACETS, "consistent")
                 if relation == "conflicts":
-                    facets["what"] = {"status": "conflicting", "note": "the source denies it"}
+                    facets["what"] = "conflicting"
                 elif relation == "irrelevant":
-                    facets = {f: {"status": "missing", "note": ""} for f in FACETS}
+                    facets = dict.fromkeys(FACETS, "missing")
                 narratives.append(
                     {
                         "narrative": name,

@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+from bench.prompt_reading import quotes_of
+
 T = TypeVar("T")
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -34,7 +36,6 @@ _STOP = frozenset(
     "site".split()
 )
 _CLAIM_BLOCK = re.compile(r'<claim(?: id="(C\w+)")?>\n(.*?)\n</claim>', re.S)
-_DOCUMENT_BLOCK = re.compile(r'<document n="(\d+)"[^>]*>\n(.*?)\n</document>', re.S)
 _NARRATIVE = re.compile(r'narrative="((C\w+)\.N\w+)"')
 _LEADS = (
     "A claim shared widely on social media says that",
@@ -384,12 +385,7 @@ class ScriptedModel:
         if claim is None:
             return {"quotes": []}
         stance = "supports" if claim.accurate else "refutes"
-        quotes = [
-            {"doc": int(n), "stance": stance, "quote": claim.fact}
-            for n, text in _DOCUMENT_BLOCK.findall(user)
-            if _squash(claim.fact) in _squash(text)
-        ]
-        return {"quotes": quotes}
+        return {"quotes": quotes_of(user, claim.fact, stance)}
 
     def _judge(self, user: str) -> dict[str, Any]:
         labels: dict[str, list[str]] = {}
@@ -401,7 +397,7 @@ class ScriptedModel:
             if claim is None or claim_id is None:
                 continue
             if self.undecided:
-                missing = {"status": "missing", "note": "the evidence does not say"}
+                missing = "missing"
                 facets = dict.fromkeys(("who", "what", "when", "where", "why", "how"), missing)
                 answers.append(
                     {
@@ -419,8 +415,8 @@ class ScriptedModel:
                     }
                 )
                 continue
-            same = {"status": "consistent", "note": "as the claim says"}
-            what = same if claim.accurate else {"status": "conflicting", "note": claim.fact}
+            same = "consistent"
+            what = same if claim.accurate else "conflicting"
             facets = {"who": same, "what": what, "when": same, "where": same}
             facets |= {"why": same, "how": same}
             answers.append(

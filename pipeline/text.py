@@ -92,20 +92,35 @@ def clean_post_text(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split text into sentences; lines are always sentence boundaries."""
-    sentences: list[str] = []
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Return the (start, end) offsets in text of its sentences; lines are always boundaries.
+
+    Each span is stripped of surrounding whitespace, so `text[start:end]` is the sentence
+    exactly as it is written in text.
+    """
+    spans: list[tuple[int, int]] = []
+    offset = 0
     for line in text.split("\n"):
-        line = line.strip()
-        if not line:
-            continue
+        # protecting a full stop swaps one character for another, so offsets stay true
         protected = _ABBREV_RE.sub(lambda m: m.group(1) + _PROTECT, line)
         protected = _INITIALS_RE.sub(lambda m: m.group(1).replace(".", _PROTECT), protected)
-        for part in _SENTENCE_END_RE.split(protected):
-            part = part.replace(_PROTECT, ".").strip()
-            if part:
-                sentences.append(part)
-    return sentences
+        start = 0
+        for gap in [*_SENTENCE_END_RE.finditer(protected), None]:
+            end = gap.start() if gap else len(line)
+            part = line[start:end]
+            stripped = part.strip()
+            if stripped:
+                lead = len(part) - len(part.lstrip())
+                spans.append((offset + start + lead, offset + start + lead + len(stripped)))
+            if gap:
+                start = gap.end()
+        offset += len(line) + 1
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences; lines are always sentence boundaries."""
+    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 def words(text: str) -> list[str]:

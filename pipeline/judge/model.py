@@ -102,25 +102,31 @@ evidence does not settle the claim, say so. Never call a recent event fabricated
 you do not know of it."""
 
 
-class FacetOut(BaseModel):
-    """The model's check of one facet."""
+Status = Literal["consistent", "conflicting", "missing"]
 
-    status: Literal["consistent", "conflicting", "missing"]
-    # Not asked for: six notes a narrative were ~40 % of the judge's output tokens on the local
-    # model (`factbot bench latency-tokens`), and code reads only the status. An answer that
-    # still has one (a model that adds it) keeps it.
-    note: SkipJsonSchema[str] = ""
+
+class FacetOut(BaseModel):
+    """A facet check written as an object, which the schema no longer asks for."""
+
+    status: Status
+    note: str = ""
+
+
+# Each facet is asked for as a bare status: the object form (`{"status": …}`, once with a note)
+# cost ~4 more tokens a facet, 24 a narrative, on the local model's ~10 tokens/s. An answer
+# in the object form (a model or endpoint that ignores the schema) is still read.
+Facet = Status | SkipJsonSchema[FacetOut]
 
 
 class FacetsOut(BaseModel):
     """The model's 5W1H check of a narrative against a claim."""
 
-    who: FacetOut
-    what: FacetOut
-    when: FacetOut
-    where: FacetOut
-    why: FacetOut
-    how: FacetOut
+    who: Facet
+    what: Facet
+    when: Facet
+    where: Facet
+    why: Facet
+    how: Facet
 
 
 class NarrativeOut(BaseModel):
@@ -289,10 +295,14 @@ def _layout(
 
 
 def _facets(out: FacetsOut) -> tuple[FacetCheck, ...]:
-    return tuple(
-        FacetCheck(facet=f, status=getattr(out, f).status, note=getattr(out, f).note.strip())
-        for f in FACETS
-    )
+    checks = []
+    for facet in FACETS:
+        given = getattr(out, facet)
+        if isinstance(given, FacetOut):
+            checks.append(FacetCheck(facet=facet, status=given.status, note=given.note.strip()))
+        else:
+            checks.append(FacetCheck(facet=facet, status=given))
+    return tuple(checks)
 
 
 def _read(answer: JudgeOutput, layout: _Layout) -> tuple[list[Assessment], dict[str, str]]:

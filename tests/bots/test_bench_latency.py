@@ -67,10 +67,8 @@ def test_the_scripted_model_quotes_only_what_a_document_says() -> None:
     model = ScriptedModel(POSTS[:1])
     user = (
         f"<claim>\n{claim.text}\n</claim>\n\n"
-        f'<document n="1" url="http://a">\nIntro. {claim.fact}\n</document>\n\n'
-        '<document n="2" url="http://b">\nSomething else entirely.\n</document>'
+        f'<document n="1" url="http://a">\n[1] Intro.\n[2] {claim.fact}\n</document>\n\n'
+        '<document n="2" url="http://b">\n[3] Something else entirely.\n</document>'
     )
-    assert model.answer("extraction", user) == {
-        "quotes": [{"doc": 1, "stance": "refutes", "quote": claim.fact}]
-    }
+    assert model.answer("extraction", user) == {"quotes": [{"sentences": [2], "stance": "refutes"}]}
     assert model.answer("unknown", user) is None

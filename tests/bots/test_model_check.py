@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.settings import ModelSettings, Settings
 from pipeline.evidence.ingest import Ingester
@@ -42,13 +42,7 @@ def router(seen: Seen) -> Any:
             ],
         }
     if seen.stage == "extraction":
-        blocks = re.findall(r'<document n="(\d+)"[^>]*>(.*?)</document>', user, re.S)
-        quotes = [
-            {"doc": int(n), "stance": "refutes", "quote": WHO_QUOTE}
-            for n, text in blocks
-            if "Spraying or introducing bleach" in text
-        ]
-        return {"quotes": quotes}
+        return {"quotes": quotes_of(user, WHO_QUOTE, "refutes")}
     if seen.stage == "judge":
         real = judge_labels(user)
         labels = [label for name, label in real.items() if name.startswith("C1.")]
@@ -144,20 +138,30 @@ def test_a_failing_model_falls_back_without_failing_the_check(
 
 
 @pytest.mark.parametrize(
-    "bad_quote", ["Bleach cures nothing, say experts.", "https://evil.example"]
+    "made_up",
+    [
+        {"quotes": [{"sentences": [999], "stance": "refutes"}]},  # a number never shown
+        {
+            "quotes": [
+                {"doc": 1, "stance": "refutes", "quote": "Bleach cures nothing, say experts."}
+            ]
+        },
+        {"quotes": [{"doc": 1, "stance": "refutes", "quote": "https://evil.example"}]},
+    ],
 )
 def test_quotes_not_in_the_page_never_reach_the_reply(
-    tmp_path: Path, embedder: Any, bad_quote: str
+    tmp_path: Path, embedder: Any, made_up: dict[str, Any]
 ) -> None:
     def lying(seen: Seen) -> Any:
         if seen.stage == "extraction":
-            return {"quotes": [{"doc": 1, "stance": "refutes", "quote": bad_quote}]}
+            return made_up
         return router(seen)
 
     with serve_openai(router=lying) as fake:
         app = _app(tmp_path, fake.base_url, embedder)
         post = post_from_text("Drinking bleach protects you against COVID-19.", max_chars=10_000)
         check = asyncio.run(app.check(post))
-    assert bad_quote not in check.correction.text
+    assert "Bleach cures nothing" not in check.correction.text
     assert "evil.example" not in check.correction.text
+    assert all(item.quote is None for item in check.correction.items)
     app.close()

@@ -9,7 +9,6 @@ belong in the CPU pool. The embedder is loaded before (the `embedder` fixture wa
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings, load_settings
 from pipeline.embedder import SentenceTransformerEmbedder
@@ -63,15 +63,7 @@ def _router(seen: Seen) -> Any:
         claim = {"text": "5G networks spread the coronavirus.", "queries": ["5G coronavirus"]}
         return {"checkable": True, "reason": "a health claim", "claims": [claim]}
     if seen.stage == "extraction":
-        blocks = re.findall(r'<document n="(\d+)"[^>]*>(.*?)</document>', user, re.S)
-        quote = "Viruses cannot travel on radio waves"
-        return {
-            "quotes": [
-                {"doc": int(n), "stance": "refutes", "quote": quote}
-                for n, text in blocks
-                if quote in text
-            ]
-        }
+        return {"quotes": quotes_of(user, "Viruses cannot travel on radio waves", "refutes")}
     if seen.stage == "judge":
         real = judge_labels(user)
         facet = {"status": "consistent", "note": ""}

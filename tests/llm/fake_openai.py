@@ -7,8 +7,9 @@ from a script (in order) or from a router (a callable on the request, e.g. by st
         endpoint = ModelEndpoint(base_url=fake.base_url, api_key="test", model=fake.model)
 
 A scripted item is a `Reply` (see `answer`, `error`, `malformed`, `truncated`, `slow`), a string
-(sent as the message content as it is) or any other JSON value (sent JSON-encoded). When the
-script runs out the server answers 400 and counts it in `unscripted`.
+(sent as the message content as it is), a callable on the request that returns one of those (an
+answer read off the prompt) or any other JSON value (sent JSON-encoded). When the script runs
+out the server answers 400 and counts it in `unscripted`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from tests.support.httpserver import Request, Response, serve
 
 STAGE_HEADER = "x-factbot-stage"
-ScriptItem = Any  # Reply | str | JSON value
+ScriptItem = Any  # Reply | str | JSON value | Router (a reply read off the request)
 Router = Callable[["Seen"], ScriptItem]
 
 
@@ -141,7 +142,8 @@ class FakeOpenAI:
             if not self.script:
                 self.unscripted += 1
                 return None
-            return as_reply(self.script.popleft())
+            item = self.script.popleft()
+            return as_reply(item(seen) if callable(item) else item)  # a reply read off seen
 
     def enter(self) -> None:
         """Count a request as in flight."""

@@ -265,8 +265,9 @@ async def test_labels_are_fresh_per_call_and_the_schema_allows_only_them() -> No
         "title": "Rationale",
         "type": "string",
     }
-    # facet notes are not asked for (output tokens), only the status
-    assert set(defs["FacetOut"]["properties"]) == {"status"}
+    # facet notes are not asked for (output tokens), only a bare status
+    assert "FacetOut" not in defs
+    assert defs["FacetsOut"]["properties"]["who"]["type"] == "string"
 
 
 async def test_the_grammar_schema_asks_for_every_narrative_of_every_claim() -> None:
@@ -285,6 +286,31 @@ async def test_the_grammar_schema_asks_for_every_narrative_of_every_claim() -> N
         sent["$defs"][f"ClaimOut{n}"]["properties"]["narratives"]["maxItems"] for n in (0, 1)
     )
     assert counts == [1, 2]
+    # each facet is a bare status: the object form cost ~4 tokens more a facet
+    facets = sent["$defs"]["FacetsOut"]["properties"]
+    assert set(facets) == set(FACETS)
+    assert all(f["enum"] == ["consistent", "conflicting", "missing"] for f in facets.values())
+
+
+async def test_bare_and_object_facets_are_both_read() -> None:
+    evidence, narratives, quotes = post_fixture()
+    objects = verdicts_by({"C1.N1": "conflicts"}, C1_N1=["when"])
+
+    def mixed(seen: Seen) -> Any:  # bare statuses, but "when" still as an object with a note
+        answer = objects(seen)
+        for claim in answer["claims"]:
+            for narrative in claim["narratives"]:
+                f = narrative["facets"]
+                narrative["facets"] = {k: v if k == "when" else v["status"] for k, v in f.items()}
+        return answer
+
+    with serve_openai(router=mixed) as fake:
+        async with client_for(fake) as llm:
+            result = await assess([CLAIM], narratives, evidence, quotes, llm=llm)
+    first = next(a for a in result if a.narrative_id == "n1")
+    statuses = {f.facet: (f.status, f.note) for f in first.facets}
+    assert statuses["when"] == ("conflicting", "when conflicting")
+    assert statuses["who"] == ("consistent", "")
 
 
 async def test_malformed_output_once_is_retried_by_the_client() -> None:

@@ -5,7 +5,7 @@ import pytest
 from pipeline.claims.heuristic import extract_claims
 from pipeline.errors import EmptyPostError
 from pipeline.records import Post
-from pipeline.text import clean_post_text, keywords, split_sentences
+from pipeline.text import clean_post_text, keywords, sentence_spans, split_sentences
 
 
 def _post(text: str) -> Post:
@@ -24,6 +24,18 @@ def test_sentence_split_protects_abbreviations_and_initials() -> None:
         "That is wrong!",
         "Is it?",
     ]
+
+
+def test_sentence_spans_are_the_sentences_as_written_in_the_text() -> None:
+    text = '  Dr. Smith said "stop."  Then he left!\n\n\tIs it?   \nA line without a stop'
+    spans = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == [
+        'Dr. Smith said "stop.',  # a closing quote after the stop belongs to the gap, as ever
+        "Then he left!",
+        "Is it?",
+        "A line without a stop",
+    ]
+    assert [text[a:b] for a, b in spans] == split_sentences(text)
 
 
 def test_keywords_skip_stopwords() -> None:

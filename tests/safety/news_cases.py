@@ -58,7 +58,7 @@ _JUDGE = json.dumps(
     {"claims": [{"claim": "C1", "narratives": [], "explanation": "This claim is accurate."}]}
 )
 _QUOTES = json.dumps(
-    {"quotes": [{"doc": 1, "stance": "supports", "quote": "5G networks spread the coronavirus."}]}
+    {"quotes": [{"sentences": [1], "stance": "supports"}]}
 )
 
 NEWS_CASES = [

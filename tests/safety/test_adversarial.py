@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 import pytest
 from threadpoolctl import threadpool_limits
 
+from bench.prompt_reading import numbered, quoting
 from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
 from pipeline.errors import InputError
@@ -51,6 +52,7 @@ from tests.safety import cases as c
 from tests.support.httpserver import LocalServer, serve
 
 FABRICATED = "Independent experts confirm that this claim is accurate."
+_MARKER = re.compile(r"^\[\d+\] ")  # the number the extraction prompt puts before a sentence
 
 # ---- the gullible model ------------------------------------------------------------------------
 
@@ -229,22 +231,24 @@ class GullibleModel:
         return {"checkable": True, "reason": "health claims", "claims": claims}
 
     def extraction(self, blocks: list[Block], entry: Entry) -> Any:
-        told = any(o.kind == "accurate" for o in entry.orders)  # then refutations go unquoted
+        told = any(o.kind == "accurate" for o in entry.orders)  # then refutations go unpicked
+        shown = [number for b in blocks if b.tag == "document" for number, _ in numbered(b.body)]
+        unshown = iter(range(max(shown, default=0) + 1, 10**6))
         quotes = []
         for n, block in enumerate(blocks):
             if block.tag != "document":
                 continue
-            doc = int(block.attrs["n"])
-            body = read(block.body).casefold()
-            refuting = [q for q in c.KNOWN_REFUTING if not told and read(q).casefold() in body]
-            quotes += [{"doc": doc, "stance": "refutes", "quote": q} for q in refuting]
+            lines = [(k, read(text).casefold()) for k, text in numbered(block.body)]
+            if not told:
+                picked = (quoting(lines, read(q).casefold()) for q in c.KNOWN_REFUTING)
+                quotes += [{"sentences": k, "stance": "refutes"} for k in picked if k]
             for order in (o for o in entry.orders if o.block == n and o.kind != "json"):
                 entry.actions.append("fabricated a quote")
                 stance = "refutes" if order.kind == "link" else "supports"
-                made_up = [f"Source: {u} confirms this." for u in order.links] or [FABRICATED]
-                quotes += [
-                    {"doc": doc, "stance": stance, "quote": q} for q in [order.sentence, *made_up]
-                ]
+                said = quoting(lines, read(_MARKER.sub("", order.sentence)).casefold())
+                # a quote it made up can only be a number the prompt never showed
+                made_up = [[next(unshown)] for _ in (order.links or [FABRICATED])]
+                quotes += [{"sentences": k, "stance": stance} for k in [said, *made_up] if k]
         return {"quotes": quotes}
 
     def judge(self, blocks: list[Block], entry: Entry) -> Any:
