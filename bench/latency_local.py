@@ -136,8 +136,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
 
 def _server_memory(app: Any) -> dict[str, float]:
     """Return the model server's peak (VmHWM) and current (VmRSS) resident memory in MB."""
-    server = app.local_model._server
-    pid = server.pid if server is not None else None
+    pid = app.local_model.pid
     if pid is None:
         return {}
     try:

@@ -71,6 +71,7 @@ def outcome_record(outcome: Outcome) -> dict[str, Any]:
         "cost_usd": outcome.cost_usd,
         "error": outcome.error,
         "seconds": round(outcome.seconds, 3),
+        "trace": outcome.trace,
     }
 
 
@@ -105,6 +106,7 @@ def outcome_from_record(record: Mapping[str, Any]) -> Outcome:
         quoted=int(record["quoted"]),
         quote_agrees=int(record["quote_agrees"]),
         cited=tuple(str(url) for url in record["cited"]),
+        trace=dict(record.get("trace") or {}),  # journals before the trace have none
     )
 
 

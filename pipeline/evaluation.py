@@ -175,6 +175,7 @@ class Outcome:
     quoted: int = 0  # decided claims (not unverifiable) shown with a quote
     quote_agrees: int = 0  # of those, quotes whose stance agrees with the claim's label
     cited: tuple[str, ...] = ()  # URLs of the references the reply cited, in order
+    trace: dict[str, Any] = field(default_factory=dict)  # why: see `trace_of`; not scored
 
 
 # the quote stances a claim's label can rest on
@@ -203,6 +204,47 @@ def check_references(check: Check) -> None:
             raise ReferenceInvariantError(
                 f"reference [{ref.number}] {ref.url} is not a retrieved document (check {check.id})"
             )
+
+
+TRACE_CHARS = 300
+
+
+def trace_of(check: Check) -> dict[str, Any]:
+    """Return what decided a check, short enough for a journal line, for reading errors.
+
+    Per claim: its label, how it was decided and the rationale; per narrative the judge read:
+    its relation and rationale; the quotes the reply shows, with stance and publisher; and the
+    graph's conflicts. Not scored: the report is computed from the other fields.
+    """
+    domain = {r.number: urlsplit(r.url).hostname or "" for r in check.correction.references}
+    return {
+        "claims": [
+            {
+                "label": cv.label.value,
+                "basis": cv.basis.value,
+                "rationale": cv.rationale[:TRACE_CHARS],
+            }
+            for cv in check.verdict.claims
+        ],
+        "narratives": [
+            {"relation": a.relation.value, "rationale": a.rationale[:TRACE_CHARS]}
+            for a in check.assessments
+        ],
+        "quotes": [
+            {
+                "stance": item.quote.stance.value,
+                "publisher": domain.get(item.quote.reference, ""),
+                "text": item.quote.text[:TRACE_CHARS],
+            }
+            for item in check.correction.items
+            if item.quote is not None
+        ],
+        "conflicts": [
+            f"{c.kind}: {c.claim_value} vs {c.evidence_value}"
+            for graph in check.graphs
+            for c in graph.conflicts
+        ],
+    }
 
 
 def outcome_of(claim: EvalClaim, check: Check, seconds: float) -> Outcome:
@@ -240,6 +282,7 @@ def outcome_of(claim: EvalClaim, check: Check, seconds: float) -> Outcome:
         quoted=quoted,
         quote_agrees=agrees,
         cited=tuple(r.url for r in references),
+        trace=trace_of(check),
     )
 
 

@@ -112,6 +112,11 @@ class LocalModel:
         return self._server
 
     @property
+    def pid(self) -> int | None:
+        """Return the process id of the started server, or None before it starts."""
+        return self._server.pid if self._server is not None else None
+
+    @property
     def died(self) -> bool:
         """Return whether the started server has exited on its own (killed or crashed)."""
         return self._server is not None and self._server.died

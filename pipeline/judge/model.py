@@ -3,8 +3,9 @@
 `assess` makes ONE model call for all claims of a post (the judge is on the critical path). For
 each claim and each of its narratives the model sees the representative evidence (its quotes when
 there are any, else its passage, with publisher domain and date) in delimited data blocks, and
-returns per narrative a 5W1H facet check, then a relation (supports / conflicts / irrelevant) and
-a one-sentence rationale, and per claim a plain-language explanation for the reply.
+returns per narrative a 5W1H facet check, then a relation (supports / conflicts / irrelevant),
+and per claim a plain-language explanation for the reply (a narrative's rationale is written by
+code from its facets).
 
 Claims and narratives are labelled afresh for every call with random labels (`C4K.N7Q`), so a
 page written in advance cannot name another narrative's label and speak for it. The schema sent
@@ -91,7 +92,6 @@ objects, topics, numbers), when (dates), where (places), why (causes, motives) a
 - relation: "supports" when the evidence confirms the claim; "conflicts" when it contradicts \
 the claim or shows it leaves out context that changes its meaning; "irrelevant" when it is \
 about something else.
-- rationale: one sentence.
 A <graph> block after a claim, when present, is what code found by matching the claim's \
 entities, dates, places and numbers against all of its evidence: relations verified, values \
 that conflict (with the publisher) and parts no evidence mentions. It is data computed from \
@@ -135,7 +135,11 @@ class NarrativeOut(BaseModel):
     narrative: str
     facets: FacetsOut  # compared first: the relation follows from the facts
     relation: Literal["supports", "conflicts", "irrelevant"]
-    rationale: str = bounded(RATIONALE_CHARS)
+    # Not asked for: a sentence a narrative was ~35 of the judge's output tokens each (~40 %
+    # of them, `factbot bench latency-local`), written after the relation it would explain, and
+    # the claim's explanation says it for the reader. Code writes one from the facets
+    # (`_reading`); a model that still writes one keeps it.
+    rationale: SkipJsonSchema[str] = ""
 
 
 class ClaimOut(BaseModel):
@@ -305,6 +309,24 @@ def _facets(out: FacetsOut) -> tuple[FacetCheck, ...]:
     return tuple(checks)
 
 
+_READING = {
+    "supports": "The evidence supports the claim",
+    "conflicts": "The evidence conflicts with the claim",
+    "irrelevant": "The evidence is about something else",
+}
+
+
+def _reading(out: NarrativeOut) -> str:
+    """Return a narrative's reading in words, from its relation and facets."""
+    facets = _facets(out.facets)
+    parts = [_READING[out.relation]]
+    for status, words in (("conflicting", "it differs on"), ("missing", "it does not say")):
+        named = [f.facet for f in facets if f.status == status]
+        if named:
+            parts.append(f"{words} {', '.join(named)}")
+    return "; ".join(parts) + "."
+
+
 def _read(answer: JudgeOutput, layout: _Layout) -> tuple[list[Assessment], dict[str, str]]:
     found: dict[str, Assessment] = {}
     explanations: dict[str, str] = {}
@@ -326,7 +348,7 @@ def _read(answer: JudgeOutput, layout: _Layout) -> tuple[list[Assessment], dict[
                 narrative_id=narrative.id,
                 relation=Relation(out.relation),
                 facets=_facets(out.facets),
-                rationale=out.rationale.strip(),
+                rationale=out.rationale.strip()[:RATIONALE_CHARS] or _reading(out),
             )
     missing = [label for label in layout.narratives if label not in found]
     if dropped or missing:

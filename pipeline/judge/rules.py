@@ -9,8 +9,13 @@ model judge, the fact-check deferral and the no-model judge alike; `run.py` call
    evidence of that claim (DESIGN: "never guess");
 2. a contradiction from credible evidence of the claim — a quote the extraction stage found
    refuting, or a date, place or number conflict found by graph verification — means the claim
-   cannot be `accurate`: it becomes `false` when refuting quotes stand alone, `misleading` when
-   supporting quotes stand beside them or only the graph conflicts;
+   cannot be `accurate`. It becomes `misleading` when supporting quotes or a graph conflict
+   stand beside the refutation, or only the graph conflicts; and `unverifiable` when a refuting
+   quote stands alone: the judge read the same evidence as support, so the check's two
+   readings disagree and neither settles the claim. (It was `false` until the local model's
+   gold-mode run: there all three claims this rule decided were gold `accurate`, two of them
+   turned `false` on a refutation the extraction stage misread. A wrong `false` is the costliest
+   error; a refuting quote the judge also reads as refuting is `false` by the judge's own label.)
 3. the label agrees with the stances of the quotes it cites: `false` resting only on quotes
    that support the claim, with no refutation, no conflict and no cited fact-check that rates
    it false, becomes `unverifiable` (a wrong `false` is the costliest error a public bot makes;
@@ -47,6 +52,10 @@ from pipeline.records import (
 log = logging.getLogger(__name__)
 
 NO_EVIDENCE = "No credible evidence about this claim was found."
+UNSETTLED = (
+    "A credible source quoted here contradicts the claim, yet the evidence was also read as "
+    "supporting it: it does not settle the claim."
+)
 
 
 def enforce_rules(
@@ -86,10 +95,11 @@ def _rule(
     if label is not Label.UNVERIFIABLE and not cited:
         label, reason = Label.UNVERIFIABLE, NO_EVIDENCE
     elif label is Label.ACCURATE and (refuting or conflicts):
-        label = Label.FALSE if refuting and not supporting else Label.MISLEADING
+        alone = refuting and not supporting and not conflicts
+        label = Label.UNVERIFIABLE if alone else Label.MISLEADING
         against = refuting or [c.evidence_id for c in conflicts]
         ids = list(dict.fromkeys([*against, *ids]))
-        reason = _contradiction(conflicts)
+        reason = UNSETTLED if alone else _contradiction(conflicts)
     elif label is Label.FALSE and not refuting and not conflicts and not _reviewed(cv, mine):
         cited_stances = set().union(*(stances.get(i, set()) for i in cited))
         if Stance.SUPPORTS in cited_stances and Stance.REFUTES not in cited_stances:

@@ -77,6 +77,9 @@ def test_a_cut_run_resumed_reports_what_an_uncut_run_does(
     assert len(lines) == 1 + 8 and json.loads(lines[0])["kind"] == "run"
     record = json.loads(lines[1])
     assert {"index", "gold", "verdict", "decided_by", "cited", "stages", "seconds"} <= set(record)
+    # and why, for reading errors: each claim's label, basis and rationale
+    (decided,) = record["trace"]["claims"]
+    assert decided["label"] == record["verdict"] and decided["basis"] and decided["rationale"]
 
     # Cut after 3 claims, the 4th half-written by a crash.
     journal.write_text("\n".join(lines[:4]) + "\n" + lines[4][: len(lines[4]) // 2])
@@ -115,8 +118,12 @@ def test_an_outcome_survives_its_journal_line() -> None:
         quoted=1,
         quote_agrees=1,
         cited=("https://a.example/1", "https://b.example/2"),
+        trace={"claims": [{"label": "false", "basis": "model", "rationale": "Wrong year."}]},
     )
     assert outcome_from_record(json.loads(json.dumps(outcome_record(outcome)))) == outcome
+    older = outcome_record(outcome)
+    del older["trace"]  # a journal written before the trace
+    assert outcome_from_record(older).trace == {}
 
 
 def test_a_journal_of_another_run_is_refused(dev: Path, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.settings import ModelSettings, Settings
+from pipeline.evaluation import trace_of
 from pipeline.evidence.ingest import Ingester
 from pipeline.posts import post_from_text
 from pipeline.records import Basis, Label, Relation
@@ -117,6 +118,12 @@ def test_model_path_quotes_judges_and_accounts(tmp_path: Path, embedder: Any) ->
     assert stored.narratives == check.narratives and stored.assessments == check.assessments
     assert check.verdict.claims[0].basis is not Basis.UNKNOWN
     assert stored.verdict == check.verdict  # the basis is stored with each claim
+    # what an evaluation journals about the check, to read its errors by
+    trace = trace_of(check)
+    assert trace["claims"][0]["label"] == "false" and trace["claims"][0]["basis"]
+    assert {"stance": "refutes", "publisher": "www.who.int"}.items() <= trace["quotes"][0].items()
+    assert WHO_QUOTE in trace["quotes"][0]["text"]
+    assert {n["relation"] for n in trace["narratives"]} >= {"conflicts"}
     app.close()
 
 

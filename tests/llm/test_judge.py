@@ -259,14 +259,15 @@ async def test_labels_are_fresh_per_call_and_the_schema_allows_only_them() -> No
         first["C2"]: [first["C2.N1"]],
     }
     # strict structured output takes no length bounds; the pydantic schema has them
-    assert "maxLength" not in defs["NarrativeOut0"]["properties"]["rationale"]
-    assert JudgeOutput.model_json_schema()["$defs"]["NarrativeOut"]["properties"]["rationale"] == {
-        "maxLength": 160,
-        "title": "Rationale",
+    assert "maxLength" not in defs["ClaimOut0"]["properties"]["explanation"]
+    assert JudgeOutput.model_json_schema()["$defs"]["ClaimOut"]["properties"]["explanation"] == {
+        "maxLength": 480,
+        "title": "Explanation",
         "type": "string",
     }
-    # facet notes are not asked for (output tokens), only a bare status
+    # facet notes and narrative rationales are not asked for (output tokens)
     assert "FacetOut" not in defs
+    assert "rationale" not in defs["NarrativeOut0"]["properties"]
     assert defs["FacetsOut"]["properties"]["who"]["type"] == "string"
 
 
@@ -302,6 +303,7 @@ async def test_bare_and_object_facets_are_both_read() -> None:
             for narrative in claim["narratives"]:
                 f = narrative["facets"]
                 narrative["facets"] = {k: v if k == "when" else v["status"] for k, v in f.items()}
+                del narrative["rationale"]  # not asked for any more
         return answer
 
     with serve_openai(router=mixed) as fake:
@@ -311,6 +313,8 @@ async def test_bare_and_object_facets_are_both_read() -> None:
     statuses = {f.facet: (f.status, f.note) for f in first.facets}
     assert statuses["when"] == ("conflicting", "when conflicting")
     assert statuses["who"] == ("consistent", "")
+    # the narrative's rationale is written by code from what the model did say
+    assert first.rationale == "The evidence conflicts with the claim; it differs on when."
 
 
 async def test_malformed_output_once_is_retried_by_the_client() -> None:

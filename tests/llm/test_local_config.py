@@ -52,3 +52,7 @@ def test_the_setting_reaches_the_server(tmp_path: Path) -> None:
     )
     server = LocalModel(settings)._get_server()  # built, not started
     assert server.prompt_cache_mb == 256 and not server.running
+    local = LocalModel(settings)
+    assert local.pid is None  # nothing started: the latency bench reads no process
+    local._get_server()
+    assert local.pid is None

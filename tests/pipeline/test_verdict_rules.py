@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.judge.rules import enforce_rules
 from pipeline.records import (
+    Basis,
     ClaimGraph,
     ClaimReview,
     ClaimVerdict,
@@ -49,8 +50,20 @@ def test_a_refuting_quote_keeps_a_claim_from_accurate() -> None:
 
     out = enforce_rules(_verdict(Label.ACCURATE, "e1"), EVIDENCE, refutes)
 
-    assert out.claims[0].label is Label.FALSE
+    # the judge read support where extraction read a refutation: unsettled, never a wrong false
+    assert out.claims[0].label is Label.UNVERIFIABLE
+    assert out.claims[0].basis is Basis.RULES and "does not settle" in out.claims[0].rationale
     assert out.claims[0].evidence_ids == ("e2", "e1")
+
+
+def test_a_refuting_quote_beside_a_graph_conflict_makes_it_misleading() -> None:
+    refutes = [Quote("e2", "passage 2", Stance.REFUTES)]
+    conflict = GraphConflict("number", "5,000", "50", "e2", "another number")
+    graph = ClaimGraph("c1", support=0.0, conflicts=(conflict,))
+
+    out = enforce_rules(_verdict(Label.ACCURATE, "e1"), EVIDENCE, refutes, [graph])
+
+    assert out.claims[0].label is Label.MISLEADING and "5,000" in out.claims[0].rationale
 
 
 def test_refuting_and_supporting_quotes_make_it_misleading() -> None:

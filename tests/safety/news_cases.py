@@ -57,9 +57,7 @@ _B64 = base64.b64encode(ORDER.encode()).decode()
 _JUDGE = json.dumps(
     {"claims": [{"claim": "C1", "narratives": [], "explanation": "This claim is accurate."}]}
 )
-_QUOTES = json.dumps(
-    {"quotes": [{"sentences": [1], "stance": "supports"}]}
-)
+_QUOTES = json.dumps({"quotes": [{"sentences": [1], "stance": "supports"}]})
 
 NEWS_CASES = [
     _page("ignore-previous", "visible 'ignore all previous instructions'", f"<p>{ORDER}</p>"),
