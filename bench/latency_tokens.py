@@ -107,11 +107,19 @@ def conform(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
 def _settings(data_dir: Path, search: SearchStandin, model: ModelStandin, hosts: list[str]) -> Any:
     from pydantic import SecretStr
 
-    from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
+    from bots.settings import (
+        FetchSettings,
+        ModelSettings,
+        RetrievalSettings,
+        SearchSettings,
+        Settings,
+    )
 
     return Settings(
         data_dir=data_dir,
         log_level="WARNING",
+        # The stand-in publishers are unrated loopback hosts found by web search.
+        retrieval=RetrievalSettings(unrated_sources="allow"),
         search=SearchSettings(providers=["searxng"], searxng_url=search.base),
         fetch=FetchSettings(allowed_networks=tuple(f"{h}/32" for h in hosts)),
         model=ModelSettings(
@@ -273,6 +281,13 @@ def latency_tokens(posts: int, undecided: bool, models_dir: Path, report_path: P
     if not path.exists():
         raise click.ClickException(f"no {path}: run `factbot models pull`")
     figures = measure(posts, path, undecided=undecided)
+    judged = sum("judge" in p["by_stage"] for p in figures["per_post"])
+    if not undecided and judged < figures["posts"]:
+        # a check that never reached the judge counts only its claims call: not a check's tokens
+        raise click.ClickException(
+            f"only {judged} of {figures['posts']} posts reached the judge: the stand-ins' pages "
+            "were not read as evidence, so these figures are not a check's"
+        )
     click.echo(json.dumps(figures, indent=2))
     if report_path:
         report_path.write_text(json.dumps(figures, indent=2), encoding="utf-8")
