@@ -78,8 +78,9 @@ def test_a_cut_run_resumed_reports_what_an_uncut_run_does(
     record = json.loads(lines[1])
     assert {"index", "gold", "verdict", "decided_by", "cited", "stages", "seconds"} <= set(record)
     # and why, for reading errors: each claim's label, basis and rationale
-    (decided,) = record["trace"]["claims"]
-    assert decided["label"] == record["verdict"] and decided["basis"] and decided["rationale"]
+    decided = record["trace"]["claims"]  # one per claim the post was split into
+    assert decided and all(c["label"] and c["basis"] and c["rationale"] for c in decided)
+    assert record["verdict"] in {c["label"] for c in decided} | {"partly accurate"}
 
     # Cut after 3 claims, the 4th half-written by a crash.
     journal.write_text("\n".join(lines[:4]) + "\n" + lines[4][: len(lines[4]) // 2])
