@@ -157,23 +157,23 @@ class _Batch:
     """The documents of one call, and every sentence it shows under its number."""
 
     blocks: Sequence[_Block]
+    shown: Sequence[Sequence[tuple[int, _Sentence]]]  # per block, its numbered sentences
     numbered: dict[int, _Sentence]
 
     @classmethod
     def of(cls, blocks: Sequence[_Block]) -> _Batch:
         numbered: dict[int, _Sentence] = {}
+        shown = []
         for block in blocks:
-            for sentence in block.sentences():
-                numbered[len(numbered) + 1] = sentence
-        return cls(blocks, numbered)
+            mine = [(len(numbered) + k, s) for k, s in enumerate(block.sentences(), 1)]
+            numbered.update(mine)
+            shown.append(mine)
+        return cls(blocks, shown, numbered)
 
     def render(self) -> list[str]:
-        by_document: dict[str, list[tuple[int, _Sentence]]] = {}
-        for number, sentence in self.numbered.items():
-            by_document.setdefault(sentence.evidence.document.id, []).append((number, sentence))
         return [
-            block.render(n, by_document.get(block.evidence[0].document.id, []))
-            for n, block in enumerate(self.blocks, 1)
+            block.render(n, mine)
+            for n, (block, mine) in enumerate(zip(self.blocks, self.shown, strict=True), 1)
         ]
 
     def schema(self) -> dict[str, Any]:
