@@ -7,7 +7,9 @@ the App as in `factbot serve`. Each post's check gives its seconds, the seconds 
 the model calls and tokens of each stage (`Check.usage`).
 
 Levers are options, so each can be measured rather than assumed: `--refine-rounds` (fewer
-calls), `--docs-per-call` (prompt length of extraction), `--max-claims` (calls per post).
+calls), `--max-evidence` (prompt length: the passages each claim keeps, which extraction reads
+in one call and the judge in its narratives), `--max-claims` (calls per post).
+`--docs-per-call` only matters above `--max-evidence`: a claim's passages go in one call.
 The CPU is shared with the model server: figures from a loaded machine are indicative only.
 """
 
@@ -54,7 +56,7 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
         ),
         max_claims=opts["max_claims"],
         # The stand-in publishers are unrated loopback hosts found by web search.
-        retrieval=RetrievalSettings(unrated_sources="allow"),
+        retrieval=RetrievalSettings(unrated_sources="allow", max_evidence=opts["max_evidence"]),
     )
 
 
@@ -156,6 +158,13 @@ def _server_memory(app: Any) -> dict[str, float]:
 @click.option("--refine-rounds", type=click.IntRange(0, 2), default=2, show_default=True)
 @click.option("--docs-per-call", type=click.IntRange(1, 10), default=4, show_default=True)
 @click.option("--max-claims", type=click.IntRange(1, 10), default=3, show_default=True)
+@click.option(
+    "--max-evidence",
+    type=click.IntRange(1, 20),
+    default=5,
+    show_default=True,
+    help="FACTBOT_RETRIEVAL__MAX_EVIDENCE for the run: passages kept per claim.",
+)
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds a call.")
 @click.option(
     "--prompt-cache-mb",

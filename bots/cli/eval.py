@@ -49,6 +49,12 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
     help="N claims drawn evenly across gold labels (after --limit); same --seed, same claims.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option(
+    "--outside-sample",
+    type=click.IntRange(min=1),
+    help="Draw only from the claims outside `--sample N --seed 0` (the reported sample), to "
+    "calibrate a threshold or a rule on data that is not reported on.",
+)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
 @click.option(
     "--model/--no-model",
@@ -84,6 +90,7 @@ def averitec(
     limit: int | None,
     sample: int | None,
     seed: int,
+    outside_sample: int | None,
     report_path: Path | None,
     use_model: bool,
     use_graph: bool | None,
@@ -104,6 +111,7 @@ def averitec(
     from pipeline.evalscore import score
     from pipeline.evaluation import (
         EvalClaim,
+        calibration_part,
         claim_post,
         evaluate,
         load_averitec,
@@ -121,7 +129,9 @@ def averitec(
         app.settings = app.settings.model_copy(update={"graph": graph})
     graphs = app.graphs
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
-    claims = stratified_sample(pool, sample, seed=seed) if sample is not None else pool
+    drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
+    claims = stratified_sample(drawn, sample, seed=seed) if sample is not None else drawn
+    config = app.check_config()
     journal: Journal | None = None
     done: dict[int, Any] = {}
     if resume_path is not None:
@@ -135,6 +145,11 @@ def averitec(
                 "limit": limit,
                 "sample": sample,
                 "seed": seed,
+                "outside_sample": outside_sample,
+                # the knobs that change what is measured: another value is another run
+                "max_claims": config.max_claims,
+                "max_evidence": config.max_evidence,
+                "refine_rounds": app.settings.model.refine_rounds,
             },
         )
         try:
@@ -148,7 +163,6 @@ def averitec(
         raise click.UsageError("--rerun-fallbacks needs --resume FILE")
     todo = [c for c in claims if c.index not in done]
     embedder = app.embedder
-    config = app.check_config()
     judge = ReviewMatchJudge(
         embedder, match_threshold=app.settings.retrieval.review_match_threshold
     )
@@ -235,12 +249,14 @@ def averitec(
                 "size": sample,
                 "seed": seed,
                 "stratified": True,
-                "drawn_from": len(pool),
+                "drawn_from": len(drawn),
+                "outside_sample": {"size": outside_sample, "seed": 0} if outside_sample else None,
                 "labels": report["gold_labels"],
             }
             if sample is not None
             else {"size": None, "first": limit, "labels": report["gold_labels"]},
             "data": str(data),
+            "max_evidence": config.max_evidence,
             "resume": {
                 "file": str(resume_path),
                 "claims_from_file": len(done),

@@ -220,3 +220,36 @@ def test_claims_decided_by_a_fallback_run_again_with_rerun_fallbacks(
     assert report["claims"] == 2 and report["claims_with_fallback"] == 0
     assert report["resume"]["claims_run_now"] == 2
     assert len(read_journal(journal).outcomes) == 2  # the new lines superseded the old
+
+
+def test_outside_sample_draws_only_claims_the_reported_sample_leaves_out(
+    dev: Path, tmp_path: Path
+) -> None:
+    reported = _run(dev, tmp_path / "reported.json", "--seed", "0")
+    held = {c["index"] for c in reported["per_claim"]}
+    calibration = _run(dev, tmp_path / "calibration.json", "--outside-sample", "8")
+    drawn = {c["index"] for c in calibration["per_claim"]}
+    assert len(held) == len(drawn) == 8 and not held & drawn
+    assert calibration["sample"]["outside_sample"] == {"size": 8, "seed": 0}
+    assert calibration["sample"]["drawn_from"] == 40 - 8
+
+
+def test_a_journal_is_refused_when_a_knob_of_the_check_changed(
+    dev: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = tmp_path / "run.jsonl"
+    _run(dev, tmp_path / "first.json", "--limit", "20", "--resume", str(journal))
+    before = journal.read_text()
+    assert json.loads(before.splitlines()[0])["max_evidence"] == 5
+    monkeypatch.setenv("FACTBOT_RETRIEVAL__MAX_EVIDENCE", "3")
+    result = CliRunner().invoke(
+        main,
+        [
+            *("eval", "averitec", "--no-progress", "--no-graph", "--mode", "gold", "--limit"),
+            *("20", "--data", str(dev), "--sample", "8", "--seed", "3"),
+            *("--resume", str(journal)),
+        ],
+    )
+    assert result.exit_code != 0
+    assert "another run" in result.output and "max_evidence" in result.output
+    assert journal.read_text() == before  # nothing lost
