@@ -104,7 +104,9 @@ def conform(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     return value
 
 
-def _settings(data_dir: Path, search: SearchStandin, model: ModelStandin, hosts: list[str]) -> Any:
+def _settings(
+    data_dir: Path, search: SearchStandin, model: ModelStandin, hosts: list[str], max_evidence: int
+) -> Any:
     from pydantic import SecretStr
 
     from bots.settings import (
@@ -119,7 +121,7 @@ def _settings(data_dir: Path, search: SearchStandin, model: ModelStandin, hosts:
         data_dir=data_dir,
         log_level="WARNING",
         # The stand-in publishers are unrated loopback hosts found by web search.
-        retrieval=RetrievalSettings(unrated_sources="allow"),
+        retrieval=RetrievalSettings(unrated_sources="allow", max_evidence=max_evidence),
         search=SearchSettings(providers=["searxng"], searxng_url=search.base),
         fetch=FetchSettings(allowed_networks=tuple(f"{h}/32" for h in hosts)),
         model=ModelSettings(
@@ -201,7 +203,9 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"total": total, "by_stage": {s: dict(v) for s, v in sorted(by_stage.items())}}
 
 
-def measure(posts: int, model_path: Path, *, undecided: bool) -> dict[str, Any]:
+def measure(
+    posts: int, model_path: Path, *, undecided: bool, max_evidence: int = 5
+) -> dict[str, Any]:
     """Check the first `posts` benchmark posts against the stand-ins; return the token figures."""
     from bots.app.root import App
     from pipeline.posts import post_from_text
@@ -222,7 +226,7 @@ def measure(posts: int, model_path: Path, *, undecided: bool) -> dict[str, Any]:
         stack.enter_context(serving(*pages, search, model))
         hosts = sorted({str(p.server_address[0]) for p in pages} | {"127.0.0.1"})
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="factbot-tokens-")))
-        app = App(_settings(tmp, search, model, hosts))
+        app = App(_settings(tmp, search, model, hosts, max_evidence))
         stack.callback(app.close)
 
         async def go() -> None:
@@ -247,6 +251,7 @@ def measure(posts: int, model_path: Path, *, undecided: bool) -> dict[str, Any]:
     return {
         "posts": len(per_post),
         "undecided": undecided,
+        "max_evidence": max_evidence,
         "mean_per_post": means,
         "per_post": per_post,
     }
@@ -260,6 +265,13 @@ def measure(posts: int, model_path: Path, *, undecided: bool) -> dict[str, Any]:
     help="The judge finds nothing relevant, so refinement runs every round (the worst case).",
 )
 @click.option(
+    "--max-evidence",
+    type=click.IntRange(1, 20),
+    default=5,
+    show_default=True,
+    help="FACTBOT_RETRIEVAL__MAX_EVIDENCE for the run: passages kept per claim.",
+)
+@click.option(
     "--models-dir",
     type=click.Path(path_type=Path),
     default=Path(".models"),
@@ -267,7 +279,9 @@ def measure(posts: int, model_path: Path, *, undecided: bool) -> dict[str, Any]:
     help="Where `factbot models pull` put the GGUF (only its vocabulary is read).",
 )
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
-def latency_tokens(posts: int, undecided: bool, models_dir: Path, report_path: Path | None) -> None:
+def latency_tokens(
+    posts: int, undecided: bool, max_evidence: int, models_dir: Path, report_path: Path | None
+) -> None:
     """Count the local model's calls, prompt, evaluated and output tokens per post and stage.
 
     \b
@@ -280,7 +294,7 @@ def latency_tokens(posts: int, undecided: bool, models_dir: Path, report_path: P
     path = models_dir / DEFAULT_MODEL.filename
     if not path.exists():
         raise click.ClickException(f"no {path}: run `factbot models pull`")
-    figures = measure(posts, path, undecided=undecided)
+    figures = measure(posts, path, undecided=undecided, max_evidence=max_evidence)
     judged = sum("judge" in p["by_stage"] for p in figures["per_post"])
     if not undecided and judged < figures["posts"]:
         # a check that never reached the judge counts only its claims call: not a check's tokens
