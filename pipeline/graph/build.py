@@ -180,9 +180,7 @@ class GraphBuilder:
             elif kind == "place":
                 place = self.gazetteer.resolve(text)
             elif kind == "number":
-                root = tokens[-1]
-                unit = root.head.lemma_ if root.dep_ in ("nummod", "quantmod") else ""
-                quantity = parse_quantity(text, unit)
+                quantity = parse_quantity(text, _counted(tokens[-1]))
             context = "; ".join(contexts.get(n, ())) or doc.text.replace(text, " ").strip()
             nodes.append(
                 Node(n, text, kind, date, place, quantity, negated, " ".join(context.split()))
@@ -192,6 +190,28 @@ class GraphBuilder:
             neighbours[edge.source].add(edge.target)
             neighbours[edge.target].add(edge.source)
         return Graph(doc.text, tuple(nodes), tuple(edges), neighbours)
+
+
+def _counted(number: Any) -> str:
+    """Return what a number counts, with the words that qualify it ("urban population").
+
+    The counted noun is the one the number modifies ("5,000 people") or the one it is "of"
+    ("a population of 45 million"). Its adjectives and compounds stay in the unit: the urban
+    population is not the population, so two counts of differently qualified nouns are never
+    compared (`Quantity.conflicts` compares only equal units, or a number without one).
+    """
+    if number.dep_ in ("nummod", "quantmod"):
+        noun = number.head
+    elif number.dep_ == "pobj" and number.head.lower_ == "of" and number.head.head.pos_ == "NOUN":
+        noun = number.head.head
+    else:
+        return ""
+    qualifiers = [
+        c.lower_
+        for c in noun.children
+        if c.dep_ in ("amod", "compound") and c.i < noun.i and not c.like_num
+    ]
+    return " ".join([*qualifiers, noun.lemma_.lower()])
 
 
 def _node_of(token: Any, owner: dict[int, int]) -> int | None:

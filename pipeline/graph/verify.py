@@ -8,7 +8,8 @@ For each claim, its graph is matched against the graphs of its evidence passages
    (`Node.context`: "photo taken in"), since two years or two cities look alike to an embedder
    whatever their values; other nodes match by their text, across entity types;
 2. a matched date, place or number whose values cannot both hold is a conflict (`values.py`,
-   `places.py`), unless the claim's node is negated ("not in 2012");
+   `places.py`), unless the claim's node is negated ("not in 2012") or the claim states the
+   evidence's value in another node of its own ("the US, the UK and Australia");
 3. a claim edge is verified when its two nodes are matched into one evidence graph and a path
    of at most `MAX_PATH` edges joins them there with an action similar to the claim's (cosine
    at `ACTION` or above, RAV: 0.5; a modifier edge needs only the path) and the same polarity,
@@ -108,6 +109,29 @@ def conflict_of(claim: Node, found: Node, evidence_id: str) -> GraphConflict | N
     return None
 
 
+def _also_claimed(claim: Graph, node_id: int, found: Node) -> bool:
+    """Return whether another node of the claim states the value the evidence node gives.
+
+    A claim that names several places, dates or numbers ("the US, the UK and Australia") can
+    have one matched to the evidence's mention of another ("Australia"): the evidence then
+    repeats the claim, it does not contradict it.
+    """
+    for other in claim.nodes:
+        if other.id == node_id or other.negated:
+            continue
+        if found.date is not None and other.date is not None:
+            if not other.date.conflicts(found.date):
+                return True
+        elif found.place is not None and other.place is not None:
+            if not other.place.conflicts(found.place):
+                return True
+        elif found.quantity is not None and other.quantity is not None:
+            units = {found.quantity.unit, other.quantity.unit} - {""}
+            if len(units) <= 1 and not other.quantity.conflicts(found.quantity):
+                return True
+    return False
+
+
 def verify_graph(
     claim_id: str,
     claim: Graph,
@@ -126,7 +150,9 @@ def verify_graph(
         found = conflict_of(
             claim.nodes[m.claim_node], graphs[m.graph].nodes[m.node], evidence[m.graph][0]
         )
-        if found is not None:
+        if found is not None and not _also_claimed(
+            claim, m.claim_node, graphs[m.graph].nodes[m.node]
+        ):
             conflicts[m.claim_node] = found
     verified: list[str] = []
     supporting: list[str] = []

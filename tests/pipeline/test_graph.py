@@ -150,6 +150,17 @@ def test_numbers_count_their_noun(builder: GraphBuilder) -> None:
     assert "people -march through-> Paris" in {graph.label(e) for e in graph.edges}
 
 
+def test_a_number_counts_the_noun_it_is_of_with_its_qualifiers(builder: GraphBuilder) -> None:
+    claim = _one(builder, "At independence, Nigeria had a population of 45 million.")
+    evidence = _one(builder, "In 1960 it had 6,956,000 urban population at mid year.")
+
+    counted = _node(claim, "45 million").quantity
+    qualified = _node(evidence, "6,956,000").quantity
+    assert counted is not None and counted.unit == "population"
+    assert qualified is not None and qualified.unit == "urban population"
+    assert not counted.conflicts(qualified)  # the urban population is not the population
+
+
 def test_negations_mark_edges_and_nodes(builder: GraphBuilder) -> None:
     verb = _one(builder, "The minister did not resign in Berlin.")
     node = _one(builder, "The photo was taken in 2012, not last week.")
@@ -223,6 +234,8 @@ def verifier(builder: GraphBuilder, embedder: SentenceTransformerEmbedder) -> Gr
          "The photo of the flood in Venice was taken in 2012 by a tourist.", "date", "2012"),
         ("Police said 5,000 people marched through Paris on Saturday.",
          "Police said about 50 people marched through Paris on Saturday.", "number", "about 50"),
+        ("At independence, Nigeria had a population of 45 million.",
+         "At independence, Nigeria had a population of 95 million.", "number", "95 million"),
         ("The summit was held in Paris in 2019.",
          "The summit was held in Berlin in 2019.", "place", "Berlin"),
     ],
@@ -247,6 +260,14 @@ def test_conflicts_are_found(
         ("The summit was held in Paris last week.",
          "The summit was held in Paris on 6 March 2024."),
         ("The photo was not taken in 2012.", "The photo was taken in 2012."),
+        ("At independence, Nigeria had a population of 45 million.",
+         "At independence, Nigeria had 6,956,000 urban population."),
+        # the evidence names a place the claim names too, matched to another of the claim's
+        ("The United States, New Zealand, the U.K. and Australia have not listed the group as "
+         "a terrorist organisation.",
+         "Australia has not listed the group as a terrorist organisation."),
+        ("Flights from Paris and Berlin were cancelled in 2019.",
+         "Flights from Berlin were cancelled in 2019."),
     ],
 )  # fmt: skip
 def test_no_conflict_where_the_values_agree(
