@@ -30,7 +30,7 @@ class RetrievalSettings(BaseModel):
     )
     max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
     review_match_threshold: float = Field(
-        default=0.75,
+        default=0.84,
         ge=0.0,
         le=1.0,
         description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating",

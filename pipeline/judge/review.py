@@ -88,7 +88,7 @@ class ReviewMatchJudge:
 
     name = "no-model"
 
-    def __init__(self, embedder: Embedder, *, match_threshold: float = 0.75) -> None:
+    def __init__(self, embedder: Embedder, *, match_threshold: float = 0.84) -> None:
         self.embedder = embedder
         self.match_threshold = match_threshold
 
