@@ -28,7 +28,7 @@ from typing import Any
 import click
 import numpy as np
 
-from bench.latency_posts import POSTS
+from bench.latency_posts import POSTS, max_evidence_option
 from bench.standins import CallLog, SearchStandin, instant, page_site, serving
 
 
@@ -158,13 +158,7 @@ def _server_memory(app: Any) -> dict[str, float]:
 @click.option("--refine-rounds", type=click.IntRange(0, 2), default=2, show_default=True)
 @click.option("--docs-per-call", type=click.IntRange(1, 10), default=4, show_default=True)
 @click.option("--max-claims", type=click.IntRange(1, 10), default=3, show_default=True)
-@click.option(
-    "--max-evidence",
-    type=click.IntRange(1, 20),
-    default=5,
-    show_default=True,
-    help="FACTBOT_RETRIEVAL__MAX_EVIDENCE for the run: passages kept per claim.",
-)
+@max_evidence_option
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds a call.")
 @click.option(
     "--prompt-cache-mb",

@@ -8,6 +8,8 @@ articles, and the judge's `explanation`.
 
 from __future__ import annotations
 
+import click
+
 from bench.standins import ScriptedClaim, ScriptedPost
 
 _SCRIPT = """\
@@ -298,3 +300,13 @@ def parse_script(script: str) -> tuple[ScriptedPost, ...]:
 
 
 POSTS = parse_script(_SCRIPT)
+
+
+# The prompt-length lever of both latency benchmarks: passages a claim keeps (and prompts read).
+max_evidence_option = click.option(
+    "--max-evidence",
+    type=click.IntRange(1, 20),
+    default=5,
+    show_default=True,
+    help="FACTBOT_RETRIEVAL__MAX_EVIDENCE for the run: passages kept per claim.",
+)

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import click
 
-from bench.latency_posts import POSTS
+from bench.latency_posts import POSTS, max_evidence_option
 from bench.standins import CallLog, ModelStandin, ScriptedModel, SearchStandin, page_site, serving
 from pipeline.llm.local import LocalTokenizer
 
@@ -264,13 +264,7 @@ def measure(
     default=False,
     help="The judge finds nothing relevant, so refinement runs every round (the worst case).",
 )
-@click.option(
-    "--max-evidence",
-    type=click.IntRange(1, 20),
-    default=5,
-    show_default=True,
-    help="FACTBOT_RETRIEVAL__MAX_EVIDENCE for the run: passages kept per claim.",
-)
+@max_evidence_option
 @click.option(
     "--models-dir",
     type=click.Path(path_type=Path),
