@@ -114,22 +114,25 @@ def _also_claimed(claim: Graph, node_id: int, found: Node) -> bool:
 
     A claim that names several places, dates or numbers ("the US, the UK and Australia") can
     have one matched to the evidence's mention of another ("Australia"): the evidence then
-    repeats the claim, it does not contradict it.
+    repeats the claim, it does not contradict it. "States the value" is `conflict_of` finding
+    no conflict between two values it can compare.
     """
-    for other in claim.nodes:
-        if other.id == node_id or other.negated:
-            continue
-        if found.date is not None and other.date is not None:
-            if not other.date.conflicts(found.date):
-                return True
-        elif found.place is not None and other.place is not None:
-            if not other.place.conflicts(found.place):
-                return True
-        elif found.quantity is not None and other.quantity is not None:
-            units = {found.quantity.unit, other.quantity.unit} - {""}
-            if len(units) <= 1 and not other.quantity.conflicts(found.quantity):
-                return True
-    return False
+    return any(
+        other.id != node_id
+        and not other.negated
+        and _comparable(other, found)
+        and conflict_of(other, found, "") is None
+        for other in claim.nodes
+    )
+
+
+def _comparable(a: Node, b: Node) -> bool:
+    """Return whether two nodes carry values of one kind that `conflict_of` compares."""
+    if a.quantity is not None and b.quantity is not None:
+        return len({a.quantity.unit, b.quantity.unit} - {""}) <= 1
+    return (a.date is not None and b.date is not None) or (
+        a.place is not None and b.place is not None
+    )
 
 
 def verify_graph(
