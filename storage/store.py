@@ -33,7 +33,7 @@ from storage.reuse import ReuseRepo
 from storage.review import ReviewRepo
 from storage.sources import SourceTable
 from storage.state import StateRepo
-from storage.tx import immediate
+from storage.tx import SerialDatabase, immediate
 from storage.users import UserRepo
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
@@ -70,7 +70,7 @@ class Store:
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 30000")
-        db = Database(conn)
+        db = SerialDatabase(conn)
         if str(path) != ":memory:":
             db.enable_wal()
         conn.execute("PRAGMA synchronous = NORMAL")
