@@ -15,7 +15,7 @@ from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.graph.build import Edge, Graph, GraphBuilder, Node
-from pipeline.graph.places import shared_gazetteer
+from pipeline.graph.places import Place, _meant, shared_gazetteer
 from pipeline.graph.values import DateSpan, parse_date, parse_quantity
 from pipeline.graph.verify import GraphVerifier, match_nodes, verify_graph
 from pipeline.judge.review import ReviewMatchJudge
@@ -117,6 +117,45 @@ def test_places_resolve_into_city_region_country() -> None:
     assert paris.conflicts(berlin) == "a city in another country"
     assert paris.conflicts(france) == "" and paris.conflicts(lyon) == ""
     assert places.resolve("Nowhereville") is None
+
+
+def test_regions_outside_the_us_take_their_code_from_a_city_they_hold() -> None:
+    places = shared_gazetteer()
+    bavaria, munich, queensland, perth = (
+        places.resolve(n) for n in ("Bavaria", "Munich", "Queensland", "Perth")
+    )
+    assert bavaria and munich and queensland and perth
+
+    assert (bavaria.kind, bavaria.country) == ("region", "DE") and bavaria.region == munich.region
+    assert bavaria.conflicts(munich) == ""
+    assert queensland.conflicts(perth) == "a place in another region"
+    assert queensland.conflicts(bavaria) == "a place in another country"
+
+
+@pytest.mark.parametrize("name", ["Georgia", "Washington", "Punjab", "Birmingham", "Victoria"])
+def test_a_name_two_prominent_places_share_resolves_to_none(name: str) -> None:
+    assert shared_gazetteer().resolve(name) is None
+
+
+@pytest.mark.parametrize(
+    ("others", "meant"),
+    [
+        ([("city", "FR", "11", 2_100_000), ("city", "US", "TX", 25_000)], "FR"),  # Paris
+        ([("city", "GB", "ENG", 1_100_000), ("city", "US", "AL", 200_000)], None),
+        ([("region", "AU", "07", 10**9), ("city", "HK", "", 600_000)], None),
+        ([("region", "AU", "07", 10**9), ("city", "CA", "02", 290_000)], "AU"),
+        ([("region", "US", "GA", 10**9), ("country", "GE", "", 10**10)], None),
+        ([("region", "US", "NY", 10**9), ("city", "US", "NY", 8_000_000)], "US"),  # one place
+    ],
+)  # fmt: skip
+def test_prominence_decides_whether_a_shared_name_is_ambiguous(
+    others: list[tuple[str, str, str, int]], meant: str | None
+) -> None:
+    known = {Place(f"p{i}", kind, cc, region): w for i, (kind, cc, region, w) in enumerate(others)}
+
+    found = _meant(known)
+
+    assert (found.country if found else None) == meant
 
 
 # ---- graph building ----------------------------------------------------------------------------
@@ -238,6 +277,8 @@ def verifier(builder: GraphBuilder, embedder: SentenceTransformerEmbedder) -> Gr
          "At independence, Nigeria had a population of 95 million.", "number", "95 million"),
         ("The summit was held in Paris in 2019.",
          "The summit was held in Berlin in 2019.", "place", "Berlin"),
+        ("The bushfires started in Queensland in 2019.",
+         "The bushfires started in Western Australia in 2019.", "place", "Western Australia"),
     ],
 )  # fmt: skip
 def test_conflicts_are_found(
@@ -268,6 +309,13 @@ def test_conflicts_are_found(
          "Australia has not listed the group as a terrorist organisation."),
         ("Flights from Paris and Berlin were cancelled in 2019.",
          "Flights from Berlin were cancelled in 2019."),
+        # a region holds its cities, outside the US too
+        ("The fire started in Bavaria in 2019.", "The fire started in Munich in 2019."),
+        # names two prominent places share are not evidence of either: the US state and the
+        # country, Australia's state and the district of Hong Kong
+        ("The protest took place in Georgia in 2020.",
+         "The protest took place in Atlanta in 2020."),
+        ("The lockdown began in Victoria in 2020.", "The lockdown began in Melbourne in 2020."),
     ],
 )  # fmt: skip
 def test_no_conflict_where_the_values_agree(
