@@ -11,7 +11,11 @@ model judge, the fact-check deferral and the no-model judge alike; `run.py` call
    refuting, or a date, place or number conflict found by graph verification — means the claim
    cannot be `accurate`. It becomes `misleading` when supporting quotes or a graph conflict
    stand beside the refutation, or only the graph conflicts; and `unverifiable` when a refuting
-   quote stands alone: the judge read the same evidence as support, so the check's two
+   quote stands alone. A supporting quote stands beside a refutation only when its source is at
+   least as credible as the most credible refuting one (CRAVE's tier order): an unrated page
+   that "confirms" a claim a rated newsroom refutes cannot make it `misleading` (the real local
+   model read such an attacker's page as support in the news-only safety cases). A refuting
+   quote alone is unsettled: the judge read the same evidence as support, so the check's two
    readings disagree and neither settles the claim. (It was `false` until the local model's
    gold-mode run: there all three claims this rule decided were gold `accurate`, two of them
    turned `false` on a refutation the extraction stage misread. A wrong `false` is the costliest
@@ -88,7 +92,12 @@ def _rule(
         if q.evidence_id in mine:
             stances.setdefault(q.evidence_id, set()).add(q.stance)
     refuting = [i for i, s in stances.items() if Stance.REFUTES in s]
-    supporting = [i for i, s in stances.items() if Stance.SUPPORTS in s]
+    most_credible = min((mine[i].tier.rank for i in refuting), default=None)
+    supporting = [
+        i
+        for i, s in stances.items()
+        if Stance.SUPPORTS in s and (most_credible is None or mine[i].tier.rank <= most_credible)
+    ]
     conflicts = [c for c in (graph.conflicts if graph else ()) if c.evidence_id in mine]
     cited = [i for i in cv.evidence_ids if i in mine]
     label, reason, ids = cv.label, "", list(cv.evidence_ids)

@@ -74,6 +74,27 @@ def test_refuting_and_supporting_quotes_make_it_misleading() -> None:
     assert out.claims[0].label is Label.MISLEADING
 
 
+@pytest.mark.parametrize(
+    ("refuting", "supporting", "label"),
+    [
+        (Tier.HIGH, Tier.UNRATED, Label.UNVERIFIABLE),  # an unrated page cannot stand beside it
+        (Tier.HIGH, Tier.MEDIUM, Label.UNVERIFIABLE),
+        (Tier.MEDIUM, Tier.HIGH, Label.MISLEADING),
+        (Tier.UNRATED, Tier.UNRATED, Label.MISLEADING),
+    ],
+)
+def test_a_supporting_quote_stands_beside_a_refutation_only_from_as_credible_a_source(
+    refuting: Tier, supporting: Tier, label: Label
+) -> None:
+    evidence = [_evidence(1, tier=supporting), _evidence(2, tier=refuting)]
+    quotes = [Quote("e2", "passage 2", Stance.REFUTES), Quote("e1", "passage 1", Stance.SUPPORTS)]
+
+    out = enforce_rules(_verdict(Label.ACCURATE, "e1"), evidence, quotes)
+
+    assert out.claims[0].label is label
+    assert out.claims[0].evidence_ids[0] == "e2"  # the refutation is cited first either way
+
+
 def test_a_refuting_quote_from_an_uncitable_page_does_not_count() -> None:
     quotes = [Quote("e3", "passage 3", Stance.REFUTES)]
 
