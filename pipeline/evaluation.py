@@ -207,14 +207,16 @@ def check_references(check: Check) -> None:
 
 
 TRACE_CHARS = 300
+EXTRACTED_CHARS = 120  # a check may keep 5 quotes per document
 
 
 def trace_of(check: Check) -> dict[str, Any]:
     """Return what decided a check, short enough for a journal line, for reading errors.
 
     Per claim: its label, how it was decided and the rationale; per narrative the judge read:
-    its relation and rationale; the quotes the reply shows, with stance and publisher; and the
-    graph's conflicts. Not scored: the report is computed from the other fields.
+    its relation and rationale; the quotes the reply shows, with stance and publisher; every quote
+    extraction kept (`extracted`: stance and the start of its text), which the verdict rules
+    read; and the graph's conflicts. Not scored: the report is computed from the other fields.
     """
     domain = {r.number: urlsplit(r.url).hostname or "" for r in check.correction.references}
     return {
@@ -238,6 +240,9 @@ def trace_of(check: Check) -> dict[str, Any]:
             }
             for item in check.correction.items
             if item.quote is not None
+        ],
+        "extracted": [
+            {"stance": q.stance.value, "text": q.text[:EXTRACTED_CHARS]} for q in check.quotes
         ],
         "conflicts": [
             f"{c.kind}: {c.claim_value} vs {c.evidence_value}"

@@ -430,6 +430,7 @@ class Check:
     images: ImageReport = field(default_factory=ImageReport)  # what the image stage read
     narratives: tuple[Narrative, ...] = ()  # the evidence clusters the model judge read (CRAVE)
     assessments: tuple[Assessment, ...] = ()  # the model judge's reading of each narrative
+    quotes: tuple[Quote, ...] = ()  # every quote extraction kept, shown in the reply or not
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,7 @@ async def run_check(
         images=images,
         narratives=narratives,
         assessments=assessments,
+        quotes=tuple(quotes),
     )
 
 

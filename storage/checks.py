@@ -46,6 +46,8 @@ from storage.details import (
     images_out,
     narratives_in,
     narratives_out,
+    quotes_in,
+    quotes_out,
     trace_in,
     trace_out,
 )
@@ -91,6 +93,7 @@ class CheckRepo:
                     "search_status": json.dumps(check.search.to_json()),
                     "narratives": narratives_out(check.narratives),
                     "assessments": assessments_out(check.assessments),
+                    "quotes": quotes_out(check.quotes),
                     "images": images_out(check.images),
                 }
             )
@@ -188,6 +191,7 @@ class CheckRepo:
             images=images_in(row["images"]),
             narratives=narratives_in(row["narratives"]),
             assessments=assessments_in(row["assessments"]),
+            quotes=quotes_in(row["quotes"]),
         )
 
     def recent(self, *, limit: int = 20) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""A check's details stored as JSON: its image report, narratives and their assessments.
+"""A check's details stored as JSON: image report, narratives, their assessments and quotes.
 
 These records grow: other parts of factbot add fields at the end of `ImageDescription` (faces,
 provenance, ...) with defaults. So they are written as the JSON of the dataclass and read back
@@ -27,7 +27,7 @@ from typing import Any, TypeVar, cast
 from sqlite_utils import Database
 
 from pipeline.imagerecords import ImageReport
-from pipeline.records import Assessment, ImageTrace, Narrative
+from pipeline.records import Assessment, ImageTrace, Narrative, Quote
 
 T = TypeVar("T")
 
@@ -150,6 +150,16 @@ def assessments_out(assessments: tuple[Assessment, ...]) -> str:
 def assessments_in(value: str | None) -> tuple[Assessment, ...]:
     """Read assessments stored by `assessments_out`."""
     return tuple(_dataclass(Assessment, a) for a in json.loads(value or "[]"))
+
+
+def quotes_out(quotes: tuple[Quote, ...]) -> str:
+    """Return the stored form of a check's extracted quotes."""
+    return to_json(quotes)
+
+
+def quotes_in(value: str | None) -> tuple[Quote, ...]:
+    """Read quotes stored by `quotes_out`."""
+    return tuple(_dataclass(Quote, q) for q in json.loads(value or "[]"))
 
 
 # Keys of an image description (and its parts) that are post content, and what they become.

@@ -667,3 +667,10 @@ def m023_evidence_image(db: Database) -> None:
     # An image-provenance evidence item's trace (JSON of ImageTrace): the earlier copy of the
     # post's picture, its date, caption and the conflict found; NULL for every other item.
     db.execute("ALTER TABLE evidence ADD COLUMN image TEXT")
+
+
+@migrations()
+def m024_check_quotes(db: Database) -> None:
+    # Every quote the extraction stage kept for a check (JSON of Quote: evidence id, verbatim
+    # text, stance), shown in the reply or not: what the verdict rules read. Older checks: [].
+    db.execute("ALTER TABLE checks ADD COLUMN quotes TEXT NOT NULL DEFAULT '[]'")

@@ -123,6 +123,10 @@ def test_model_path_quotes_judges_and_accounts(tmp_path: Path, embedder: Any) ->
     assert trace["claims"][0]["label"] == "false" and trace["claims"][0]["basis"]
     assert {"stance": "refutes", "publisher": "www.who.int"}.items() <= trace["quotes"][0].items()
     assert WHO_QUOTE in trace["quotes"][0]["text"]
+    # every quote extraction kept, shown or not, and the store keeps them
+    assert check.quotes and stored.quotes == check.quotes
+    assert [q["stance"] for q in trace["extracted"]] == [q.stance.value for q in check.quotes]
+    assert "refutes" in {q["stance"] for q in trace["extracted"]}
     assert {n["relation"] for n in trace["narratives"]} >= {"conflicts"}
     app.close()
 

@@ -1,4 +1,4 @@
-"""A check's basis, narratives, assessments and image report survive storage (m020)."""
+"""A check's basis, narratives, assessments, quotes and image report survive storage."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sqlite_utils import Database
 
 from pipeline.imagerecords import ImageReport
-from pipeline.records import Basis, Relation
+from pipeline.records import Basis, Relation, Stance
 from storage import Store
 from storage.details import from_plain, images_in, redact_images, to_json
 from storage.migrations import migrations
@@ -27,6 +27,7 @@ def test_a_check_keeps_its_basis_narratives_assessments_and_images(store: Store)
     assert loaded.verdict.claims[0].basis is Basis.REVIEW
     assert loaded.narratives == check.narratives and loaded.narratives
     assert loaded.assessments[0].relation is Relation.CONFLICTS
+    assert loaded.quotes == check.quotes and loaded.quotes[0].stance is Stance.REFUTES
     image = loaded.images.descriptions[0]
     assert image.ocr is not None and image.ocr.text == OCR_TEXT
     assert image.metadata.exif is not None
@@ -74,7 +75,7 @@ def test_a_check_stored_before_m020_loads_with_empty_details(tmp_path: Path) -> 
     with Store.open(path) as store:
         loaded = store.checks.get("old")
     assert loaded.images == ImageReport()
-    assert loaded.narratives == () and loaded.assessments == ()
+    assert loaded.narratives == () and loaded.assessments == () and loaded.quotes == ()
     assert loaded.verdict.claims[0].basis is Basis.UNKNOWN
 
 

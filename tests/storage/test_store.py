@@ -80,6 +80,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m021_face_gallery",
         "m022_image_tight_hash",
         "m023_evidence_image",
+        "m024_check_quotes",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

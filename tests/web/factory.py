@@ -36,6 +36,7 @@ from pipeline.records import (
     Narrative,
     Passage,
     Post,
+    Quote,
     Reference,
     Relation,
     StageTiming,
@@ -202,4 +203,7 @@ def with_details(check: Check, *, basis: Basis = Basis.MODEL) -> Check:
         images=image_report(),
         narratives=narratives,
         assessments=assessments,
+        quotes=tuple(
+            Quote(n.representative_id, "agencies found no link", Stance.REFUTES) for n in narratives
+        ),
     )
