@@ -26,9 +26,29 @@ doctor: setup
 	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/factbot doctor
 
 # The local language model: llama-cpp-python (built once) and the verified Qwen2.5 GGUF.
-model: setup
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,rapidocr,local]'
+# llama.cpp is compiled for portable x86-64 with AVX2 (GGML_NATIVE=OFF), not for this CPU: a
+# native build uses every instruction the CPU advertises, and on hosts that advertise AMX but do
+# not grant it (virtual machines, sandboxes) the first answer dies with a protection fault in
+# ldtilecfg. The wheel is kept under WHEELS, keyed by LLAMA_CMAKE_ARGS, because pip's own wheel
+# cache ignores CMAKE_ARGS and would hand back a wheel built with other flags.
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+LLAMA_KEY := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+WHEELS ?= $(HOME)/.cache/factbot/wheels
+LLAMA_WHEELS := $(WHEELS)/llama-$(LLAMA_KEY)
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
+
+model: setup $(LLAMA_STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --find-links $(LLAMA_WHEELS) -e '.[dev,rapidocr,local]'
 	$(BIN)/factbot models pull --no-progress --models-dir $(FACTBOT_MODEL__MODELS_DIR)
+
+$(LLAMA_STAMP): | setup
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/python -m pip wheel --quiet --disable-pip-version-check \
+	    --no-deps --no-cache-dir --no-binary llama-cpp-python -w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+	  $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	touch $@
 
 lint: setup
 	$(BIN)/ruff format --check bots pipeline storage bench tests
