@@ -21,11 +21,12 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pipeline.errors import BudgetExceededError, SearchError
 from pipeline.ports import SearchCache
@@ -84,8 +85,107 @@ class SearchOutcome:
         return [merged.result for merged in self.results]
 
 
-class MultiSearch:
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Named)
+R = TypeVar("R")
+
+
+class ProviderPool(Generic[P, R]):
+    """Providers behind one cached, budgeted look-up: what web and reverse image search share.
+
+    A subclass names what it looks up (`what`, for logs) and how its results are stored in the
+    search cache (`dump`, `load`); `_answer` reads the cache, calls the provider, times it,
+    turns a `SearchError` into a report and writes the answer back.
+    """
+
+    what: ClassVar[str]
+
+    def __init__(
+        self,
+        providers: Sequence[P],
+        *,
+        cache: SearchCache | None,
+        ttl: timedelta,
+        budgets: Mapping[str, int] | None,
+        default_budget: int,
+        dump: Callable[[R], dict[str, Any]],
+        load: Callable[[dict[str, Any]], R],
+    ) -> None:
+        names = [provider.name for provider in providers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"provider names must be unique: {names}")
+        self.providers = tuple(providers)
+        self.cache = cache
+        self.ttl = ttl
+        self.budgets = {name: (budgets or {}).get(name, default_budget) for name in names}
+        self._dump, self._load = dump, load
+
+    def check_budget(self) -> AbstractContextManager[Mapping[str, Budget]]:
+        """Open fresh per-provider request budgets for one check's look-ups."""
+        return request_budgets(self.budgets)
+
+    async def _answer(
+        self,
+        name: str,
+        key: str,
+        ask: Callable[[], Awaitable[list[R]]],
+        *,
+        query: str,
+        before: datetime | None,
+    ) -> tuple[list[R], ProviderReport]:
+        cached = self._cached(name, key)
+        if cached is not None:
+            return cached, ProviderReport(name, Outcome.CACHED, results=len(cached))
+        started = time.perf_counter()
+        try:
+            results = await ask()
+        except SearchError as exc:
+            seconds = time.perf_counter() - started
+            over = isinstance(exc, BudgetExceededError)
+            outcome = Outcome.OVER_BUDGET if over else Outcome.FAILED
+            log.warning(
+                f"{self.what} provider failed",
+                extra={"provider": name, "reason": exc.reason, "status": exc.status},
+            )
+            report = ProviderReport(
+                name, outcome, 0, exc.reason, exc.status, exc.retry_after, seconds
+            )
+            return [], report
+        seconds = time.perf_counter() - started
+        if self.cache is not None:
+            self.cache.put_search(
+                key,
+                provider=name,
+                query=query,
+                before=before,
+                results=[self._dump(result) for result in results],
+                ttl=self.ttl,
+            )
+        return results, ProviderReport(name, Outcome.OK, results=len(results), seconds=seconds)
+
+    def _cached(self, provider: str, key: str) -> list[R] | None:
+        if self.cache is None:
+            return None
+        stored = self.cache.get_search(key)
+        if stored is None:
+            return None
+        try:
+            return [self._load(item) for item in stored]
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning(
+                f"unreadable {self.what} cache entry", extra={"provider": provider, "err": exc}
+            )
+            return None
+
+
+class MultiSearch(ProviderPool[SearchProvider, SearchResult]):
     """Several search providers behind one cached, budgeted, merging search."""
+
+    what = "search"
 
     def __init__(
         self,
@@ -97,18 +197,16 @@ class MultiSearch:
         default_budget: int = 10,
         rrf_k: int = 60,
     ) -> None:
-        names = [provider.name for provider in providers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"provider names must be unique: {names}")
-        self.providers = tuple(providers)
-        self.cache = cache
-        self.ttl = ttl
-        self.budgets = {name: (budgets or {}).get(name, default_budget) for name in names}
+        super().__init__(
+            providers,
+            cache=cache,
+            ttl=ttl,
+            budgets=budgets,
+            default_budget=default_budget,
+            dump=result_to_dict,
+            load=result_from_dict,
+        )
         self.rrf_k = rrf_k
-
-    def check_budget(self) -> AbstractContextManager[Mapping[str, Budget]]:
-        """Open fresh per-provider request budgets for one check's searches."""
-        return request_budgets(self.budgets)
 
     async def search(self, query: SearchQuery) -> SearchOutcome:
         """Search every provider for query; return merged results and per-provider reports."""
@@ -123,48 +221,13 @@ class MultiSearch:
         name = provider.name
         if query.sites and not provider.supports_sites:
             return [], ProviderReport(name, Outcome.SKIPPED, reason="cannot restrict to sites")
-        key = cache_key(name, query)
-        cached = self._cached(name, key)
-        if cached is not None:
-            return cached, ProviderReport(name, Outcome.CACHED, results=len(cached))
-        started = time.perf_counter()
-        try:
-            results = await provider.search(query)
-        except SearchError as exc:
-            seconds = time.perf_counter() - started
-            over = isinstance(exc, BudgetExceededError)
-            outcome = Outcome.OVER_BUDGET if over else Outcome.FAILED
-            log.warning(
-                "search provider failed",
-                extra={"provider": name, "reason": exc.reason, "status": exc.status},
-            )
-            report = ProviderReport(
-                name, outcome, 0, exc.reason, exc.status, exc.retry_after, seconds
-            )
-            return [], report
-        seconds = time.perf_counter() - started
-        if self.cache is not None:
-            self.cache.put_search(
-                key,
-                provider=name,
-                query=normalise_text(query.text),
-                before=query.before,
-                results=[result_to_dict(result) for result in results],
-                ttl=self.ttl,
-            )
-        return results, ProviderReport(name, Outcome.OK, results=len(results), seconds=seconds)
-
-    def _cached(self, provider: str, key: str) -> list[SearchResult] | None:
-        if self.cache is None:
-            return None
-        stored = self.cache.get_search(key)
-        if stored is None:
-            return None
-        try:
-            return [result_from_dict(item) for item in stored]
-        except (KeyError, TypeError, ValueError) as exc:
-            log.warning("unreadable search cache entry", extra={"provider": provider, "err": exc})
-            return None
+        return await self._answer(
+            name,
+            cache_key(name, query),
+            lambda: provider.search(query),
+            query=normalise_text(query.text),
+            before=query.before,
+        )
 
     @staticmethod
     def _keep(hit: SearchResult, query: SearchQuery) -> SearchResult | None:

@@ -18,14 +18,10 @@ left out, with a `ProviderReport` saying why; one that cannot take the picture i
 from __future__ import annotations
 
 import asyncio
-import logging
-import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from pipeline.errors import BudgetExceededError, SearchError
 from pipeline.image.reverse.base import (
     ImageQuery,
     MatchKind,
@@ -36,11 +32,8 @@ from pipeline.image.reverse.base import (
     match_to_dict,
 )
 from pipeline.ports import SearchCache
-from pipeline.search.http import Budget, request_budgets
-from pipeline.search.merge import Outcome, ProviderReport
+from pipeline.search.merge import Outcome, ProviderPool, ProviderReport
 from pipeline.search.urls import canonical_url
-
-log = logging.getLogger(__name__)
 
 _KIND_ORDER = {MatchKind.EXACT: 0, MatchKind.PARTIAL: 1, MatchKind.SIMILAR: 2}
 
@@ -53,8 +46,10 @@ class ReverseOutcome:
     reports: tuple[ProviderReport, ...]
 
 
-class ReverseSearch:
+class ReverseSearch(ProviderPool[ReverseImageProvider, ReverseMatch]):
     """Several reverse image providers behind one cached, budgeted, merging look-up."""
+
+    what = "reverse image"
 
     def __init__(
         self,
@@ -65,17 +60,15 @@ class ReverseSearch:
         budgets: Mapping[str, int] | None = None,
         default_budget: int = 4,
     ) -> None:
-        names = [provider.name for provider in providers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"provider names must be unique: {names}")
-        self.providers = tuple(providers)
-        self.cache = cache
-        self.ttl = ttl
-        self.budgets = {name: (budgets or {}).get(name, default_budget) for name in names}
-
-    def check_budget(self) -> AbstractContextManager[Mapping[str, Budget]]:
-        """Open fresh per-provider request budgets for one check's look-ups."""
-        return request_budgets(self.budgets)
+        super().__init__(
+            providers,
+            cache=cache,
+            ttl=ttl,
+            budgets=budgets,
+            default_budget=default_budget,
+            dump=match_to_dict,
+            load=match_from_dict,
+        )
 
     async def search(self, query: ImageQuery) -> ReverseOutcome:
         """Ask every provider about the picture; return merged matches and their reports."""
@@ -98,47 +91,9 @@ class ReverseSearch:
             return [], ProviderReport(name, Outcome.SKIPPED, reason=f"needs the image by {wants}")
         # A provider whose answer depends on its own options (Lens's result type) names them.
         key = cache_key(name, query, variant=str(getattr(provider, "cache_variant", "")))
-        cached = self._cached(name, key)
-        if cached is not None:
-            return cached, ProviderReport(name, Outcome.CACHED, results=len(cached))
-        started = time.perf_counter()
-        try:
-            matches = await provider.search(query)
-        except SearchError as exc:
-            seconds = time.perf_counter() - started
-            over = isinstance(exc, BudgetExceededError)
-            log.warning(
-                "reverse image provider failed",
-                extra={"provider": name, "reason": exc.reason, "status": exc.status},
-            )
-            outcome = Outcome.OVER_BUDGET if over else Outcome.FAILED
-            return [], ProviderReport(
-                name, outcome, 0, exc.reason, exc.status, exc.retry_after, seconds
-            )
-        seconds = time.perf_counter() - started
-        if self.cache is not None:
-            self.cache.put_search(
-                key,
-                provider=name,
-                query=f"image:{query.image_id}",
-                before=None,
-                results=[match_to_dict(match) for match in matches],
-                ttl=self.ttl,
-            )
-        return matches, ProviderReport(name, Outcome.OK, results=len(matches), seconds=seconds)
-
-    def _cached(self, provider: str, key: str) -> list[ReverseMatch] | None:
-        if self.cache is None:
-            return None
-        stored = self.cache.get_search(key)
-        if stored is None:
-            return None
-        try:
-            return [match_from_dict(item) for item in stored]
-        except (KeyError, TypeError, ValueError) as exc:
-            log.warning("unreadable reverse image cache entry", extra={"provider": provider})
-            log.debug("cache entry error", extra={"err": str(exc)})
-            return None
+        return await self._answer(
+            name, key, lambda: provider.search(query), query=f"image:{query.image_id}", before=None
+        )
 
 
 @dataclass(frozen=True)
