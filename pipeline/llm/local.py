@@ -318,7 +318,9 @@ class LocalModelServer:
         proc, self._proc = self._proc, None
         if proc is not None:
             atexit.unregister(self.stop)
-            if proc.poll() is None:
+            if proc.poll() is not None:
+                self._report_death(proc.pid, proc.returncode)
+            else:
                 proc.terminate()
                 try:
                     proc.wait(_GRACE_SECONDS)
@@ -330,6 +332,26 @@ class LocalModelServer:
         if self._workdir is not None:
             self._workdir.cleanup()
             self._workdir = None
+
+    def _report_death(self, pid: int, code: int) -> None:
+        """Log an error saying how the server died on its own, and what to do about it."""
+        how = f"code {code}"
+        if code < 0:
+            try:
+                how = f"signal {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"signal {-code}"
+        hint = ""
+        if code in (-signal.SIGILL, -signal.SIGSEGV, -signal.SIGBUS):
+            # The native build that used AMX where the VM did not grant it died this way.
+            hint = (
+                "; llama.cpp may be built for instructions this machine cannot run: rebuild it "
+                "with `make model` (see the README, 'The two commands'), or set LLAMA_CMAKE_ARGS"
+            )
+        log.error(
+            f"local model server died ({how}){hint}",
+            extra={"pid": pid, "code": code, "log_tail": self.log_tail()[-500:]},
+        )
 
     def __enter__(self) -> LocalModelServer:
         self.start()
