@@ -97,32 +97,39 @@ R = TypeVar("R")
 class ProviderPool(Generic[P, R]):
     """Providers behind one cached, budgeted look-up: what web and reverse image search share.
 
-    A subclass names what it looks up (`what`, for logs) and how its results are stored in the
-    search cache (`dump`, `load`); `_answer` reads the cache, calls the provider, times it,
-    turns a `SearchError` into a report and writes the answer back.
+    A subclass names what it looks up (`what`, for logs), its default cache time and per-check
+    budget, and how its results are stored in the search cache (`_dump`, `_load`); `_answer`
+    reads the cache, calls the provider, times it, turns a `SearchError` into a report and
+    writes the answer back.
     """
 
     what: ClassVar[str]
+    default_ttl: ClassVar[timedelta]
+    default_budget: ClassVar[int]
 
     def __init__(
         self,
         providers: Sequence[P],
         *,
         cache: SearchCache | None,
-        ttl: timedelta,
-        budgets: Mapping[str, int] | None,
-        default_budget: int,
-        dump: Callable[[R], dict[str, Any]],
-        load: Callable[[dict[str, Any]], R],
+        ttl: timedelta | None = None,
+        budgets: Mapping[str, int] | None = None,
+        default_budget: int | None = None,
     ) -> None:
         names = [provider.name for provider in providers]
         if len(set(names)) != len(names):
             raise ValueError(f"provider names must be unique: {names}")
         self.providers = tuple(providers)
         self.cache = cache
-        self.ttl = ttl
-        self.budgets = {name: (budgets or {}).get(name, default_budget) for name in names}
-        self._dump, self._load = dump, load
+        self.ttl = self.default_ttl if ttl is None else ttl
+        each = self.default_budget if default_budget is None else default_budget
+        self.budgets = {name: (budgets or {}).get(name, each) for name in names}
+
+    def _dump(self, result: R) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _load(self, data: dict[str, Any]) -> R:
+        raise NotImplementedError
 
     def check_budget(self) -> AbstractContextManager[Mapping[str, Budget]]:
         """Open fresh per-provider request budgets for one check's look-ups."""
@@ -186,27 +193,15 @@ class MultiSearch(ProviderPool[SearchProvider, SearchResult]):
     """Several search providers behind one cached, budgeted, merging search."""
 
     what = "search"
+    default_ttl = timedelta(hours=24)
+    default_budget = 10
+    rrf_k: ClassVar[int] = 60
 
-    def __init__(
-        self,
-        providers: Sequence[SearchProvider],
-        *,
-        cache: SearchCache | None,
-        ttl: timedelta = timedelta(hours=24),
-        budgets: Mapping[str, int] | None = None,
-        default_budget: int = 10,
-        rrf_k: int = 60,
-    ) -> None:
-        super().__init__(
-            providers,
-            cache=cache,
-            ttl=ttl,
-            budgets=budgets,
-            default_budget=default_budget,
-            dump=result_to_dict,
-            load=result_from_dict,
-        )
-        self.rrf_k = rrf_k
+    def _dump(self, result: SearchResult) -> dict[str, Any]:
+        return result_to_dict(result)
+
+    def _load(self, data: dict[str, Any]) -> SearchResult:
+        return result_from_dict(data)
 
     async def search(self, query: SearchQuery) -> SearchOutcome:
         """Search every provider for query; return merged results and per-provider reports."""

@@ -18,9 +18,9 @@ left out, with a `ProviderReport` saying why; one that cannot take the picture i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from pipeline.image.reverse.base import (
     ImageQuery,
@@ -31,7 +31,6 @@ from pipeline.image.reverse.base import (
     match_from_dict,
     match_to_dict,
 )
-from pipeline.ports import SearchCache
 from pipeline.search.merge import Outcome, ProviderPool, ProviderReport
 from pipeline.search.urls import canonical_url
 
@@ -50,25 +49,14 @@ class ReverseSearch(ProviderPool[ReverseImageProvider, ReverseMatch]):
     """Several reverse image providers behind one cached, budgeted, merging look-up."""
 
     what = "reverse image"
+    default_ttl = timedelta(hours=72)
+    default_budget = 4
 
-    def __init__(
-        self,
-        providers: Sequence[ReverseImageProvider],
-        *,
-        cache: SearchCache | None,
-        ttl: timedelta = timedelta(hours=72),
-        budgets: Mapping[str, int] | None = None,
-        default_budget: int = 4,
-    ) -> None:
-        super().__init__(
-            providers,
-            cache=cache,
-            ttl=ttl,
-            budgets=budgets,
-            default_budget=default_budget,
-            dump=match_to_dict,
-            load=match_from_dict,
-        )
+    def _dump(self, result: ReverseMatch) -> dict[str, Any]:
+        return match_to_dict(result)
+
+    def _load(self, data: dict[str, Any]) -> ReverseMatch:
+        return match_from_dict(data)
 
     async def search(self, query: ImageQuery) -> ReverseOutcome:
         """Ask every provider about the picture; return merged matches and their reports."""
