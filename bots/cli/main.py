@@ -42,6 +42,7 @@ _LAZY = {
     "bench": "bench.cli:bench_group",
     "monitor": "bots.cli.monitor:monitor",
     "doctor": "bots.cli.doctor:doctor_command",
+    "train": "bots.cli.train:train_group",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
@@ -52,6 +53,7 @@ _LAZY_HELP = {
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
     "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
     "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
+    "train": "Train factbot's own stance model from public data.",
 }
 
 
