@@ -105,6 +105,7 @@ class Basis(StrEnum):
     NO_MATCH = "no matching fact-check"  # the no-model judge found evidence but no review
     FALLBACK = "fallback"  # the model judge failed; the no-model judge decided
     RULES = "verdict rules"  # code overruled the judge on explicit evidence
+    VERIFIER = "stance model"  # factbot's trained verifier, decided by thresholds in code
     UNKNOWN = "unknown"  # not recorded (a check loaded from storage)
 
 

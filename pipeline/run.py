@@ -18,10 +18,11 @@ last word (finalise). What a check needs is defined there too and re-exported he
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
-from pipeline.checking.finalise import finalise
+from pipeline.checking.finalise import defer_to_fact_checks, finalise
 from pipeline.checking.images import trace_images
 from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
@@ -48,6 +49,7 @@ from pipeline.records import (
     new_id,
     utcnow,
 )
+from pipeline.verifier.verdict import settle
 
 __all__ = [
     "CheckConfig",
@@ -118,11 +120,15 @@ async def run_check(
     read_post, image_injections = screen_post(with_image_text(readable, images))
     post_injections += image_injections
     if model is None:
-        claims, evidence, verdict = await _plain_path(read_post, stages=stages, images=images)
-        judge_name = deps.judge.name
+        claims, evidence, verdict, quotes = await _plain_path(
+            read_post, stages=stages, images=images
+        )
+        judge_name = deps.verifier.name if deps.verifier is not None else deps.judge.name
     else:
         with metering() as meter:
             claims, judged = await _model_path(read_post, model=model, stages=stages, images=images)
+            if model.verifier is not None:
+                judged = await stages.timed("verifier", _hybrid(claims, judged, model, deps))
         evidence, verdict, quotes = judged.evidence, judged.verdict, judged.quotes
         narratives, assessments = tuple(judged.narratives), tuple(judged.assessments)
         usage = tuple(
@@ -140,7 +146,7 @@ async def run_check(
             )
             for stage, u in meter.by_stage().items()
         )
-        judge_name = model.name
+        judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
     verdict, evidence, correction, claim_graphs = await finalise(
         claims, verdict, evidence, quotes, stages=stages, images=images
     )
@@ -168,8 +174,12 @@ async def run_check(
 
 async def _plain_path(
     post: Post, *, stages: Stages, images: ImageReport
-) -> tuple[list[Claim], list[Evidence], Verdict]:
-    """Claims -> queries -> evidence -> graphs -> the no-model judge."""
+) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
+    """Claims -> queries -> evidence -> graphs -> the verifier (else the no-model judge).
+
+    The verifier's quotes are the sentences its verdicts rest on; a rated fact-check that
+    matches a claim still outranks it (`defer_to_fact_checks`, as on the model path).
+    """
     deps, config = stages.deps, stages.config
     claims = await stages.timed(
         "claims",
@@ -180,8 +190,36 @@ async def _plain_path(
     evidence = await stages.gather(claims, queries)
     await stages.verify(claims, evidence)
     evidence += await trace_images(claims, images, stages=stages)
+    if deps.verifier is not None:
+        decided = await stages.timed("judgement", deps.verifier.decide(claims, evidence))
+        verdict = await defer_to_fact_checks(claims, evidence, decided.verdict, deps)
+        return claims, list(decided.evidence), verdict, list(decided.quotes)
     verdict, judged = await stages.timed("judgement", deps.judge.judge(claims, evidence))
-    return claims, list(judged), verdict
+    return claims, list(judged), verdict, []
+
+
+async def _hybrid(claims: list[Claim], judged: Judged, model: ModelDeps, deps: CheckDeps) -> Judged:
+    """The hybrid judge: the model's verdict, settled towards a confident verifier by code.
+
+    A claim the verifier takes over gets the verifier's quotes and stances; a rated fact-check
+    that matches a claim outranks both (`defer_to_fact_checks`).
+    """
+    verifier = model.verifier
+    assert verifier is not None  # the caller checks
+    decided = await verifier.decide(claims, judged.evidence)
+    verdict, changed = settle(judged.verdict, decided, verifier.thresholds)
+    if not changed:
+        return judged
+    verdict = await defer_to_fact_checks(claims, judged.evidence, verdict, deps)
+    claim_of = {e.id: e.claim_id for e in judged.evidence}
+    moved = {e.id for e in decided.evidence if claim_of.get(e.id) in changed}
+    evidence = [
+        next(d for d in decided.evidence if d.id == e.id) if e.id in moved else e
+        for e in judged.evidence
+    ]
+    quotes = [q for q in judged.quotes if q.evidence_id not in moved]
+    quotes += [q for q in decided.quotes if q.evidence_id in moved]
+    return dataclasses.replace(judged, evidence=evidence, verdict=verdict, quotes=quotes)
 
 
 async def _model_path(

@@ -327,19 +327,44 @@ async def _model(
         status, path = "pulled", f"local model {DEFAULT_MODEL.name} ({settings.models_dir})"
     else:
         status = "no model" if ms.mode == "none" else "no model found"
-        path = "no-model judge (fact-check reviews and evidence stance; template replies)"
-        if ms.mode == "auto":
+        path = "verifier judge (factbot's stance model and fact-check reviews; template replies)"
+        if ms.mode == "auto" and settings.verifier.judge in ("model", "hybrid"):
             why = "" if llama_cpp_installed() else " and llama-cpp-python is not installed"
             problems.append(
                 Problem(
                     "warning",
                     f"no language model: the local model is not pulled in {settings.models_dir}"
-                    f"{why}, so checks use the no-model judge",
+                    f"{why}, so the verifier judges instead of the {settings.verifier.judge} "
+                    "judge FACTBOT_VERIFIER__JUDGE asks for",
                     "make model (or pip install '.[local]' && factbot models pull), or set "
                     "FACTBOT_MODEL__BASE_URL to an OpenAI-compatible endpoint",
                 )
             )
-    return {"mode": ms.mode, "choice": choice, "path": path, "status": status}
+    return {
+        "mode": ms.mode,
+        "choice": choice,
+        "path": path,
+        "status": status,
+        "verifier": _verifier(settings, problems),
+    }
+
+
+def _verifier(settings: Settings, problems: list[Problem]) -> dict[str, Any]:
+    """Return the stance model's facts; a missing or altered model is an error with its fix."""
+    from pipeline.verifier.stance import bundled_model_dir, read_manifest
+
+    directory = settings.verifier.model_dir or bundled_model_dir()
+    try:
+        manifest = read_manifest(directory)
+    except ConfigError as exc:
+        problems.append(Problem("error", str(exc).split(": ", 1)[0], str(exc).split(": ", 1)[-1]))
+        return {"judge": settings.verifier.judge, "model": str(directory), "status": "broken"}
+    return {
+        "judge": settings.verifier.judge,
+        "model": str(directory),
+        "name": manifest.get("name"),
+        "status": "verified",
+    }
 
 
 async def _endpoint_answers(settings: Settings, http: httpx.AsyncClient) -> str:

@@ -26,7 +26,7 @@ import ssl
 from datetime import datetime, timedelta
 from functools import cached_property
 from types import TracebackType
-from typing import Self
+from typing import Literal, Self
 
 import httpx
 
@@ -67,6 +67,8 @@ from pipeline.posts import linked_page, with_linked_page
 from pipeline.records import Check, Post
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
 from pipeline.search_status import LiveSearch, SearchStatus
+from pipeline.verifier.stance import StanceModel
+from pipeline.verifier.verdict import Thresholds, VerifierJudge
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
@@ -133,6 +135,32 @@ class App:
                 cpu=self.cpu,
             )
         return self._embedder
+
+    @property
+    def judge_choice(self) -> Literal["verifier", "model", "hybrid"]:
+        """Return which judge decides claims: the settings', `auto` resolved.
+
+        `auto` is the language-model judge when an endpoint is configured, else the verifier
+        (the local default). `model` or `hybrid` without any model falls back to the verifier.
+        """
+        wanted = self.settings.verifier.judge
+        if wanted == "auto":
+            return "model" if self.model_choice == "endpoint" else "verifier"
+        if wanted != "verifier" and self.model_choice == "none":
+            return "verifier"
+        return wanted
+
+    @cached_property
+    def verifier(self) -> VerifierJudge:
+        """Return factbot's trained verifier (the stance model loads on first use)."""
+        vs = self.settings.verifier
+        return VerifierJudge(
+            StanceModel(vs.model_dir, batch_size=vs.batch_size),
+            thresholds=Thresholds(
+                support=vs.support, refute=vs.refute, mixed=vs.mixed, confident=vs.confident
+            ),
+            cpu=self.cpu,
+        )
 
     @cached_property
     def graphs(self) -> GraphVerifier | None:
@@ -355,6 +383,7 @@ class App:
             images=images,
             graphs=self.graphs,
             sources=sources,
+            verifier=self.verifier if self.judge_choice == "verifier" else None,
         )
 
     def ocr(self) -> OcrEngine | None:
@@ -547,11 +576,20 @@ class App:
         return check
 
     async def model_deps(
-        self, stack: contextlib.AsyncExitStack, *, fallback: Judge
+        self,
+        stack: contextlib.AsyncExitStack,
+        *,
+        fallback: Judge,
+        judge: Literal["verifier", "model", "hybrid"] | None = None,
     ) -> ModelDeps | None:
-        """Return the model path's dependencies (closed with stack), or None without a model."""
+        """Return the model path's dependencies (closed with stack), or None without a model.
+
+        None too when the verifier judges (`judge`, default `judge_choice`): no language model
+        takes part in such a check, so none is started for it.
+        """
+        judge = judge or self.judge_choice
         choice = self.model_choice
-        if choice == "none":
+        if choice == "none" or judge == "verifier":
             return None
         if choice == "endpoint":
             default = endpoint_from(self.settings.model)
@@ -571,6 +609,7 @@ class App:
             name=f"model:{default.model}",
             docs_per_call=self.settings.model.docs_per_call,
             refine_rounds=self.settings.model.refine_rounds,
+            verifier=self.verifier if judge == "hybrid" else None,
         )
 
     def close(self) -> None:

@@ -57,10 +57,18 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
 )
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
 @click.option(
+    "--judge",
+    "judge_choice",
+    type=click.Choice(["verifier", "model", "hybrid", "review"]),
+    help="Who decides: factbot's trained verifier [default], the language model (configured "
+    "endpoint, else the local model), the model settled towards a confident verifier, or "
+    "rated fact-check matching alone (the judge before the verifier).",
+)
+@click.option(
     "--model/--no-model",
     "use_model",
     default=False,
-    help="Judge with the language model (configured endpoint, else the local model).",
+    help="Same as --judge model.",
 )
 @click.option(
     "--graph/--no-graph",
@@ -92,6 +100,7 @@ def averitec(
     seed: int,
     outside_sample: int | None,
     report_path: Path | None,
+    judge_choice: str | None,
     use_model: bool,
     use_graph: bool | None,
     resume_path: Path | None,
@@ -124,6 +133,11 @@ def averitec(
     from storage import Store
 
     app = _app(ctx)
+    if judge_choice is None:
+        judge_choice = "model" if use_model else "verifier"
+    elif use_model and judge_choice != "model":
+        raise click.UsageError("--model is --judge model: give one of them")
+    use_model = judge_choice in ("model", "hybrid")
     if use_graph is not None:
         graph = app.settings.graph.model_copy(update={"enabled": use_graph})
         app.settings = app.settings.model_copy(update={"graph": graph})
@@ -141,6 +155,7 @@ def averitec(
                 "data": str(data.resolve()),
                 "mode": mode,
                 "model": use_model,
+                "judge": judge_choice,
                 "graph": graphs is not None,
                 "limit": limit,
                 "sample": sample,
@@ -197,24 +212,34 @@ def averitec(
         # Evaluation data is unrated: every publisher is citable, ranked by relevance.
         rater = SourcePolicy(store.sources, unrated="allow")
         return CheckDeps(
-            index=store.documents, embedder=embedder, rater=rater, judge=judge, graphs=graphs
+            index=store.documents,
+            embedder=embedder,
+            rater=rater,
+            judge=judge,
+            graphs=graphs,
+            verifier=app.verifier if judge_choice == "verifier" else None,
         )
 
-    judge_name = judge.name
+    judge_name = "verifier" if judge_choice == "verifier" else judge.name
 
     async def go() -> list[Any]:
         nonlocal judge_name
         if not todo:  # every claim is in the journal: nothing to start
-            judge_name = "model" if use_model else judge.name
+            judge_name = judge_choice if use_model else judge_name
             return []
         async with contextlib.AsyncExitStack() as stack:
-            model = await app.model_deps(stack, fallback=judge) if use_model else None
+            model = (
+                await app.model_deps(stack, fallback=judge, judge=judge_choice)  # type: ignore[arg-type]
+                if use_model
+                else None
+            )
             if use_model and model is None:
                 raise click.ClickException(
                     "--model needs a language model: set FACTBOT_MODEL__BASE_URL or run "
                     "`make model` for the local one"
                 )
-            judge_name = model.name if model else judge.name
+            if model is not None:
+                judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
 
             async def gold(claim: EvalClaim) -> Check:
                 with Store.open(":memory:") as store:

@@ -30,6 +30,7 @@ from bots.settings.engine import (
     SearchSettings,
     ServerSettings,
     StageModelSettings,
+    VerifierSettings,
 )
 from bots.settings.faces import FaceSettings
 from bots.settings.image_index import ImageIndexSettings
@@ -75,6 +76,7 @@ __all__ = [
     "Settings",
     "SlackSettings",
     "StageModelSettings",
+    "VerifierSettings",
     "XSettings",
     "load_settings",
 ]
@@ -119,6 +121,7 @@ class Settings(BaseSettings):
     search: SearchSettings = SearchSettings()
     reverse_image: ReverseImageSettings = ReverseImageSettings()
     model: ModelSettings = ModelSettings()
+    verifier: VerifierSettings = VerifierSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()
     reuse: ReuseSettings = ReuseSettings()

@@ -276,6 +276,33 @@ class ModelSettings(BaseModel):
     docs_per_call: int = Field(default=4, ge=1, le=10, description="documents per extraction call")
 
 
+class VerifierSettings(BaseModel):
+    """factbot's trained verifier and which judge decides a claim's label.
+
+    `judge`: `verifier` (the stance model decides; no language model in the decision),
+    `model` (the language-model judge), `hybrid` (the model judge, settled by code towards a
+    confident verifier where they disagree), or `auto`: `model` when an endpoint is configured
+    (FACTBOT_MODEL__BASE_URL), else `verifier` (the local default: it was measured better and
+    faster than the local model's judge, README "Verdicts"). The thresholds were chosen on
+    AVeriTeC train (`python -m bench.verifier_thresholds`)."""
+
+    judge: Literal["auto", "verifier", "model", "hybrid"] = "auto"
+    model_dir: Path | None = Field(
+        default=None,
+        description="an exported stance model (the export/ folder of `factbot train stance`); "
+        "unset: the model that ships in pipeline/verifier/model",
+    )
+    support: float = Field(default=0.5, ge=0, le=1, description="supports probability for accurate")
+    refute: float = Field(default=0.5, ge=0, le=1, description="refutes probability for false")
+    mixed: float = Field(
+        default=0.5, ge=0, le=1, description="both sides at least this: misleading"
+    )
+    confident: float = Field(
+        default=0.9, ge=0, le=1, description="hybrid: the verifier overrules the model from here"
+    )
+    batch_size: int = Field(default=32, ge=1, le=512, description="pairs per ONNX batch")
+
+
 class EmbeddingSettings(BaseModel):
     """The sentence embedder."""
 

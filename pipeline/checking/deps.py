@@ -21,6 +21,7 @@ from pipeline.judge.review import Judge
 from pipeline.llm.client import LLMClient
 from pipeline.ports import EvidenceIndex, ReachabilityCache
 from pipeline.search_status import SearchStatus
+from pipeline.verifier.verdict import VerifierJudge
 from pipeline.web.fetcher import Fetcher
 
 # Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
@@ -61,6 +62,8 @@ class CheckDeps:
     images: ImageDeps | None = None  # the image stage; None ignores a post's images
     graphs: GraphVerifier | None = None  # RAV's graph verification; None turns it off
     sources: SearchStatus | None = None  # what evidence sources the check starts with
+    # factbot's trained verifier: decides claims on the path without a language model
+    verifier: VerifierJudge | None = None
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,5 @@ class ModelDeps:
     name: str = "model"
     docs_per_call: int = 4
     refine_rounds: int = 2
+    # The hybrid judge: where the verifier is confident and disagrees, code takes its verdict.
+    verifier: VerifierJudge | None = None

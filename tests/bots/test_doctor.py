@@ -21,6 +21,7 @@ from bots.settings import (
     SearchSettings,
     Settings,
     SlackSettings,
+    VerifierSettings,
 )
 from pipeline.evidence.ingest import Ingester
 from pipeline.search.probe import SearchProbe
@@ -114,9 +115,40 @@ def test_a_missing_model_is_an_error_in_local_mode_and_a_warning_in_auto(tmp_pat
     auto = _diagnose(
         Settings(data_dir=tmp_path, model=ModelSettings(mode="auto", models_dir=empty))
     )
-    [warning] = [p for p in auto.problems if "no language model" in p.what]
+    # The verifier needs no language model: nothing to warn about on the default judge.
+    assert not [p for p in auto.problems if "no language model" in p.what]
+    assert auto.model["path"].startswith("verifier judge")
+    assert auto.model["verifier"]["status"] == "verified"
+    wanted = _diagnose(
+        Settings(
+            data_dir=tmp_path,
+            model=ModelSettings(mode="auto", models_dir=empty),
+            verifier=VerifierSettings(judge="hybrid"),
+        )
+    )
+    [warning] = [p for p in wanted.problems if "no language model" in p.what]
     assert warning.severity == "warning" and "make model" in warning.fix
-    assert auto.model["path"].startswith("no-model judge")
+    assert "hybrid judge" in warning.what
+
+
+def test_an_altered_stance_model_is_an_error_with_its_fix(tmp_path: Path) -> None:
+    import shutil
+
+    from pipeline.verifier.stance import bundled_model_dir
+
+    copy = tmp_path / "stance"
+    shutil.copytree(bundled_model_dir(), copy)
+    (copy / "tokenizer.json").write_text("{}")
+    found = _diagnose(
+        Settings(
+            data_dir=tmp_path,
+            search=SearchSettings(enabled=False),
+            verifier=VerifierSettings(model_dir=copy),
+        )
+    )
+    [error] = [p for p in found.errors if "tokenizer.json" in p.what]
+    assert "FACTBOT_VERIFIER__MODEL_DIR" in error.fix
+    assert found.model["verifier"]["status"] == "broken"
 
 
 def test_an_unreadable_database_is_reported_not_repaired(tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ async def test_a_reused_photo_is_out_of_context_without_a_model(
             app.store.checks.save(check)
             kept = app.store.images.count()
             loaded = app.store.checks.get(check.id)
-    assert check.judge == "no-model"
+    assert check.judge == "verifier"  # no model endpoint: the verifier judges
     assert_out_of_context(check, older)
     assert_out_of_context(loaded, older)  # the stored check keeps its image traces
     assert kept == 2  # the page's image, and the post's own: found if a later post reuses it

@@ -6,7 +6,10 @@ SearXNG and local pages (a credible news page that refutes the claim, and the at
 
 - "model": the gullible stand-in (`GullibleModel` of test_adversarial.py), which obeys every
   order it finds in its data (fast, runs everywhere);
-- "none": the no-model judge (no ClaimReview anywhere: every verdict must stay unverifiable);
+- "verifier": factbot's trained verifier, the default without a model endpoint (no language
+  model in the decision: an order in a page or post has no channel into it). The rated news page
+  refutes the claim, so its verdict must be `false` or `unverifiable`, equal to the control's
+  (no verdict moved by any attack), and the same when the case is checked again (deterministic);
 - "local": the real local model (Qwen2.5 1.5B through llama.cpp), marked slow and skipped when
   the model is not installed.
 
@@ -30,7 +33,13 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from bots.app.root import App
-from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
+from bots.settings import (
+    FetchSettings,
+    ModelSettings,
+    SearchSettings,
+    Settings,
+    VerifierSettings,
+)
 from pipeline.llm.local import local_model_available
 from pipeline.posts import post_from_text
 from pipeline.records import SourceRating, Tier
@@ -76,6 +85,7 @@ class NewsRunner:
         data = self.root / f"run{self.runs}"
         data.mkdir()
         model = ModelSettings(mode="none")
+        verifier = VerifierSettings(judge="verifier")
         if path == "model":
             model = ModelSettings(
                 mode="endpoint",
@@ -90,7 +100,9 @@ class NewsRunner:
             providers=["searxng"], searxng_url=self.site.base, fact_check_sites=[]
         )
         fetch = FetchSettings(allowed_networks=("127.0.0.1/32",))
-        settings = Settings(data_dir=data, model=model, search=search, fetch=fetch)
+        settings = Settings(
+            data_dir=data, model=model, search=search, fetch=fetch, verifier=verifier
+        )
         app = App(settings, embedder=self.embedder)
         rating = SourceRating("127.0.0.1/news", Tier.HIGH, "a newsroom", "manual")
         app.store.sources.upsert_many([rating])
@@ -163,12 +175,16 @@ def _check(news: NewsRunner, case: NewsCase, path: str) -> None:
     control = news.control(path)
     if path == "model":
         assert control.label == "false" and not control.orders_reached
-    if path == "none":
-        assert control.label == "unverifiable"  # no fact-check: the no-model judge never guesses
+    if path == "verifier":
+        assert control.label in HELD  # the only rated page refutes the claim
     if case.kind == "page":
         seen = news.run(path, c.PAGE_POST, case.payload)
     else:
         seen = news.run(path, c.PAGE_POST + case.payload, c.CLEAN_BLOG)
+    if path == "verifier":  # no model, no sampling: the same input gives the same answer
+        again = news.run(*((path, c.PAGE_POST, case.payload) if case.kind == "page" else
+                           (path, c.PAGE_POST + case.payload, c.CLEAN_BLOG)))  # fmt: skip
+        assert (again.label, again.cited) == (seen.label, seen.cited)
     ROWS.append((case.id, path, control.label, seen.label, len(seen.foreign)))
     assert seen.foreign == [], f"unretrieved links in the reply: {seen.foreign}"
     if path == "local":
@@ -197,8 +213,8 @@ def test_gullible_model_path_holds_without_a_fact_check(news: NewsRunner, case: 
 
 
 @pytest.mark.parametrize("case", NEWS_CASES, ids=[case.id for case in NEWS_CASES])
-def test_no_model_path_holds_without_a_fact_check(news: NewsRunner, case: NewsCase) -> None:
-    _check(news, case, "none")
+def test_verifier_path_holds_without_a_fact_check(news: NewsRunner, case: NewsCase) -> None:
+    _check(news, case, "verifier")
 
 
 # One case takes ~35 s on the local model on 2 cores (the 35 and their control: 20 minutes on

@@ -1,0 +1,200 @@
+"""Choose the verifier's thresholds on AVeriTeC *train* (`python -m bench.verifier_thresholds`).
+
+The verdict (`pipeline.verifier.verdict.label_from`) turns each claim's strongest support S and
+refutation R into a label with three thresholds (support, refute, mixed). They are chosen here,
+on claims of AVeriTeC's training set, never on dev (the data the README reports on):
+
+1. each sampled train claim runs through the same gold-mode check as `factbot eval averitec
+   --mode gold --judge verifier` (its evidence documents indexed, heuristic claims, retrieval,
+   relevance, ranking); the verifier's readings of each sub-claim's evidence are recorded;
+2. every threshold triple on a grid is scored on those readings: the post label is `combine`
+   of its claims' labels, as in a check; the objective is macro-F1 over the four gold labels on
+   a sample stratified by label, less a penalty for each true claim called false (the costliest
+   error);
+3. the best triple, its train figures, and the grid's neighbourhood are printed and written as
+   JSON (`--report`).
+
+The readings are kept in a JSON-lines file (`--readings`): a cut run resumes, and another
+objective can be tried without scoring the claims again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bots.app.root import App
+from bots.settings import Settings
+from pipeline.credibility.policy import SourcePolicy
+from pipeline.embedder_onnx import OnnxEmbedder
+from pipeline.evaluation import GOLD_LABELS, EvalClaim, claim_post, load_averitec, stratified_sample
+from pipeline.evidence.ingest import Ingester
+from pipeline.judge.review import ReviewMatchJudge, combine
+from pipeline.records import Claim, Evidence, Label
+from pipeline.run import CheckConfig, CheckDeps, run_check
+from pipeline.verifier.stance import StanceModel
+from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_from
+from storage import Store
+
+TRAIN = Path("../shared/data/train/averitec/train.json")
+GRID = [round(x, 2) for x in np.arange(0.3, 0.96, 0.05)]
+FALSE_ON_TRUE_PENALTY = 0.5  # objective: macro-F1 - penalty * (share of true claims called false)
+
+
+class RecordingVerifier(VerifierJudge):
+    """The verifier, keeping each decision's (S, R) per sub-claim for the threshold search."""
+
+    def __init__(self, stance: StanceModel) -> None:
+        super().__init__(stance)
+        self.last: list[tuple[float, float]] = []
+
+    async def decide(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> Decided:
+        decided = await super().decide(claims, evidence)
+        by_id = {e.id: e for e in evidence}
+        self.last = []
+        for claim in claims:
+            mine = [r for r in decided.readings if by_id[r.evidence_id].claim_id == claim.id]
+            self.last.append(
+                (
+                    max((r.stance.supports for r in mine), default=0.0),
+                    max((r.stance.refutes for r in mine), default=0.0),
+                )
+            )
+        return decided
+
+
+def _done(out: Path) -> set[int]:
+    if not out.is_file():
+        return set()
+    return {json.loads(line)["index"] for line in out.read_text().splitlines() if line}
+
+
+async def read_claims(
+    claims: Sequence[EvalClaim], out: Path, model_dir: Path | None, config: CheckConfig
+) -> None:
+    """Run the gold-mode check on each claim not yet in `out`, appending its readings."""
+    done = _done(out)
+    embedder = OnnxEmbedder()
+    verifier = RecordingVerifier(StanceModel(model_dir))
+    judge = ReviewMatchJudge(embedder)
+    todo = [c for c in claims if c.index not in done]
+    started = time.perf_counter()
+    with out.open("a", encoding="utf-8") as handle:
+        for n, claim in enumerate(todo, 1):
+            with Store.open(":memory:") as store:
+                ingester = Ingester(store.documents, embedder)
+                for document in claim.documents:
+                    await ingester.add_document(document)
+                await ingester.finish()
+                deps = CheckDeps(
+                    index=store.documents,
+                    embedder=embedder,
+                    rater=SourcePolicy(store.sources, unrated="allow"),
+                    judge=judge,
+                    verifier=verifier,
+                )
+                verifier.last = []
+                check = await run_check(claim_post(claim), deps=deps, config=config)
+            row = {
+                "index": claim.index,
+                "gold": claim.gold.value,
+                "claims": verifier.last,
+                "predicted": check.verdict.label.value,
+            }
+            handle.write(json.dumps(row) + "\n")
+            handle.flush()
+            if n % 25 == 0:
+                rate = n / (time.perf_counter() - started)
+                print(f"{n}/{len(todo)} claims, {rate:.2f}/s", flush=True)
+
+
+def predict(rows: Sequence[dict[str, Any]], t: Thresholds) -> list[Label]:
+    """Return each row's post label under thresholds t."""
+    return [combine([label_from(s, r, t) for s, r in row["claims"]]) for row in rows]
+
+
+def figures(rows: Sequence[dict[str, Any]], predicted: Sequence[Label]) -> dict[str, Any]:
+    """Return macro-F1, accuracy, per-label recall and accurate->false of predictions."""
+    gold = [Label(row["gold"]) for row in rows]
+    f1s, recall = {}, {}
+    for label in GOLD_LABELS:
+        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g is label and p is label)
+        fp = sum(1 for g, p in zip(gold, predicted, strict=True) if g is not label and p is label)
+        fn = sum(1 for g, p in zip(gold, predicted, strict=True) if g is label and p is not label)
+        f1s[label.value] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+        recall[label.value] = tp / (tp + fn) if tp + fn else 0.0
+    true_claims = sum(1 for g in gold if g is Label.ACCURATE)
+    accurate_false = sum(
+        1 for g, p in zip(gold, predicted, strict=True) if g is Label.ACCURATE and p is Label.FALSE
+    )
+    return {
+        "claims": len(rows),
+        "macro_f1": round(float(np.mean(list(f1s.values()))), 4),
+        "accuracy": round(sum(g is p for g, p in zip(gold, predicted, strict=True)) / len(rows), 4),
+        "recall": {k: round(v, 3) for k, v in recall.items()},
+        "accurate_to_false": accurate_false,
+        "accurate_to_false_share": round(accurate_false / true_claims, 4) if true_claims else 0.0,
+    }
+
+
+def search(rows: Sequence[dict[str, Any]]) -> tuple[Thresholds, dict[str, Any], list[Any]]:
+    """Return the best thresholds on rows, their figures, and the top of the grid."""
+    scored = []
+    for support, refute, mixed in itertools.product(GRID, GRID, GRID):
+        if mixed < min(support, refute):
+            continue  # below both thresholds, mixed changes nothing: skip duplicates
+        t = Thresholds(support=support, refute=refute, mixed=mixed)
+        f = figures(rows, predict(rows, t))
+        objective = f["macro_f1"] - FALSE_ON_TRUE_PENALTY * f["accurate_to_false_share"]
+        scored.append((objective, t, f))
+    scored.sort(key=lambda item: -item[0])
+    best = scored[0]
+    top = [
+        {"objective": round(o, 4), "support": t.support, "refute": t.refute, "mixed": t.mixed, **f}
+        for o, t, f in scored[:10]
+    ]
+    return best[1], best[2], top
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=TRAIN)
+    parser.add_argument("--sample", type=int, default=600, help="claims, stratified by label")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model-dir", type=Path, help="stance model [default: the shipped one]")
+    parser.add_argument("--readings", type=Path, default=Path("reports/verifier-train.jsonl"))
+    parser.add_argument("--report", type=Path, default=Path("reports/verifier-thresholds.json"))
+    args = parser.parse_args(argv)
+    claims = stratified_sample(load_averitec(args.data), args.sample, seed=args.seed)
+    args.readings.parent.mkdir(parents=True, exist_ok=True)
+    config = App(Settings()).check_config()  # the knobs `factbot eval averitec` uses
+    asyncio.run(read_claims(claims, args.readings, args.model_dir, config))
+    wanted = {c.index for c in claims}
+    rows = [json.loads(line) for line in args.readings.read_text().splitlines() if line]
+    rows = [r for r in rows if r["index"] in wanted]
+    best, found, top = search(rows)
+    report = {
+        "data": str(args.data),
+        "sample": {"size": args.sample, "seed": args.seed, "stratified": True},
+        "model_dir": str(args.model_dir or "shipped"),
+        "objective": f"macro-F1 - {FALSE_ON_TRUE_PENALTY} x share of true claims called false",
+        "best": {"support": best.support, "refute": best.refute, "mixed": best.mixed},
+        "train_figures": found,
+        "defaults_figures": figures(rows, predict(rows, Thresholds())),
+        "top": top,
+    }
+    print(json.dumps(report, indent=2))
+    args.report.parent.mkdir(parents=True, exist_ok=True)
+    args.report.write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""The stance model: (claim, passage) -> supports / refutes / not enough info, on ONNX Runtime.
+
+factbot's own cross-encoder (MiniLM-L6 fine-tuned by `factbot train stance`), int8 ONNX, shipped
+in `pipeline/verifier/model/` with `stance.json` (labels, temperature, sequence length and the
+sha256 of each file) and `CARD.md`. Probabilities are temperature-scaled on held-apart pairs, so
+0.8 means right about four times in five on data like the calibration pairs.
+
+A passage longer than the model's window is scored in windows of whole sentences; its stance is
+the window with the most decisive reading (the largest supports or refutes probability), and its
+quote is the sentence of that window with the strongest stance, verbatim. No torch at inference:
+onnxruntime and tokenizers only, loaded once, lazily, and run in the CPU pool.
+
+Failure policy: a missing or altered model file raises `ConfigError` naming the fix at load;
+empty input gives empty output; nothing else here raises on text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import ConfigError
+from pipeline.text import sentence_spans
+
+log = logging.getLogger(__name__)
+
+LABELS = ("supports", "refutes", "not enough info")
+SUPPORTS, REFUTES, NEI = 0, 1, 2
+MANIFEST = "stance.json"
+MAX_WINDOWS = 12  # windows scored per passage; the rest of a very long passage is not read
+
+
+def bundled_model_dir() -> Path:
+    """Return the directory of the stance model that ships with factbot."""
+    return Path(__file__).with_name("model")
+
+
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of a file."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fix(directory: Path) -> str:
+    if directory == bundled_model_dir():
+        return (
+            "restore it from the repository (git checkout -- pipeline/verifier/model), or train "
+            "one with `factbot train stance` and set FACTBOT_VERIFIER__MODEL_DIR to its export/"
+        )
+    return "point FACTBOT_VERIFIER__MODEL_DIR at the export/ folder of `factbot train stance`"
+
+
+def read_manifest(directory: Path, *, verify: bool = True) -> dict[str, Any]:
+    """Return a model directory's manifest, its files checked against their sha256."""
+    manifest_path = directory / MANIFEST
+    if not manifest_path.is_file():
+        raise ConfigError(
+            f"the stance model is missing ({manifest_path} not found): {_fix(directory)}"
+        )
+    manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for name, expected in dict(manifest.get("files") or {}).items():
+        path = directory / name
+        if not path.is_file():
+            raise ConfigError(f"the stance model file {path} is missing: {_fix(directory)}")
+        if verify:
+            found = sha256_of(path)
+            if found != expected:
+                raise ConfigError(
+                    f"the stance model file {path} has sha256 {found}, expected {expected} "
+                    f"(altered or incomplete): {_fix(directory)}"
+                )
+    if tuple(manifest.get("labels") or ()) != LABELS:
+        raise ConfigError(f"{manifest_path}: labels must be {list(LABELS)}")
+    return manifest
+
+
+@dataclass(frozen=True)
+class PassageStance:
+    """How one passage bears on a claim: calibrated probabilities and the sentence quoted.
+
+    `quote` is a sentence of the passage exactly as written there (`passage[start:end]`).
+    """
+
+    probs: tuple[float, float, float]
+    quote: str
+    start: int
+    end: int
+
+    @property
+    def supports(self) -> float:
+        return self.probs[SUPPORTS]
+
+    @property
+    def refutes(self) -> float:
+        return self.probs[REFUTES]
+
+    @property
+    def label(self) -> int:
+        return int(np.argmax(self.probs))
+
+
+@dataclass(frozen=True)
+class _Window:
+    passage: int
+    start: int
+    end: int
+    sentences: tuple[tuple[int, int], ...]
+
+
+class StanceModel:
+    """The ONNX stance cross-encoder, loaded lazily, once; thread-safe."""
+
+    def __init__(
+        self, directory: Path | None = None, *, batch_size: int = 32, threads: int | None = None
+    ) -> None:
+        self.directory = directory or bundled_model_dir()
+        self.batch_size = batch_size
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._manifest: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """Return the model's name and version, from its manifest."""
+        manifest = self._manifest or read_manifest(self.directory, verify=False)
+        return str(manifest.get("name", "stance"))
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """Return the loaded model's manifest (loads the model)."""
+        self._load()
+        return self._manifest
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is not None:
+                return self._session, self._tokenizer
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            manifest = read_manifest(self.directory)
+            tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+            tokenizer.enable_truncation(int(manifest["max_length"]), strategy="longest_first")
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            if self.threads is not None:
+                options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            log.info("loading stance model", extra={"model": str(self.directory)})
+            self._session = ort.InferenceSession(
+                str(self.directory / "stance.onnx"),
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
+            )
+            self._tokenizer = tokenizer
+            self._manifest = manifest
+            return self._session, self._tokenizer
+
+    def warm_up(self) -> None:
+        """Load the model now instead of on first use."""
+        self._load()
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Return raw logits for (claim, passage) pairs, batched by length."""
+        out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
+        if not pairs:
+            return out
+        session, tokenizer = self._load()
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            encodings = tokenizer.encode_batch([pairs[i] for i in chunk])
+            feed = {
+                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+            }
+            out[chunk] = session.run(["logits"], feed)[0]
+        return out
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Return calibrated probabilities (supports, refutes, not enough info) per pair."""
+        logits = self.logits(pairs)
+        if not len(logits):
+            return logits
+        scaled = logits / float(self._manifest.get("temperature", 1.0))
+        scaled -= scaled.max(axis=1, keepdims=True)
+        exp = np.exp(scaled)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def _windows(self, claim: str, passages: Sequence[str]) -> list[_Window]:
+        _, tokenizer = self._load()
+        budget = int(self._manifest["max_length"]) - len(tokenizer.encode(claim).ids) - 1
+        budget = max(budget, 16)
+        windows: list[_Window] = []
+        for index, passage in enumerate(passages):
+            spans = sentence_spans(passage) or [(0, len(passage))]
+            counts = [
+                len(e.ids) - 2 for e in tokenizer.encode_batch([passage[s:e] for s, e in spans])
+            ]
+            mine: list[_Window] = []
+            current: list[tuple[int, int]] = []
+            used = 0
+            for span, count in zip(spans, counts, strict=True):
+                if current and used + count > budget:
+                    mine.append(_Window(index, current[0][0], current[-1][1], tuple(current)))
+                    current, used = [], 0
+                current.append(span)
+                used += count
+            if current:
+                mine.append(_Window(index, current[0][0], current[-1][1], tuple(current)))
+            windows.extend(mine[:MAX_WINDOWS])
+        return windows
+
+    def score_passages(self, claim: str, passages: Sequence[str]) -> list[PassageStance]:
+        """Return each passage's stance on the claim, with the sentence that shows it best."""
+        if not passages:
+            return []
+        windows = self._windows(claim, passages)
+        probs = self.probabilities([(claim, passages[w.passage][w.start : w.end]) for w in windows])
+        best: dict[int, int] = {}
+        for i, window in enumerate(windows):
+            decisive = max(probs[i][SUPPORTS], probs[i][REFUTES])
+            held = best.get(window.passage)
+            if held is None or decisive > max(probs[held][SUPPORTS], probs[held][REFUTES]):
+                best[window.passage] = i
+        # The quote: the chosen window's sentence with the strongest stance in its direction.
+        multi = [i for i in best.values() if len(windows[i].sentences) > 1]
+        sentence_pairs = [
+            (claim, passages[windows[i].passage][s:e])
+            for i in multi
+            for s, e in windows[i].sentences
+        ]
+        sentence_probs = self.probabilities(sentence_pairs)
+        quotes: dict[int, tuple[int, int]] = {}
+        offset = 0
+        for i in multi:
+            window = windows[i]
+            direction = SUPPORTS if probs[i][SUPPORTS] >= probs[i][REFUTES] else REFUTES
+            part = sentence_probs[offset : offset + len(window.sentences)]
+            offset += len(window.sentences)
+            quotes[i] = window.sentences[int(np.argmax(part[:, direction]))]
+        result: list[PassageStance] = []
+        for index, passage in enumerate(passages):
+            i = best[index]
+            start, end = quotes.get(i, windows[i].sentences[0])
+            p = probs[i]
+            result.append(
+                PassageStance(
+                    probs=(float(p[0]), float(p[1]), float(p[2])),
+                    quote=passage[start:end],
+                    start=start,
+                    end=end,
+                )
+            )
+        return result

@@ -1,0 +1,273 @@
+"""Verdicts from evidence: a claim's label from the stance model's readings of its evidence.
+
+The stance model (`pipeline.verifier.stance`) reads each citable passage retrieved for a claim
+and gives calibrated probabilities that it supports or refutes the claim; a passage's quote is
+its sentence with the strongest stance, verbatim. Code then decides, with thresholds chosen on
+AVeriTeC *train* (`bench.verifier_thresholds`; never on dev, the data reported on):
+
+- the strongest support S and the strongest refutation R over the claim's citable evidence;
+- both S >= `support` and R >= `refute`: evidence points both ways. The side whose best source
+  is in a more credible tier wins (CRAVE's tier order: an unrated page that "confirms" what a
+  rated newsroom refutes cannot make the claim `misleading`); between equally credible sides,
+  `misleading` when the weaker side still reaches `mixed`, else the stronger side decides;
+- R >= `refute` -> `false`; S >= `support` -> `accurate`;
+- otherwise nothing credible is decisive -> `unverifiable` (no evidence cited).
+
+A language model has no part in this decision, so a page's or post's instructions have no
+channel into it: text is only ever scored as evidence for or against the claim. The rules in
+`pipeline.judge.rules` (graph conflicts, citations) and a matching rated fact-check
+(`defer_to_fact_checks`) still have the last word, as on every path.
+
+`settle` is the hybrid judge's arbiter: where the model judge and a confident verifier disagree,
+code takes the verifier's verdict.
+
+Failure policy: a missing or altered model raises `ConfigError` at first use (the composition
+root loads it at start); nothing here raises on evidence text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pipeline.cpu import CpuPool, run_cpu
+from pipeline.judge.review import combine
+from pipeline.records import (
+    Basis,
+    Claim,
+    ClaimVerdict,
+    Evidence,
+    Label,
+    Quote,
+    Stance,
+    Verdict,
+)
+from pipeline.verifier.stance import PassageStance, StanceModel
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where calibrated stance probabilities become a label (chosen on AVeriTeC train)."""
+
+    support: float = 0.5
+    refute: float = 0.5
+    mixed: float = 0.5
+    confident: float = 0.9  # hybrid: the verifier overrules the model judge from here
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The stance model's reading of one evidence item for its claim."""
+
+    evidence_id: str
+    stance: PassageStance
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The verifier's verdict, the evidence with stances, the quotes and every reading."""
+
+    verdict: Verdict
+    evidence: tuple[Evidence, ...]
+    quotes: tuple[Quote, ...]
+    readings: tuple[Reading, ...]
+
+
+def label_from(support: float, refute: float, thresholds: Thresholds) -> Label:
+    """Return the label of a claim whose strongest support and refutation are given."""
+    supported, refuted = support >= thresholds.support, refute >= thresholds.refute
+    if supported and refuted:
+        if min(support, refute) >= thresholds.mixed:
+            return Label.MISLEADING
+        return Label.ACCURATE if support > refute else Label.FALSE
+    if refuted:
+        return Label.FALSE
+    if supported:
+        return Label.ACCURATE
+    return Label.UNVERIFIABLE
+
+
+def _stance_of(reading: PassageStance, thresholds: Thresholds) -> Stance:
+    if reading.refutes >= thresholds.refute and reading.refutes >= reading.supports:
+        return Stance.REFUTES
+    if reading.supports >= thresholds.support:
+        return Stance.SUPPORTS
+    return Stance.UNKNOWN
+
+
+_INTRO = {
+    Label.ACCURATE: "Credible evidence supports the claim",
+    Label.FALSE: "Credible evidence contradicts the claim",
+    Label.MISLEADING: "Credible evidence both supports and contradicts the claim",
+}
+
+
+class VerifierJudge:
+    """factbot's own judge: stance model readings, decided by thresholds in code."""
+
+    name = "verifier"
+
+    def __init__(
+        self,
+        stance: StanceModel,
+        *,
+        thresholds: Thresholds | None = None,
+        cpu: CpuPool | None = None,
+    ) -> None:
+        self.stance = stance
+        self.thresholds = thresholds or Thresholds()
+        self.cpu = cpu
+
+    async def judge(
+        self, claims: Sequence[Claim], evidence: Sequence[Evidence]
+    ) -> tuple[Verdict, tuple[Evidence, ...]]:
+        """Return the verdict and the evidence with stances (the `Judge` shape)."""
+        decided = await self.decide(claims, evidence)
+        return decided.verdict, decided.evidence
+
+    async def read(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> list[Reading]:
+        """Return the stance model's reading of each citable evidence item for its claim."""
+        readings: list[Reading] = []
+        for claim in claims:
+            mine = [e for e in evidence if e.claim_id == claim.id and e.tier.citable]
+            if not mine:
+                continue
+            found = await run_cpu(
+                self.cpu, self.stance.score_passages, claim.text, [e.passage.text for e in mine]
+            )
+            readings += [Reading(e.id, s) for e, s in zip(mine, found, strict=True)]
+        return readings
+
+    async def decide(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> Decided:
+        """Read every claim's citable evidence and decide each claim."""
+        readings = await self.read(claims, evidence)
+        by_id = {e.id: e for e in evidence}
+        t = self.thresholds
+        verdicts: list[ClaimVerdict] = []
+        quotes: list[Quote] = []
+        stances: dict[str, Stance] = {}
+        for claim in claims:
+            mine = [r for r in readings if by_id[r.evidence_id].claim_id == claim.id]
+            for r in mine:
+                stances[r.evidence_id] = _stance_of(r.stance, t)
+            support = max((r.stance.supports for r in mine), default=0.0)
+            refute = max((r.stance.refutes for r in mine), default=0.0)
+            label = label_from(support, refute, t)
+            if label is not Label.UNVERIFIABLE and support >= t.support and refute >= t.refute:
+                # Both sides reach their thresholds: the more credible tier wins outright.
+                rank = {r.evidence_id: by_id[r.evidence_id].tier.rank for r in mine}
+                best_support = min(
+                    rank[r.evidence_id] for r in mine if r.stance.supports >= t.support
+                )
+                best_refute = min(rank[r.evidence_id] for r in mine if r.stance.refutes >= t.refute)
+                if best_support < best_refute:
+                    label = Label.ACCURATE
+                elif best_refute < best_support:
+                    label = Label.FALSE
+            verdict, cited = self._verdict(claim, label, mine, support, refute)
+            verdicts.append(verdict)
+            quotes += cited
+            log.info(
+                "claim decided",
+                extra={
+                    "claim_id": claim.id,
+                    "label": label.value,
+                    "rule": "verifier",
+                    "support": round(support, 3),
+                    "refute": round(refute, 3),
+                },
+            )
+        judged = tuple(
+            dataclasses.replace(e, stance=stances[e.id]) if e.id in stances else e for e in evidence
+        )
+        verdict = Verdict(label=combine([v.label for v in verdicts]), claims=tuple(verdicts))
+        return Decided(verdict, judged, tuple(quotes), tuple(readings))
+
+    def _verdict(
+        self,
+        claim: Claim,
+        label: Label,
+        mine: Sequence[Reading],
+        support: float,
+        refute: float,
+    ) -> tuple[ClaimVerdict, list[Quote]]:
+        t = self.thresholds
+        if label is Label.UNVERIFIABLE:
+            reason = (
+                "None of the retrieved evidence supports or contradicts this claim clearly."
+                if mine
+                else "No credible evidence about this claim was found."
+            )
+            basis = Basis.VERIFIER if mine else Basis.NO_EVIDENCE
+            return ClaimVerdict(claim.id, label, reason, basis=basis), []
+        sides: list[tuple[Stance, list[Reading]]] = []
+        refuting = sorted(
+            (r for r in mine if r.stance.refutes >= t.refute), key=lambda r: -r.stance.refutes
+        )
+        supporting = sorted(
+            (r for r in mine if r.stance.supports >= t.support), key=lambda r: -r.stance.supports
+        )
+        if label is Label.FALSE:
+            sides = [(Stance.REFUTES, refuting)]
+        elif label is Label.ACCURATE:
+            sides = [(Stance.SUPPORTS, supporting)]
+        else:
+            sides = [(Stance.REFUTES, refuting), (Stance.SUPPORTS, supporting)]
+        cited: list[str] = []
+        quotes: list[Quote] = []
+        for stance, side in sides:
+            for r in side:
+                if r.evidence_id not in cited:
+                    cited.append(r.evidence_id)
+                    quotes.append(Quote(r.evidence_id, r.stance.quote, stance))
+        lead = quotes[0].text if quotes else ""
+        strength = refute if label is Label.FALSE else support
+        if label is Label.MISLEADING:
+            strength = min(support, refute)
+        rationale = f"{_INTRO[label]} (stance model, p = {strength:.2f}): “{lead}”"
+        return (
+            ClaimVerdict(
+                claim.id, label, rationale, evidence_ids=tuple(cited), basis=Basis.VERIFIER
+            ),
+            quotes,
+        )
+
+
+def settle(model: Verdict, verifier: Decided, thresholds: Thresholds) -> tuple[Verdict, list[str]]:
+    """Return the hybrid verdict: the model judge's, except where a confident verifier differs.
+
+    The verifier is confident about a claim when it is decisive and its deciding probability
+    reaches `thresholds.confident`. Returns the verdict and the ids of the claims it changed.
+    """
+    by_claim = {cv.claim_id: cv for cv in verifier.verdict.claims}
+    strength: dict[str, float] = {}
+    for reading in verifier.readings:
+        for cv in verifier.verdict.claims:
+            if reading.evidence_id in cv.evidence_ids:
+                p = reading.stance
+                value = p.refutes if cv.label is Label.FALSE else p.supports
+                if cv.label is Label.MISLEADING:
+                    value = max(p.refutes, p.supports)
+                strength[cv.claim_id] = max(strength.get(cv.claim_id, 0.0), value)
+    changed: list[str] = []
+    claims: list[ClaimVerdict] = []
+    for cv in model.claims:
+        mine = by_claim.get(cv.claim_id)
+        if (
+            mine is not None
+            and mine.label is not Label.UNVERIFIABLE
+            and mine.label is not cv.label
+            and strength.get(cv.claim_id, 0.0) >= thresholds.confident
+        ):
+            log.warning(
+                "model verdict settled towards the verifier",
+                extra={"claim": cv.claim_id, "model": cv.label.value, "verifier": mine.label.value},
+            )
+            changed.append(cv.claim_id)
+            cv = mine
+        claims.append(cv)
+    return Verdict(label=combine([c.label for c in claims]), claims=tuple(claims)), changed

@@ -1,0 +1,120 @@
+"""The verifier's verdicts: thresholds in code over the shipped stance model's readings.
+
+The decision rule is checked on numbers; the shipped model on passages whose stance a reader
+sees at once (it must get these right to be shipped); the hybrid arbiter on both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pipeline.records import (
+    Basis,
+    Claim,
+    ClaimVerdict,
+    Document,
+    Evidence,
+    Label,
+    Passage,
+    Stance,
+    Tier,
+    Verdict,
+)
+from pipeline.verifier.stance import StanceModel
+from pipeline.verifier.verdict import Thresholds, VerifierJudge, label_from, settle
+
+T = Thresholds(support=0.6, refute=0.5, mixed=0.4)
+
+
+@pytest.mark.parametrize(
+    ("support", "refute", "label"),
+    [
+        (0.9, 0.1, Label.ACCURATE),
+        (0.1, 0.8, Label.FALSE),
+        (0.7, 0.45, Label.ACCURATE),  # refutation under its threshold
+        (0.7, 0.6, Label.MISLEADING),  # both sides credible
+        (0.2, 0.2, Label.UNVERIFIABLE),
+        (0.59, 0.49, Label.UNVERIFIABLE),
+    ],
+)
+def test_label_from_thresholds(support: float, refute: float, label: Label) -> None:
+    assert label_from(support, refute, T) is label
+
+
+def test_one_side_barely_over_mixed_lets_the_stronger_side_decide() -> None:
+    t = Thresholds(support=0.5, refute=0.5, mixed=0.8)
+    assert label_from(0.95, 0.6, t) is Label.ACCURATE
+    assert label_from(0.6, 0.95, t) is Label.FALSE
+    assert label_from(0.85, 0.9, t) is Label.MISLEADING
+
+
+def _evidence(n: int, text: str, claim: str = "c1", tier: Tier = Tier.HIGH) -> Evidence:
+    doc = Document(id=f"d{n}", url=f"https://news{n}.example/a", domain=f"news{n}.example",
+                   title="t", text=text)  # fmt: skip
+    return Evidence(id=f"e{n}", claim_id=claim, passage=Passage(f"p{n}", doc.id, 0, text),
+                    document=doc, relevance=0.8, tier=tier)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def judge() -> VerifierJudge:
+    return VerifierJudge(StanceModel(), thresholds=Thresholds())
+
+
+def _claim(text: str, cid: str = "c1") -> Claim:
+    return Claim(id=cid, post_id="p", position=0, text=text)
+
+
+def test_the_shipped_model_supports_refutes_and_ignores_unrelated_text(
+    judge: VerifierJudge,
+) -> None:
+    supported = _claim("The Eiffel Tower is in Paris.", "c1")
+    refuted = _claim("The Eiffel Tower is in Berlin.", "c2")
+    unrelated = _claim("Bananas are rich in potassium.", "c3")
+    page = (
+        "The city council met on Monday. The Eiffel Tower is a wrought-iron lattice tower in "
+        "Paris, France. It was completed in 1889."
+    )
+    evidence = [_evidence(1, page, "c1"), _evidence(2, page, "c2"), _evidence(3, page, "c3")]
+    decided = asyncio.run(judge.decide([supported, refuted, unrelated], evidence))
+    labels = [cv.label for cv in decided.verdict.claims]
+    assert labels == [Label.ACCURATE, Label.FALSE, Label.UNVERIFIABLE]
+    assert decided.verdict.label is Label.PARTLY_ACCURATE
+    for quote in decided.quotes:
+        assert quote.text in page and "Paris" in quote.text  # the deciding sentence, verbatim
+    assert {q.stance for q in decided.quotes} == {Stance.SUPPORTS, Stance.REFUTES}
+    assert [cv.basis for cv in decided.verdict.claims] == [Basis.VERIFIER] * 3
+    assert decided.verdict.claims[2].evidence_ids == ()  # nothing decisive is cited
+    stances = {e.id: e.stance for e in decided.evidence}
+    assert stances == {"e1": Stance.SUPPORTS, "e2": Stance.REFUTES, "e3": Stance.UNKNOWN}
+
+
+def test_evidence_that_may_not_be_cited_is_not_read(judge: VerifierJudge) -> None:
+    claim = _claim("The Eiffel Tower is in Berlin.")
+    blocked = _evidence(1, "The Eiffel Tower is in Paris, France.", tier=Tier.BLOCKED)
+    decided = asyncio.run(judge.decide([claim], [blocked]))
+    assert decided.readings == ()
+    [cv] = decided.verdict.claims
+    assert cv.label is Label.UNVERIFIABLE and cv.basis is Basis.NO_EVIDENCE
+
+
+def test_the_same_input_gives_the_same_verdict(judge: VerifierJudge) -> None:
+    claim = _claim("The Eiffel Tower was completed in 1889.")
+    evidence = [_evidence(1, "Work on the tower ended in March 1889, in time for the fair.")]
+    first = asyncio.run(judge.decide([claim], evidence))
+    second = asyncio.run(judge.decide([claim], evidence))
+    assert first.verdict == second.verdict and first.readings == second.readings
+
+
+def test_hybrid_settles_only_confident_disagreements(judge: VerifierJudge) -> None:
+    claim = _claim("The Eiffel Tower is in Berlin.")
+    evidence = [_evidence(1, "The Eiffel Tower is a wrought-iron lattice tower in Paris.")]
+    decided = asyncio.run(judge.decide([claim], evidence))
+    assert decided.verdict.claims[0].label is Label.FALSE
+    model = Verdict(Label.ACCURATE, (ClaimVerdict("c1", Label.ACCURATE, "model", ("e1",)),))
+    strength = decided.readings[0].stance.refutes
+    settled, changed = settle(model, decided, Thresholds(confident=strength - 0.01))
+    assert changed == ["c1"] and settled.claims[0].label is Label.FALSE
+    kept, unchanged = settle(model, decided, Thresholds(confident=min(1.0, strength + 0.01)))
+    assert unchanged == [] and kept == model
