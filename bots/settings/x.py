@@ -36,7 +36,8 @@ class XSettings(BaseModel):
         default=None, description="the bot account's numeric id (unset: read with GET /2/users/me)"
     )
     api_base: str = Field(
-        default="https://api.twitter.com", description="API host (a stand-in in tests)"
+        default="https://api.twitter.com",
+        description="API host (scheme, host, port); OAuth 1.0a requests are signed for it",
     )
     poll_seconds: float = Field(default=60.0, gt=0, description="seconds between mention polls")
     mentions_per_poll: int = Field(

@@ -9,11 +9,13 @@ first, `cursor` pages), `updateSeen`, `getPosts`, `getPostThread`, `searchPosts`
 inside the text's UTF-8 bytes, reply root/parent that exist with the right CIDs, else 400
 `InvalidRequest`) and `putRecord` (the profile, `swapRecord` honoured). Every request is recorded
 (`requests`); `script` makes the next matching calls fail (429 with `ratelimit-*` headers, 5xx,
-or a dropped connection); unknown methods are a loud 404 naming them.
+or a dropped connection); `hold` keeps calls unanswered until several are in flight together;
+unknown methods are a loud 404 naming them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import fnmatch
 import hashlib
@@ -51,6 +53,13 @@ class _Script:
     headers: dict[str, str] = field(default_factory=dict)
     error: str = "RateLimitExceeded"
     hang_up: bool = False
+
+
+@dataclass
+class _Hold:
+    method: str  # NSID glob
+    left: int
+    barrier: asyncio.Barrier
 
 
 def _b64(data: dict[str, Any]) -> str:
@@ -97,7 +106,9 @@ class FakeBluesky:
         self.refresh: set[str] = set()
         self.seen_at: str | None = None
         self.sessions_created = 0
+        self.sessions_refreshed = 0
         self._scripts: list[_Script] = []
+        self._holds: list[_Hold] = []
         self._seq = itertools.count(1)
         self._clock = itertools.count(1)
         self._start = datetime.now(UTC) - timedelta(minutes=10)
@@ -133,6 +144,10 @@ class FakeBluesky:
     ) -> None:
         """Make the next `times` calls of method (an NSID glob) fail with status."""
         self._scripts.append(_Script(method, status, times, dict(headers or {}), error, hang_up))
+
+    def hold(self, method: str, count: int) -> None:
+        """Answer none of the next `count` calls of method (an NSID glob) before all have come."""
+        self._holds.append(_Hold(method, count, asyncio.Barrier(count)))
 
     def user(self, handle: str, *, followers: int = 10, bot: bool = False) -> str:
         """Add an account; return its DID."""
@@ -277,6 +292,11 @@ class FakeBluesky:
         self.requests.append(
             Recorded(nsid, request.method, params, body, request.headers.get("Authorization"))
         )
+        for hold in self._holds:
+            if hold.left > 0 and fnmatch.fnmatch(nsid, hold.method):
+                hold.left -= 1
+                await asyncio.wait_for(hold.barrier.wait(), timeout=10)
+                break
         for script in self._scripts:
             if script.times > 0 and fnmatch.fnmatch(nsid, script.method):
                 script.times -= 1
@@ -345,6 +365,7 @@ class FakeBluesky:
         if token not in self.refresh:
             return self._error(400, "ExpiredToken", "Token has been revoked")
         self.refresh.discard(token)
+        self.sessions_refreshed += 1
         return web.json_response(self._tokens())
 
     async def _app_bsky_actor_getprofile(

@@ -16,20 +16,27 @@ asked, `meta` (newest_id, oldest_id, result_count, next_token). Every answer car
 `x-rate-limit-limit/remaining/reset` headers. `script(route, ...)` makes the next calls of a
 route answer 429 (with a reset time) or 403 (X's "reply not allowed" problem) or 5xx. X's reply
 policy is enforced: a reply is refused with 403 unless the post replied to mentions the bot or
-is the bot's own. Unknown routes answer a loud 404 and are kept in `unknown`; the stand-in
-fails on close if any arrived. The Community Notes routes validate what X validates (text of
-1-280 characters with a URL, a known classification and tags, `test_mode`) and record notes.
+is the bot's own. Given the app's and the account's OAuth 1.0a keys (`oauth1=`), a request
+signed with them is refused (401) unless its HMAC-SHA1 signature, computed here per RFC 5849,
+covers the URL the stand-in was actually called at. Unknown routes answer a loud 404 and are
+kept in `unknown`; the stand-in fails on close if any arrived. The Community Notes routes
+validate what X validates (text of 1-280 characters with a URL, a known classification and
+tags, `test_mode`) and record notes.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import itertools
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import parse_qsl, quote, unquote
 
 from aiohttp import web
 
@@ -48,6 +55,28 @@ TAGS = (
     "other",
 )
 _URL_RE = re.compile(r"https?://\S+")
+_AUTH_PARAM = re.compile(r'([\w-]+)="([^"]*)"')
+
+
+def _pct(value: str) -> str:
+    """Percent-encode all but ALPHA, DIGIT, '-', '.', '_' and '~' (RFC 5849 3.6)."""
+    return quote(value, safe="")
+
+
+def oauth1_signature(
+    method: str,
+    base_uri: str,
+    params: Sequence[tuple[str, str]],
+    consumer_secret: str,
+    token_secret: str,
+) -> str:
+    """Return the HMAC-SHA1 signature (base64) of a request, as RFC 5849 3.4 defines it."""
+    pairs = sorted((_pct(k), _pct(v)) for k, v in params)
+    normalized = "&".join(f"{k}={v}" for k, v in pairs)
+    base = "&".join((method.upper(), _pct(base_uri), _pct(normalized)))
+    key = f"{_pct(consumer_secret)}&{_pct(token_secret)}"
+    digest = hmac.new(key.encode(), base.encode(), hashlib.sha1).digest()
+    return base64.b64encode(digest).decode()
 
 
 @dataclass(frozen=True)
@@ -86,8 +115,15 @@ class Note:
 class FakeX:
     """The stand-in server; use as an async context manager."""
 
-    def __init__(self, *, bot_id: str = "100", bot_username: str = "factbot") -> None:
+    def __init__(
+        self,
+        *,
+        bot_id: str = "100",
+        bot_username: str = "factbot",
+        oauth1: tuple[str, str, str, str] | None = None,
+    ) -> None:
         self.bot_id = bot_id
+        self.oauth1 = oauth1  # consumer key, consumer secret, access token, token secret
         self.bot_username = bot_username
         self.users: dict[str, dict[str, Any]] = {}
         self.tweets: dict[str, dict[str, Any]] = {}
@@ -288,6 +324,9 @@ class FakeX:
         auth = request.headers.get("Authorization", "")
         if not (auth.startswith("OAuth ") or auth.startswith("Bearer ")):
             return self._problem(401, "Unauthorized", "no user authentication")
+        refused = self._unsigned(request, raw, auth)
+        if refused:
+            return self._problem(401, "Unauthorized", refused)
         scripts = self._scripts.get(route) or []
         if scripts and scripts[0].skip > 0:
             scripts[0].skip -= 1
@@ -296,6 +335,29 @@ class FakeX:
         handler = getattr(self, f"_{route}")
         answer: web.Response = handler(call, *(match.groups() if match else ()))
         return answer
+
+    def _unsigned(self, request: web.Request, raw: bytes, auth: str) -> str:
+        """Return why an OAuth 1.0a request's signature is refused ("" when it holds)."""
+        if self.oauth1 is None or not auth.startswith("OAuth "):
+            return ""
+        consumer_key, consumer_secret, token, token_secret = self.oauth1
+        given = {k: unquote(v) for k, v in _AUTH_PARAM.findall(auth)}
+        if given.get("oauth_signature_method") != "HMAC-SHA1":
+            return "signature method is not HMAC-SHA1"
+        if given.get("oauth_consumer_key") != consumer_key or given.get("oauth_token") != token:
+            return "unknown consumer key or token"
+        params = [(k, v) for k, v in given.items() if k not in ("realm", "oauth_signature")]
+        path, _, query = request.raw_path.partition("?")
+        params += parse_qsl(query, keep_blank_values=True)
+        if request.content_type == "application/x-www-form-urlencoded":
+            params += parse_qsl(raw.decode(), keep_blank_values=True)
+        # the URL this server was reached at, whatever the client thinks it signed
+        expected = oauth1_signature(
+            request.method, self.api_base + path, params, consumer_secret, token_secret
+        )
+        if not hmac.compare_digest(expected, given.get("oauth_signature", "")):
+            return f"invalid signature for {request.method} {self.api_base}{path}"
+        return ""
 
     def _headers(self, remaining: int = 99, reset_in: float = 900.0) -> dict[str, str]:
         return {

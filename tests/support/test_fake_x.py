@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import aiohttp
+from oauthlib.oauth1 import Client as OAuth1Signer
 
-from tests.support.fake_x import NOT_ALLOWED, FakeX
+from tests.support.fake_x import NOT_ALLOWED, FakeX, oauth1_signature
 
 AUTH = {"Authorization": "Bearer t"}
 
@@ -74,3 +75,39 @@ async def test_notes_are_validated_like_x_does() -> None:
             [note] = (await r.json())["data"]
         assert note["status"] == "currently_rated_helpful"
         assert note["test_result"]["evaluation_outcome"][0]["evaluator_type"] == "UrlValidity"
+
+
+def test_the_signature_is_rfc_5849s_own_example() -> None:
+    params = [
+        ("file", "vacation.jpg"),
+        ("size", "original"),
+        ("oauth_consumer_key", "dpf43f3p2l4k3l03"),
+        ("oauth_token", "nnch734d00sl2jdk"),
+        ("oauth_signature_method", "HMAC-SHA1"),
+        ("oauth_timestamp", "137131202"),
+        ("oauth_nonce", "chapoH"),
+    ]
+    signature = oauth1_signature(
+        "GET", "http://photos.example.net/photos", params, "kd94hf93k423kf44", "pfkkdhi9sl3r4s00"
+    )
+    assert signature == "MdpQcU8iPSUjWoN/UDMsK2sui9I="  # RFC 5849 section 1.2
+
+
+async def test_an_oauth1_request_signed_for_another_url_or_key_is_refused() -> None:
+    keys = ("ck", "cs", "at", "ats")
+    async with FakeX(oauth1=keys) as x, aiohttp.ClientSession() as http:
+        query = (
+            "?since_id=1&tweet.fields=created_at%2Cauthor_id&start_time=2026-01-01T00%3A00%3A00Z"
+        )
+        called = f"{x.api_base}/2/users/100/mentions{query}"
+
+        async def status(signed_for: str, secret: str = "ats") -> int:
+            signer = OAuth1Signer(keys[0], keys[1], keys[2], secret)
+            _, headers, _ = signer.sign(signed_for, "GET")
+            async with http.get(called, headers=headers) as r:
+                return r.status
+
+        assert await status(called) == 200
+        assert await status(f"https://api.twitter.com/2/users/100/mentions{query}") == 401
+        assert await status(called.replace("since_id=1", "since_id=2")) == 401
+        assert await status(called, secret="other") == 401

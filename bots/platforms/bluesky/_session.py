@@ -8,7 +8,10 @@ newer session in the database than the one it holds (another process refreshed) 
 before its next call, so two processes never spend the same refresh token.
 
 An access token the server calls expired (`ExpiredToken`, e.g. a skewed clock) is refreshed
-once and the call repeated; a refresh the server refuses falls back to the password.
+once and the call repeated; a refresh the server refuses falls back to the password. The refresh
+is single-flight: calls that meet the same expired token (the poller and a sender) wait on one
+lock, and a caller that finds the session renewed since its request began only repeats the call,
+so a server that rotates refresh tokens strictly never sees one spent twice.
 """
 
 from __future__ import annotations
@@ -77,13 +80,13 @@ class BlueskySession:
     async def call(self, request: Callable[[AsyncClient], Awaitable[T]]) -> T:
         """Return request(client); refresh an access token the server says expired, once."""
         client = await self.client()
+        sent_with = self._held
         try:
             return await request(client)
         except (BadRequestError, UnauthorizedError) as exc:
             if not _expired(exc):
                 raise
-            log.info("Bluesky access token expired; refreshing the session")
-            await self._refresh(client)
+            await self._refresh(client, sent_with)
             return await request(client)
 
     async def aclose(self) -> None:
@@ -117,8 +120,12 @@ class BlueskySession:
             settings.handle, settings.app_password.get_secret_value(), fetch_bsky_profile=False
         )
 
-    async def _refresh(self, client: AsyncClient) -> None:
+    async def _refresh(self, client: AsyncClient, expired: str | None) -> None:
+        """Renew the session a request sent with `expired` failed on, unless already renewed."""
         async with self._lock:
+            if self._held != expired:  # another caller refreshed (or logged in) meanwhile
+                return
+            log.info("Bluesky access token expired; refreshing the session")
             try:
                 # atproto 0.0.73 has no public refresh; this is what its own auto-refresh calls.
                 refresh: Callable[[], Awaitable[Any]] = client._refresh_and_set_session

@@ -1,8 +1,10 @@
 """The X API v2 through tweepy's AsyncClient: one session, rate limits read by hand, costs kept.
 
-tweepy hard-codes `https://api.twitter.com`; when `FACTBOT_X__API_BASE` names another host (a
-stand-in in tests, a proxy), the injected aiohttp session rewrites every request's scheme, host
-and port in a client middleware (aiohttp >= 3.12) and keeps the path, query and signature.
+tweepy hard-codes `https://api.twitter.com`; when `FACTBOT_X__API_BASE` names another host
+(`https://api.x.com`, a proxy, a stand-in in tests), the injected aiohttp session rewrites every
+request's scheme, host and port in a client middleware (aiohttp >= 3.12) and keeps the path and
+query. An OAuth 1.0a signature covers the URL, so the middleware signs the rewritten request
+again (oauthlib, as tweepy does) for the URL actually sent; a bearer token is left as it is.
 
 Rate limits: tweepy 4.17's `wait_on_rate_limit` crashes when it retries a user-auth request,
 so it stays off and a 429 becomes `XRateLimitedError` with the wait the headers ask for
@@ -26,6 +28,7 @@ from typing import Any
 
 import aiohttp
 import tweepy
+from oauthlib.oauth1 import Client as OAuth1Signer
 from tweepy.asynchronous import AsyncClient
 from yarl import URL
 
@@ -80,8 +83,9 @@ class XForbiddenError(XApiError):
     """X said 403 (a reply not allowed under that post, a client not enrolled in notes)."""
 
 
-def rewriting_session(api_base: str) -> aiohttp.ClientSession:
-    """Return a session that sends tweepy's api.twitter.com requests to api_base instead."""
+def rewriting_session(api_base: str, signer: OAuth1Signer | None = None) -> aiohttp.ClientSession:
+    """Return a session that sends tweepy's api.twitter.com requests to api_base instead,
+    OAuth 1.0a ones signed again by signer for the URL they go to."""
     target = URL(api_base)
     if str(target).rstrip("/") == DEFAULT_HOST:
         return aiohttp.ClientSession()
@@ -93,6 +97,10 @@ def rewriting_session(api_base: str) -> aiohttp.ClientSession:
         request.url = request.url.with_scheme(target.scheme).with_host(target.host or "")
         request.url = request.url.with_port(target.port)
         request.update_host(request.url)
+        # tweepy signed for api.twitter.com, and an OAuth 1.0a signature covers the URL
+        if signer is not None and request.headers.get("Authorization", "").startswith("OAuth "):
+            _, signed, _ = signer.sign(str(request.url), request.method)
+            request.headers["Authorization"] = signed["Authorization"]
         return await handler(request)
 
     return aiohttp.ClientSession(middlewares=(rewrite,))
@@ -145,7 +153,15 @@ class XApi:
                 return_type=aiohttp.ClientResponse,
                 wait_on_rate_limit=False,  # broken for user-auth retries in 4.17: handled here
             )
-            client.session = rewriting_session(s.api_base)
+            signer = None
+            if s.oauth1:
+                signer = OAuth1Signer(
+                    secret(s.consumer_key),
+                    secret(s.consumer_secret),
+                    secret(s.access_token),
+                    secret(s.access_token_secret),
+                )
+            client.session = rewriting_session(s.api_base, signer)
             self._client = client
         return self._client
 

@@ -4,6 +4,7 @@ sources. (The whole mention → reply path is in test_end_to_end.)"""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -192,6 +193,26 @@ async def test_the_session_is_stored_resumed_and_a_refused_one_replaced(
     assert bsky.sessions_created == 2
     assert not any(r.auth and "refresh" in r.auth for r in bsky.calls("app.bsky.feed.getPosts"))
     await three.aclose()
+
+
+async def test_two_calls_meeting_one_expired_token_refresh_it_once(
+    bsky: FakeBluesky, store: Store
+) -> None:
+    bob = bsky.user("bob.test")
+    session = BlueskySession(settings(bsky), store.state)
+    await session.client()
+    bsky.expire_access()
+    bsky.hold("app.bsky.*", 2)  # the poller's and the sender's requests are in flight together
+    listed, profile = await asyncio.gather(
+        session.call(lambda c: c.app.bsky.notification.list_notifications()),
+        session.call(lambda c: c.get_profile(bob)),
+    )
+    assert listed.notifications == [] and profile.handle == "bob.test"
+    assert len(bsky.calls("com.atproto.server.refreshSession")) == 1  # not one per caller
+    assert bsky.sessions_refreshed == 1 and bsky.sessions_created == 1  # no password log-in
+    stored = store.state.get(SESSION_KEY)
+    assert stored and stored.split(":::")[3] in bsky.refresh  # the live token is the one kept
+    await session.aclose()
 
 
 async def test_sources_read_searches_hashtags_and_accounts_with_reach(

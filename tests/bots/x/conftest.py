@@ -130,8 +130,9 @@ async def make_bot(
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeX]:
-    """The stand-in X with the claim by Alice and Bob's mention under it."""
-    async with FakeX(bot_id=BOT, bot_username="factbot") as x:
+    """The stand-in X with the claim by Alice and Bob's mention under it; it checks each
+    OAuth 1.0a signature against the URL it was called at."""
+    async with FakeX(bot_id=BOT, bot_username="factbot", oauth1=("ck", "cs", "at", "ats")) as x:
         x.add_user(ALICE, "alice", followers=12_000)
         x.add_user(BOB, "bob")
         x.add_tweet("1000", ALICE, CLAIM)

@@ -189,6 +189,29 @@ async def test_a_crash_mid_thread_is_settled_with_what_x_has(fake: FakeX, store:
     await sender.close()
 
 
+async def test_oauth1_requests_are_signed_for_the_api_base_they_go_to(store: Store) -> None:
+    keys = ("ck", "c/s+ecret", "at", "t&s")
+    async with FakeX(oauth1=keys) as fake:  # checks each signature against its own URL
+        fake.add_tweet("1000", "200", "5G towers spread viruses")
+        fake.add_tweet("1001", "300", "@factbot true?", replied_to="1000")
+        s = XSettings(
+            consumer_key=keys[0],
+            consumer_secret=keys[1],
+            access_token=keys[2],
+            access_token_secret=keys[3],
+            api_base=fake.api_base,  # not api.twitter.com, which tweepy signs for
+        )
+        api = XApi(s, ApiCosts(store.db))
+        assert await api.me() == "100"
+        mentions = await api.mentions("999")  # a query with commas, colons and dots
+        assert [t["id"] for t in mentions["data"]] == ["1001"]
+        reply = await api.post("Not so: https://a.example/x?y=1", in_reply_to="1001")  # JSON body
+        assert fake.tweets[reply]["text"].startswith("Not so")
+        await api.raw("GET", "/2/notes/search/notes_written", params={"test_mode": "true"})
+        assert all(c.headers["Authorization"].startswith("OAuth ") for c in fake.requests)
+        await api.close()
+
+
 async def test_a_malformed_mention_is_skipped_and_the_others_go_on(
     fake: FakeX, store: Store
 ) -> None:
