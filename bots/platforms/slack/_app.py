@@ -42,6 +42,10 @@ from pipeline.errors import InputError
 from pipeline.posts import ensure_checkable
 
 log = logging.getLogger(__name__)
+# Bolt and Socket Mode log request bodies (text, raw user ids) below WARNING through the logger
+# they are given: theirs sit under the library names `bots.logs` holds at WARNING.
+BOLT_LOG = logging.getLogger("slack_bolt.factbot")
+SOCKET_LOG = logging.getLogger("slack_sdk.socket_mode.factbot")
 SCOPES = ("app_mentions:read", "chat:write", "commands", "channels:history", "groups:history")
 USAGE = (
     "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, "
@@ -91,7 +95,7 @@ class SlackBot:
         secret = s.signing_secret.get_secret_value() if s.signing_secret else ""
         common: dict[str, Any] = {
             "name": "factbot",
-            "logger": log,
+            "logger": BOLT_LOG,
             "signing_secret": secret,
             # Socket Mode needs no signature; HTTP mode cannot start without a secret (settings).
             "request_verification_enabled": bool(secret),
@@ -106,7 +110,7 @@ class SlackBot:
                 redirect_uri_path=s.redirect_path,
                 installation_store=installations,
                 state_store=states,
-                logger=log,
+                logger=BOLT_LOG,
             )
             app = AsyncApp(client=web_client(s), oauth_settings=oauth, **common)
         else:
@@ -247,7 +251,7 @@ class SlackBot:
         if self.settings.app_token is None:
             return
         handler = AsyncSocketModeHandler(
-            self.app, self.settings.app_token.get_secret_value(), logger=log
+            self.app, self.settings.app_token.get_secret_value(), logger=SOCKET_LOG
         )
         await handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("slack socket mode connected")

@@ -17,6 +17,7 @@ import pytest
 from bots.app.root import App
 from bots.settings import JobSettings, Settings, SlackSettings
 from tests.support.fake_slack import FakeSlack, block_problem
+from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import idle, serving
 
 CLAIM = "5G networks spread the coronavirus."
@@ -365,3 +366,25 @@ async def test_a_reply_whose_connection_dropped_after_posting_is_not_posted_agai
     assert posted["thread_ts"] == PARENT
     [row] = app.store.db.execute("SELECT status, platform_reply_id FROM replies").fetchall()
     assert tuple(row) == ("sent", posted["ts"])  # settled through the message metadata
+
+
+async def test_at_debug_a_round_trip_logs_no_token_text_or_user_id(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    slack.add_message("T1", "C1", ts="1700000060.000100", user="UAUTHOR77", text=CLAIM)
+    asked = "<@UBOT> is this true? quartz-heron"
+    ask = {"user": "UASKER42", "text": asked, "thread_ts": "1700000060.000100"}
+    with debug_logs() as logs:
+        app = corpus_app(settings_for(slack))
+        async with serving(app) as base:
+            url = base + "/slack/events"
+            late = mention(event_id="Ev7", **ask)  # a real message delivered too late
+            stale = await slack.deliver_event(url, late, timestamp=int(time.time()) - 301)
+            assert stale[0] == 401
+            assert (await slack.deliver_event(url, mention(event_id="Ev8", **ask)))[0] == 200
+            await idle(app)
+    [reply] = slack.calls("chat.postMessage")
+    assert reply.body["thread_ts"] == "1700000060.000100"
+    text = logs.getvalue()
+    assert "slack request" in text and "reply job finished" in text  # the round trip was logged
+    assert leaks(text, ["xoxb-one", SECRET, "UASKER42", "UAUTHOR77", "quartz-heron"]) == []
