@@ -36,6 +36,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bots.platforms.slack import _events
 from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
 from bots.platforms.slack._sender import SlackSender, web_client
+from bots.runtime.acks import acknowledge
 from bots.runtime.platform import Answer, CheckRequest, Destination
 from bots.settings import SlackSettings
 from pipeline.errors import InputError
@@ -46,7 +47,14 @@ log = logging.getLogger(__name__)
 # they are given: theirs sit under the library names `bots.logs` holds at WARNING.
 BOLT_LOG = logging.getLogger("slack_bolt.factbot")
 SOCKET_LOG = logging.getLogger("slack_sdk.socket_mode.factbot")
-SCOPES = ("app_mentions:read", "chat:write", "commands", "channels:history", "groups:history")
+SCOPES = (
+    "app_mentions:read",
+    "chat:write",
+    "commands",
+    "channels:history",
+    "groups:history",
+    "reactions:write",
+)
 USAGE = (
     "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, "
     "or the message shortcut “Fact-check this message”. `/factcheck optout me` (or "
@@ -221,6 +229,11 @@ class SlackBot:
                 "reason": result.reason,
             },
         )
+        if request.via == "mention" and result.status in ("accepted", "duplicate"):
+            # Within Slack's 3 s: :eyes: on the mention, once (a redelivery after a crash
+            # adds it if the first delivery could not).
+            replies = self.service.store.replies
+            await acknowledge(replies, self.sender, request.destination, request.event_key)
         if result.status == "accepted" and checking and result.answer is not None:
             await self._private(request.destination, result.answer)  # "Checking…"
         elif result.status == "refused" and result.answer is not None:
