@@ -303,6 +303,7 @@ def serve(
 
     from bots.api.routes import create_api
     from bots.cli.doctor import render_short, run_diagnosis
+    from bots.logs import UVICORN_LOG_CONFIG
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
@@ -314,6 +315,7 @@ def serve(
         host=host or app.settings.server.host,
         port=port if port is not None else app.settings.server.port,
         log_level=app.settings.log_level.lower(),
+        log_config=UVICORN_LOG_CONFIG,  # its access log goes through factbot's redacting handler
         timeout_graceful_shutdown=5,
     )
 

@@ -29,8 +29,9 @@ import logging
 from collections.abc import Mapping
 
 from bots.runtime import messages
+from bots.runtime.acks import settle
 from bots.runtime.platform import Answer, Destination, Rendered, ReplySender
-from bots.runtime.replies import ReplyKey, send_once
+from bots.runtime.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
@@ -42,7 +43,6 @@ from storage.jobs import Job
 
 log = logging.getLogger(__name__)
 
-ANSWER = "answer"  # the ledger kind: one answer per request, whatever it says
 REPLY_KEY = "reply_key"  # in Destination.public while a reply job renders and sends
 
 
@@ -104,14 +104,24 @@ class ReplyJobs:
             found: str | None = await find_sent(dest)
             return found
 
-        reply = await send_once(
-            self.store.replies,
-            key,
-            send,
-            check_id=check.id if check is not None else None,
-            job_id=job.id,
-            reconcile=reconcile if find_sent is not None else None,
-        )
+        try:
+            reply = await send_once(
+                self.store.replies,
+                key,
+                send,
+                check_id=check.id if check is not None else None,
+                job_id=job.id,
+                reconcile=reconcile if find_sent is not None else None,
+            )
+        except ReplyRejectedError:
+            if job.attempts >= job.max_attempts:  # no answer will come: take the mark off
+                await settle(sender, dest, None, key.target_id)
+            raise
+        ledger_row = self.store.replies.find(key.platform, key.target_id, key.kind)
+        if review is None and ledger_row is not None and ledger_row.status == "sent":
+            # The acknowledgement (Slack's :eyes:) becomes the verdict, or goes on a failure;
+            # idempotent on the platform, so a retried job settling again changes nothing.
+            await settle(sender, dest, answer, key.target_id)
         log.info(
             "reply job finished",
             extra={

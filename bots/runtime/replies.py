@@ -22,6 +22,8 @@ from storage.replies import Reply, ReplyLedger
 
 log = logging.getLogger(__name__)
 
+ANSWER = "answer"  # the ledger kind of a request's answer: one per request, whatever it says
+
 
 class ReplyRejectedError(Exception):
     """The platform refused the reply before posting it (safe to try again later)."""

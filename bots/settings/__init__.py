@@ -82,6 +82,19 @@ __all__ = [
 ]
 
 
+def _checkout_models_dir() -> Path | None:
+    """Return the source checkout's `.models/` when factbot runs from one, else None.
+
+    `make model` pulls the local model there and `make run` points at it; `factbot` run from the
+    checkout's activated venv (an editable install: this file lies in the checkout) must find
+    the same folder, not `<data_dir>/models`, or its checks silently go without the model.
+    """
+    root = Path(__file__).resolve().parents[2]
+    if (root / "Makefile").is_file() and (root / "pyproject.toml").is_file():
+        return root / ".models"
+    return None
+
+
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "factbot"
@@ -192,8 +205,9 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        """Return the folder of local models."""
-        return self.model.models_dir or self.data_dir / "models"
+        """Return the folder of local models: the configured one, else the checkout's
+        `.models/` (what `make` uses), else `<data_dir>/models` (an installed package)."""
+        return self.model.models_dir or _checkout_models_dir() or self.data_dir / "models"
 
     @property
     def database_path(self) -> Path:

@@ -261,7 +261,11 @@ class ModelSettings(BaseModel):
         description='per-stage overrides, e.g. {"judge": {"model": "gpt-4o"}}',
     )
     models_dir: Path | None = Field(
-        default=None, description="where local models live (default: <data_dir>/models)"
+        default=None,
+        description=(
+            "where local models live (default: the source checkout's .models/ when factbot "
+            "runs from one, as `make` does, else <data_dir>/models)"
+        ),
     )
     refine_rounds: int = Field(default=2, ge=0, le=2, description="extra retrieval rounds")
     local_prompt_cache_mb: int = Field(

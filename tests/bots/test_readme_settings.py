@@ -42,3 +42,13 @@ def test_every_setting_is_documented() -> None:
 def test_the_check_sees_a_missing_setting() -> None:
     assert not _documented("FACTBOT_MODEL__", "NO_SUCH_SETTING")
     assert _documented("FACTBOT_JOBS__", "BACKOFF_MAX")  # shorthand beside its sibling
+
+
+def test_the_opening_names_every_platform_as_answering() -> None:
+    from bots.runtime.platform import PLATFORMS
+
+    opening = README.split("\n## ", 1)[0]
+    names = {"discord": "Discord", "slack": "Slack", "x": "X", "bluesky": "Bluesky"}
+    names["mastodon"] = "Mastodon"
+    assert [p for p in PLATFORMS if not re.search(rf"\b{names[p]}\b", opening)] == []
+    assert "come next" not in opening  # every platform listed is connected today

@@ -55,6 +55,8 @@ METHODS = (
     "oauth.v2.access",
     "apps.connections.open",
     "views.open",
+    "reactions.add",
+    "reactions.remove",
 )
 
 
@@ -320,6 +322,37 @@ class FakeSlack:
 
     def _channel(self, team: Team, body: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         return team.channels.get(str(body.get("channel")))
+
+    def _message(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        ts = str(body.get("timestamp"))
+        return next((m for m in self._channel(team, body) or () if m.get("ts") == ts), None)
+
+    def _reactions_add(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Add the bot's reaction; Slack answers `already_reacted` to a second one."""
+        message = self._message(team, body)
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        mine = message.setdefault("reactions_by_bot", [])
+        if body.get("name") in mine:
+            return {"ok": False, "error": "already_reacted"}
+        mine.append(str(body.get("name")))
+        return {"ok": True}
+
+    def _reactions_remove(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove the bot's reaction; Slack answers `no_reaction` when it has none."""
+        message = self._message(team, body)
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        mine = message.setdefault("reactions_by_bot", [])
+        if body.get("name") not in mine:
+            return {"ok": False, "error": "no_reaction"}
+        mine.remove(str(body.get("name")))
+        return {"ok": True}
+
+    def reactions(self, team_id: str, channel: str, ts: str) -> list[str]:
+        """Return the bot's reactions on a message, in the order added."""
+        found = [m for m in self.teams[team_id].channels.get(channel, []) if m.get("ts") == ts]
+        return list(found[0].get("reactions_by_bot", [])) if found else []
 
     def _chat_postmessage(self, team: Team, body: Mapping[str, Any]) -> dict[str, Any]:
         messages = self._channel(team, body)

@@ -8,8 +8,9 @@ URI, so nothing is answered twice and nothing is skipped. A malformed notificati
 with what it lacks and skipped; the others are answered. A failure to read a post replied to
 (network, 5xx, 429) stops the poll before the mark moves: the next poll tries again.
 
-On the very first poll (no mark yet) only notifications of the last hour are answered: an
-account that existed before factbot does not get its old mentions answered days late.
+On every poll only notifications of the last hour are answered (`MAX_AGE`): neither an
+account that existed before factbot nor a factbot that was down for a day answers old mentions
+days late; the older ones are passed over (the mark moves past them).
 
 At start, the account is marked as automated (the `bot` self-label on its profile record),
 once: a profile that has it is left alone.
@@ -38,7 +39,7 @@ from storage.state import StateRepo
 log = logging.getLogger(__name__)
 SEEN_KEY = "bluesky:seen"
 MAX_PAGES = 10
-FIRST_RUN = timedelta(hours=1)  # the first poll answers only what is this recent
+MAX_AGE = timedelta(hours=1)  # a mention older than this when read is not answered
 BOT_LABEL = "bot"
 
 
@@ -97,11 +98,11 @@ class BlueskyListener:
                 break
         taken = 0
         newest = seen
-        cutoff = self.clock.now() - FIRST_RUN if seen is None else None
+        cutoff = self.clock.now() - MAX_AGE
         for note in sorted(fresh, key=_indexed):
             when = _when(note)
-            if cutoff is not None and (when is None or when < cutoff):
-                log.info("Bluesky: an old notification is not answered on the first poll")
+            if when is None or when < cutoff:
+                log.info("Bluesky: a notification older than an hour is not answered")
             elif await self._handle(note):
                 taken += 1
             stamp = _indexed(note)

@@ -6,9 +6,10 @@ oldest first and moves `mastodon:since_id` (in `store.state`) past each one hand
 mid-batch resumes after the last one taken, and intake's dedupe (by notification id) makes a
 replay harmless. The same read serves as the backfill after a lost connection: whatever came
 in meanwhile is above `since_id`. A malformed notification is logged with what it lacks and
-passed over; a failure to read (network, 5xx, 429) ends the poll where it was. On the very
-first poll (no `since_id` yet) only mentions of the last hour are answered, so an account that
-existed before factbot does not get its old mentions answered days late.
+passed over; a failure to read (network, 5xx, 429) ends the poll where it was. On every poll
+only mentions of the last hour are answered (`MAX_AGE`), so neither an account that existed
+before factbot nor a factbot that was down for a day answers old mentions days late; the
+older ones are passed over (`since_id` moves past them).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 SINCE_KEY = "mastodon:since_id"
 PAGE = 40
 MAX_PAGES = 10
-FIRST_RUN = timedelta(hours=1)  # the first poll answers only what is this recent
+MAX_AGE = timedelta(hours=1)  # a mention older than this when read is not answered
 
 
 def _id(note: Any) -> int:
@@ -103,11 +104,11 @@ class MastodonListener:
             max_id = min(ids)
         me = await self.api.me()
         taken = 0
-        cutoff = self.clock.now() - FIRST_RUN if since is None else None
+        cutoff = self.clock.now() - MAX_AGE
         for note in sorted(notes, key=_id):
             when = parse_time(note.get("created_at")) if isinstance(note, Mapping) else None
-            if cutoff is not None and (when is None or when < cutoff):
-                log.info("Mastodon: an old mention is not answered on the first poll")
+            if when is None or when < cutoff:
+                log.info("Mastodon: a mention older than an hour is not answered")
             elif await self._handle(note, me):
                 taken += 1
             if _id(note) >= 0 and (since is None or _id(note) > int(since)):

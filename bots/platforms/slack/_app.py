@@ -36,13 +36,25 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bots.platforms.slack import _events
 from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
 from bots.platforms.slack._sender import SlackSender, web_client
+from bots.runtime.acks import acknowledge
 from bots.runtime.platform import Answer, CheckRequest, Destination
 from bots.settings import SlackSettings
 from pipeline.errors import InputError
 from pipeline.posts import ensure_checkable
 
 log = logging.getLogger(__name__)
-SCOPES = ("app_mentions:read", "chat:write", "commands", "channels:history", "groups:history")
+# Bolt and Socket Mode log request bodies (text, raw user ids) below WARNING through the logger
+# they are given: theirs sit under the library names `bots.logs` holds at WARNING.
+BOLT_LOG = logging.getLogger("slack_bolt.factbot")
+SOCKET_LOG = logging.getLogger("slack_sdk.socket_mode.factbot")
+SCOPES = (
+    "app_mentions:read",
+    "chat:write",
+    "commands",
+    "channels:history",
+    "groups:history",
+    "reactions:write",
+)
 USAGE = (
     "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, "
     "or the message shortcut “Fact-check this message”. `/factcheck optout me` (or "
@@ -91,7 +103,7 @@ class SlackBot:
         secret = s.signing_secret.get_secret_value() if s.signing_secret else ""
         common: dict[str, Any] = {
             "name": "factbot",
-            "logger": log,
+            "logger": BOLT_LOG,
             "signing_secret": secret,
             # Socket Mode needs no signature; HTTP mode cannot start without a secret (settings).
             "request_verification_enabled": bool(secret),
@@ -106,7 +118,7 @@ class SlackBot:
                 redirect_uri_path=s.redirect_path,
                 installation_store=installations,
                 state_store=states,
-                logger=log,
+                logger=BOLT_LOG,
             )
             app = AsyncApp(client=web_client(s), oauth_settings=oauth, **common)
         else:
@@ -217,6 +229,11 @@ class SlackBot:
                 "reason": result.reason,
             },
         )
+        if request.via == "mention" and result.status in ("accepted", "duplicate"):
+            # Within Slack's 3 s: :eyes: on the mention, once (a redelivery after a crash
+            # adds it if the first delivery could not).
+            replies = self.service.store.replies
+            await acknowledge(replies, self.sender, request.destination, request.event_key)
         if result.status == "accepted" and checking and result.answer is not None:
             await self._private(request.destination, result.answer)  # "Checking…"
         elif result.status == "refused" and result.answer is not None:
@@ -247,7 +264,7 @@ class SlackBot:
         if self.settings.app_token is None:
             return
         handler = AsyncSocketModeHandler(
-            self.app, self.settings.app_token.get_secret_value(), logger=log
+            self.app, self.settings.app_token.get_secret_value(), logger=SOCKET_LOG
         )
         await handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("slack socket mode connected")

@@ -13,6 +13,7 @@ text is still checked.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from collections.abc import Mapping, Sequence
@@ -238,7 +239,7 @@ def mention_request(
     else:
         target = Target(team, channel, event)
         text = strip_mention(str(event.get("text") or ""), bot_user_id)
-    return check_request(
+    request = check_request(
         target,
         requester=str(event.get("user") or ""),
         bot_user_id=bot_user_id,
@@ -246,6 +247,12 @@ def mention_request(
         via="mention",
         text=text,
     )
+    if not event.get("ts"):
+        return request
+    # The mention itself gets the acknowledgement (:eyes:, then the verdict's emoji).
+    dest = request.destination
+    marked = dataclasses.replace(dest, public={**dest.public, "ack_ts": str(event["ts"])})
+    return dataclasses.replace(request, destination=marked)
 
 
 def shortcut_request(payload: Mapping[str, Any], *, bot_user_id: str | None) -> CheckRequest:

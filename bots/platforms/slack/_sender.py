@@ -34,10 +34,19 @@ from bots.platforms.slack import _render
 from bots.runtime.platform import Answer, Destination, Rendered
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import SlackSettings
+from pipeline.records import Label
 
 log = logging.getLogger(__name__)
 TokenLookup = Callable[[str], Awaitable[str | None]]
 METADATA_TYPE = "factbot_reply"  # the event_type of the metadata every public reply carries
+ACK_REACTION = "eyes"  # on the mention while its check runs (bots.runtime.acks)
+VERDICT_REACTIONS = {  # what replaces it once the answer is posted
+    Label.ACCURATE: "white_check_mark",
+    Label.PARTLY_ACCURATE: "large_yellow_circle",
+    Label.MISLEADING: "warning",
+    Label.FALSE: "x",
+    Label.UNVERIFIABLE: "grey_question",
+}
 
 
 def web_client(settings: SlackSettings, token: str | None = None) -> AsyncWebClient:
@@ -90,6 +99,33 @@ class SlackSender:
             )
         )
         return str(response.get("ts") or "") or None
+
+    async def acknowledge(self, destination: Destination) -> None:
+        """Add :eyes: to the mention that asked (only mentions carry `ack_ts`)."""
+        ts = destination.public.get("ack_ts")
+        if ts:
+            await self._react("reactions_add", destination, ts, ACK_REACTION, "already_reacted")
+
+    async def settle_ack(self, destination: Destination, answer: Answer | None) -> None:
+        """Replace :eyes: by the verdict's emoji (a correction), or take it off (None)."""
+        ts = destination.public.get("ack_ts")
+        if not ts:
+            return
+        await self._react("reactions_remove", destination, ts, ACK_REACTION, "no_reaction")
+        label = answer.correction.label if answer and answer.correction else None
+        if label is not None:
+            name = VERDICT_REACTIONS[label]
+            await self._react("reactions_add", destination, ts, name, "already_reacted")
+
+    async def _react(
+        self, method: str, destination: Destination, ts: str, name: str, done: str
+    ) -> None:
+        client = web_client(self.settings, await self.token(destination.workspace_id))
+        try:
+            await getattr(client, method)(channel=destination.channel_id, timestamp=ts, name=name)
+        except SlackApiError as exc:
+            if exc.response.get("error") != done:  # already so: the call is idempotent
+                raise
 
     async def find_sent(self, destination: Destination) -> str | None:
         """Return the ts of the public reply carrying destination's reply key, or None.

@@ -287,6 +287,20 @@ async def test_the_first_poll_leaves_old_mentions_unanswered(
     await session.aclose()
 
 
+async def test_a_later_poll_also_leaves_old_mentions_unanswered(
+    bsky: FakeBluesky, store: Store
+) -> None:
+    store.state.set("bluesky:seen", bsky.stamp(ago=3 * 86400))  # an earlier poll (then down)
+    bob = bsky.user("bob.test")
+    old = bsky.add_post(bob, f"@{BOT_HANDLE} check this")
+    bsky.notify(old, indexedAt=bsky.stamp(ago=2 * 86400))
+    session = BlueskySession(settings(bsky), store.state)
+    listener = BlueskyListener(settings(bsky), session, store.state, service=None)
+    assert await listener.poll() == 0  # no intake: the service is never asked
+    assert store.state.get("bluesky:seen") == bsky.notifications[0]["indexedAt"]
+    await session.aclose()
+
+
 def test_which_notifications_ask_factbot() -> None:
     from bots.platforms.bluesky._events import MalformedNotificationError, mention_of
 

@@ -240,6 +240,21 @@ async def test_the_first_poll_leaves_old_mentions_unanswered(
     assert store.state.get("mastodon:since_id") == masto.notifications[0]["id"]
 
 
+async def test_a_later_poll_also_leaves_old_mentions_unanswered(
+    masto: FakeMastodon, store: Store
+) -> None:
+    from bots.platforms.mastodon._listen import MastodonListener
+
+    bob = masto.user("bob")
+    store.state.set("mastodon:since_id", "1")  # an earlier poll ran (factbot was then down)
+    status = masto.add_status(bob, f"@{BOT_ACCT} check", mentions=[BOT_ID])
+    masto.notify(status, created_at="2026-01-01T00:00:00.000Z")
+    api = MastodonApi(settings(masto), store.state)
+    listener = MastodonListener(settings(masto), api, store.state, service=None)
+    assert await listener.poll() == 0  # no intake: the service is never asked
+    assert store.state.get("mastodon:since_id") == masto.notifications[0]["id"]
+
+
 async def test_an_unreadable_status_is_skipped_and_a_5xx_retried(
     masto: FakeMastodon, store: Store
 ) -> None:

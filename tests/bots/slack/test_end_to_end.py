@@ -17,6 +17,7 @@ import pytest
 from bots.app.root import App
 from bots.settings import JobSettings, Settings, SlackSettings
 from tests.support.fake_slack import FakeSlack, block_problem
+from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import idle, serving
 
 CLAIM = "5G networks spread the coronavirus."
@@ -365,3 +366,76 @@ async def test_a_reply_whose_connection_dropped_after_posting_is_not_posted_agai
     assert posted["thread_ts"] == PARENT
     [row] = app.store.db.execute("SELECT status, platform_reply_id FROM replies").fetchall()
     assert tuple(row) == ("sent", posted["ts"])  # settled through the message metadata
+
+
+async def test_at_debug_a_round_trip_logs_no_token_text_or_user_id(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    slack.add_message("T1", "C1", ts="1700000060.000100", user="UAUTHOR77", text=CLAIM)
+    asked = "<@UBOT> is this true? quartz-heron"
+    ask = {"user": "UASKER42", "text": asked, "thread_ts": "1700000060.000100"}
+    with debug_logs() as logs:
+        app = corpus_app(settings_for(slack))
+        async with serving(app) as base:
+            url = base + "/slack/events"
+            late = mention(event_id="Ev7", **ask)  # a real message delivered too late
+            stale = await slack.deliver_event(url, late, timestamp=int(time.time()) - 301)
+            assert stale[0] == 401
+            assert (await slack.deliver_event(url, mention(event_id="Ev8", **ask)))[0] == 200
+            await idle(app)
+    [reply] = slack.calls("chat.postMessage")
+    assert reply.body["thread_ts"] == "1700000060.000100"
+    text = logs.getvalue()
+    assert "slack request" in text and "reply job finished" in text  # the round trip was logged
+    assert leaks(text, ["xoxb-one", SECRET, "UASKER42", "UAUTHOR77", "quartz-heron"]) == []
+
+
+async def test_a_mention_gets_eyes_at_once_then_the_verdict_once_across_redelivery_and_restart(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    asked = "1700000100.000200"
+    slack.add_message("T1", "C1", ts=asked, user="U1", text="<@UBOT> is this true?")
+    settings = settings_for(slack)
+    app = corpus_app(settings)
+    async with serving(app) as base:
+        url = base + "/slack/events"
+        sent = time.monotonic()
+        assert (await slack.deliver_event(url, mention()))[0] == 200
+        while not slack.calls("reactions.add") and time.monotonic() - sent < 3.0:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+        [eyes] = slack.calls("reactions.add")
+        assert eyes.at - sent < 3.0 and not slack.calls("chat.postMessage")  # before the answer
+        assert eyes.body["name"] == "eyes" and eyes.body["timestamp"] == asked
+        for n in (1, 2):  # Slack's retries
+            await slack.deliver_event(url, mention(), retry_num=n)
+        await idle(app)
+    [reply] = slack.calls("chat.postMessage")
+    assert "Fact-check: false" in str(reply.body["blocks"][0])
+    assert slack.reactions("T1", "C1", asked) == ["x"]  # :eyes: replaced by the verdict
+    assert [c.body["name"] for c in slack.calls("reactions.add")] == ["eyes", "x"]
+    app.close()
+    again = App(app.settings, embedder=app.embedder)  # a restart over the same database
+    async with serving(again) as base:
+        assert (await slack.deliver_event(base + "/slack/events", mention(), retry_num=3))[0] == 200
+        await idle(again)
+    again.close()
+    assert len(slack.calls("reactions.add")) == 2 and len(slack.calls("chat.postMessage")) == 1
+    assert slack.reactions("T1", "C1", asked) == ["x"]
+
+
+async def test_a_failed_answer_takes_the_eyes_off(slack: FakeSlack) -> None:
+    from bots.platforms.slack._sender import SlackSender
+    from bots.runtime.acks import settle
+    from bots.runtime.platform import Answer, Destination
+
+    asked = "1700000100.000200"
+    slack.add_message("T1", "C1", ts=asked, user="U1", text="<@UBOT> is this true?")
+    sender = SlackSender(settings_for(slack))
+    dest = Destination("slack", "T1", "C1", message_id=PARENT, public={"ack_ts": asked})
+    await sender.acknowledge(dest)
+    await sender.acknowledge(dest)  # already_reacted is done, not an error
+    assert slack.reactions("T1", "C1", asked) == ["eyes"]
+    await settle(sender, dest, Answer("failure", message="Sorry"), "Ev1")
+    assert slack.reactions("T1", "C1", asked) == []
+    await settle(sender, dest, Answer("failure", message="Sorry"), "Ev1")  # again: no error
+    assert slack.calls("reactions.add")[-1].body["name"] == "eyes"
