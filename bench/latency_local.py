@@ -39,6 +39,7 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
         RetrievalSettings,
         SearchSettings,
         Settings,
+        VerifierSettings,
     )
 
     return Settings(
@@ -47,7 +48,8 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
         search=SearchSettings(providers=["searxng"], searxng_url=search.base),
         fetch=FetchSettings(allowed_networks=tuple(f"{h}/32" for h in hosts)),
         model=ModelSettings(
-            mode="local",
+            # The verifier needs no model: "auto" starts none for its checks either way.
+            mode="auto" if opts["judge"] in ("auto", "verifier") else "local",
             models_dir=opts["models_dir"],
             refine_rounds=opts["refine_rounds"],
             docs_per_call=opts["docs_per_call"],
@@ -55,6 +57,7 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
             local_prompt_cache_mb=opts["prompt_cache_mb"],
         ),
         max_claims=opts["max_claims"],
+        verifier=VerifierSettings(judge=opts["judge"]),
         # The stand-in publishers are unrated loopback hosts found by web search.
         retrieval=RetrievalSettings(unrated_sources="allow", max_evidence=opts["max_evidence"]),
     )
@@ -102,7 +105,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
         hosts = sorted({str(p.server_address[0]) for p in pages} | {"127.0.0.1"})
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="factbot-local-")))
         app = App(_settings(tmp, search, hosts, opts))
-        if app.model_choice != "local":
+        if app.model_choice != "local" and app.judge_choice != "verifier":
             raise click.ClickException("the local model is not pulled: run `factbot models pull`")
         stack.callback(app.close)
 
@@ -161,6 +164,13 @@ def _server_memory(app: Any) -> dict[str, float]:
 @max_evidence_option
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds a call.")
 @click.option(
+    "--judge",
+    type=click.Choice(["auto", "verifier", "model", "hybrid"]),
+    default="auto",
+    show_default=True,
+    help="FACTBOT_VERIFIER__JUDGE for the run (auto, the local default: the verifier).",
+)
+@click.option(
     "--prompt-cache-mb",
     type=click.IntRange(0, 16384),
     default=0,
@@ -182,6 +192,7 @@ def latency_local(report_path: Path | None, posts: int, **opts: Any) -> None:
     Examples:
       factbot bench latency-local --posts 10
       factbot bench latency-local --posts 2 --refine-rounds 0
+      factbot bench latency-local --posts 10 --judge model   # the language-model judge
     """
     figures = measure(posts, opts)
     click.echo(json.dumps(figures, indent=2))

@@ -35,6 +35,7 @@ from bots.app.root import App
 from bots.settings import Settings
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder_onnx import OnnxEmbedder
+from pipeline.errors import EmptyPostError
 from pipeline.evaluation import GOLD_LABELS, EvalClaim, claim_post, load_averitec, stratified_sample
 from pipeline.evidence.ingest import Ingester
 from pipeline.judge.review import ReviewMatchJudge, combine
@@ -45,7 +46,7 @@ from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_
 from storage import Store
 
 TRAIN = Path("../shared/data/train/averitec/train.json")
-GRID = [round(x, 2) for x in np.arange(0.3, 0.96, 0.05)]
+GRID = [round(x, 2) for x in np.arange(0.1, 0.96, 0.05)]
 FALSE_ON_TRUE_PENALTY = 0.5  # objective: macro-F1 - penalty * (share of true claims called false)
 
 
@@ -102,12 +103,16 @@ async def read_claims(
                     verifier=verifier,
                 )
                 verifier.last = []
-                check = await run_check(claim_post(claim), deps=deps, config=config)
+                try:
+                    check = await run_check(claim_post(claim), deps=deps, config=config)
+                    predicted = check.verdict.label.value
+                except EmptyPostError:  # nothing check-worthy: unverifiable, as the eval counts it
+                    predicted = Label.UNVERIFIABLE.value
             row = {
                 "index": claim.index,
                 "gold": claim.gold.value,
                 "claims": verifier.last,
-                "predicted": check.verdict.label.value,
+                "predicted": predicted,
             }
             handle.write(json.dumps(row) + "\n")
             handle.flush()

@@ -36,6 +36,7 @@ def _command(config: TrainConfig) -> str:
     parts += ["--max-length", str(config.max_length), "--batch-size", str(config.batch_size)]
     parts += ["--learning-rate", str(config.learning_rate), "--seed", str(config.seed)]
     parts += [a for name in config.eval_data for a in ("--eval-data", name)]
+    parts += ["--init", config.init] if config.init else []
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -78,6 +79,11 @@ def train_group() -> None:
     type=click.Path(exists=True, dir_okay=False),
     help="Pair files to score the exported model on for its card (repeatable).",
 )
+@click.option(
+    "--init",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Start from an earlier run's checkpoint.pt (fine-tune a trained model further).",
+)
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
 def stance(
     data: tuple[str, ...],
@@ -92,6 +98,7 @@ def stance(
     checkpoint_every: int,
     threads: int,
     eval_data: tuple[str, ...],
+    init: str | None,
     progress: bool,
 ) -> None:
     """Fine-tune the (claim, passage) stance cross-encoder and export it as int8 ONNX.
@@ -126,6 +133,7 @@ def stance(
         checkpoint_every=checkpoint_every,
         threads=threads,
         eval_data=tuple(eval_data),
+        init=init,
     )
     command = _command(config)
     try:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, SecretStr, model_validator
 
 from pipeline.credibility.policy import UnratedPolicy
 from pipeline.image.ocr import rapidocr_missing
+from pipeline.verifier.verdict import Thresholds
 
 
 class ServerSettings(BaseModel):
@@ -296,13 +297,20 @@ class VerifierSettings(BaseModel):
         description="an exported stance model (the export/ folder of `factbot train stance`); "
         "unset: the model that ships in pipeline/verifier/model",
     )
-    support: float = Field(default=0.5, ge=0, le=1, description="supports probability for accurate")
-    refute: float = Field(default=0.5, ge=0, le=1, description="refutes probability for false")
+    support: float = Field(
+        default=Thresholds.support, ge=0, le=1, description="supports probability for accurate"
+    )
+    refute: float = Field(
+        default=Thresholds.refute, ge=0, le=1, description="refutes probability for false"
+    )
     mixed: float = Field(
-        default=0.5, ge=0, le=1, description="both sides at least this: misleading"
+        default=Thresholds.mixed, ge=0, le=1, description="both sides at least this: misleading"
     )
     confident: float = Field(
-        default=0.9, ge=0, le=1, description="hybrid: the verifier overrules the model from here"
+        default=Thresholds.confident,
+        ge=0,
+        le=1,
+        description="hybrid: the verifier overrules the model from here",
     )
     batch_size: int = Field(default=32, ge=1, le=512, description="pairs per ONNX batch")
 

@@ -136,10 +136,11 @@ def load_checkcovid(path: Path, corpus: Path | None = None) -> Loaded:
         if label is None or not claim or not isinstance(sentences, list) or not sentences:
             out.skipped += 1
             continue
+        annotated = row.get("evidence_set")
         indices = sorted(
             {
                 int(e["sent_index"])
-                for e in row.get("evidence_set") or []  # type: ignore[union-attr]
+                for e in (annotated if isinstance(annotated, list) else [])
                 if isinstance(e, dict) and isinstance(e.get("sent_index"), int)
             }
         )
@@ -188,11 +189,51 @@ def load_healthver(path: Path) -> Loaded:
     return out
 
 
+# The AVeriTeC train claims `bench.verifier_thresholds` fits thresholds on (its default sample):
+# never training pairs, so a model trained on AVeriTeC gets thresholds from claims it never saw.
+THRESHOLD_SAMPLE = 600
+_AVERITEC_STANCE = {"Supported": SUPPORTS, "Refuted": REFUTES, "Not Enough Evidence": NEI}
+
+
+def load_averitec(path: Path) -> Loaded:
+    """AVeriTeC train: each answer (question and answer, as the eval indexes it) with its claim.
+
+    The claim's label stands for each of its answers (the AVeriTeC baseline's assumption: noisy,
+    an answer may only give context); Conflicting claims are skipped (no one stance), and so are
+    the claims of the threshold sample (`THRESHOLD_SAMPLE`, seed 0).
+    """
+    from pipeline.evaluation import load_averitec as claims_of
+    from pipeline.evaluation import stratified_sample
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    held = {c.index for c in stratified_sample(claims_of(path), THRESHOLD_SAMPLE, seed=0)}
+    out = Loaded()
+    for index, item in enumerate(data):
+        label = _AVERITEC_STANCE.get(str(item.get("label")))
+        if label is None or index in held:
+            out.skipped += 1
+            continue
+        for question in item.get("questions") or []:
+            for answer in question.get("answers") or []:
+                if answer.get("answer_type") == "Unanswerable":
+                    continue
+                text = str(answer.get("answer") or "").strip()
+                explanation = str(answer.get("boolean_explanation") or "").strip()
+                text = f"{text}. {explanation}" if explanation else text
+                evidence = " ".join(f"{question.get('question', '')} {text}".split())
+                claim = " ".join(str(item.get("claim") or "").split())
+                if claim and evidence:
+                    out.pairs.append(Pair(claim, evidence, label, f"averitec:{index}", "averitec"))
+    return out
+
+
 def load(path: Path) -> Loaded:
     """Read a pair file of ../shared/data/train by its name (see that README's table)."""
     name, parent = path.name, path.parent.name
     if not path.is_file():
         raise PairDataError(f"{path}: no such file")
+    if parent == "averitec":
+        return load_averitec(path)
     if parent == "checkcovid" or name.startswith("covidCheck"):
         return load_checkcovid(path)
     if parent == "sufficient_facts":

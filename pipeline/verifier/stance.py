@@ -199,7 +199,8 @@ class StanceModel:
         scaled = logits / float(self._manifest.get("temperature", 1.0))
         scaled -= scaled.max(axis=1, keepdims=True)
         exp = np.exp(scaled)
-        return exp / exp.sum(axis=1, keepdims=True)
+        probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+        return probs
 
     def _windows(self, claim: str, passages: Sequence[str]) -> list[_Window]:
         _, tokenizer = self._load()

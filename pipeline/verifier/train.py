@@ -68,6 +68,7 @@ class TrainConfig:
     validation: float = 0.05
     unrelated: float = 0.1
     pooling: str = "mean"  # "mean" (a head on the mean token state) or "cls" (transformers')
+    init: str | None = None  # checkpoint.pt of an earlier run to start from (same pooling)
     threads: int = 0
     eval_data: tuple[str, ...] = field(default=())
 
@@ -144,9 +145,7 @@ def _mean_pool_classifier(encoder: Any, num_labels: int) -> Any:
     return MeanPoolClassifier()
 
 
-def load_base(
-    base: str, num_labels: int = len(LABELS), pooling: str = "mean"
-) -> tuple[Any, Any]:
+def load_base(base: str, num_labels: int = len(LABELS), pooling: str = "mean") -> tuple[Any, Any]:
     """Return (model, tokenizer): a classifier on a local base model; the model maps the
     tokenizer's (input_ids, attention_mask, token_type_ids) to logits."""
     from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
@@ -255,6 +254,10 @@ def fit(config: TrainConfig, prepared: Prepared, progress: Progress | None = Non
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     model, tokenizer = load_base(config.base, pooling=config.pooling)
+    if config.init:
+        model.load_state_dict(
+            torch.load(config.init, map_location="cpu", weights_only=False)["model"]
+        )
     train = prepared.train
     per_epoch = len(_batches(train, config.batch_size, config.seed, 0))
     total = max(1, math.ceil(per_epoch * config.epochs))
