@@ -65,7 +65,7 @@ def train_group() -> None:
     show_default=True,
     help="Run directory: checkpoints, then export/ with the ONNX model and its card.",
 )
-@click.option("--max-pairs", type=int, default=20_000, show_default=True)
+@click.option("--max-pairs", type=int, default=60_000, show_default=True)
 @click.option("--epochs", type=float, default=1.0, show_default=True)
 @click.option("--max-length", type=int, default=128, show_default=True, help="Tokens a pair.")
 @click.option("--batch-size", type=int, default=16, show_default=True)

@@ -61,7 +61,7 @@ class TrainConfig:
     epochs: float = 1.0
     max_length: int = 128
     batch_size: int = 16
-    learning_rate: float = 1e-4
+    learning_rate: float = 5e-5
     warmup: float = 0.06
     seed: int = 0
     checkpoint_every: int = 200
