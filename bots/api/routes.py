@@ -41,7 +41,7 @@ import httpx
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.api.report import report_html
@@ -85,11 +85,12 @@ class CheckRequest(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _one_input(self) -> CheckRequest:
+    def _one_input(self, info: ValidationInfo) -> CheckRequest:
         if self.text is not None and self.url is not None:
             raise ValueError("give exactly one of 'text' or 'url'")
-        if self.text is None and self.url is None and not self.images:
-            raise ValueError("give 'text', 'url' or 'images'")
+        uploads = (info.context or {}).get("uploads", 0)
+        if self.text is None and self.url is None and not self.images and not uploads:
+            raise ValueError("give 'text', 'url' or 'images' (or upload an image)")
         return self
 
 
@@ -365,7 +366,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
                 elif value.strip():
                     fields[key] = value
             try:
-                return CheckRequest.model_validate(fields), uploads
+                context = {"uploads": len(uploads)}
+                return CheckRequest.model_validate(fields, context=context), uploads
             except ValidationError as exc:
                 raise RequestValidationError(exc.errors(include_url=False)) from exc
         finally:

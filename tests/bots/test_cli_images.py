@@ -86,9 +86,19 @@ def test_an_image_alone_that_cannot_be_read_is_a_clear_error(run, tmp_path: Path
 
 
 def test_an_image_can_come_on_standard_input_with_the_text_as_argument(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("check", "--json", "Look at this", "--image", "-", input=PDF)
-    assert result.exit_code == 2  # the text has no claim and the image is a PDF
-    assert "the file is a PDF document, not an image" in result.stderr
+    text = "Drinking bleach protects you against COVID-19."
+    result = run("check", "--json", text, "--image", "-", input=PDF)
+    assert result.exit_code == 0, result.output  # the check goes on with the text
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "false" and data["images"]["read"] == []
+    (failed,) = data["images"]["not_read"]
+    assert failed == {
+        "url": None,
+        "name": "stdin",
+        "origin": "attachment",
+        "reason": "the file is a PDF document, not an image",
+    }
+    assert "The image could not be read (the file is a PDF document" in data["correction"]["note"]
     both = run("check", "-", "--image", "-", input=b"x")
     assert both.exit_code == 2 and "not both" in both.output
     nothing = run("check")
