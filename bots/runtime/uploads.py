@@ -12,7 +12,7 @@ FACTBOT_IMAGES__MAX_BYTES (its bytes are not kept), an empty file, a link that i
 and images beyond FACTBOT_IMAGES__MAX_IMAGES. The check goes on with what remains.
 
 Uploaded bytes live in the post's row until the retention sweep removes them
-(`storage.jobs.JobsRepo.drop_uploads_before`, after FACTBOT_PRIVACY__RETENTION_DAYS).
+(`storage.checks.CheckRepo.drop_uploads_before`, FACTBOT_PRIVACY__RETENTION_DAYS after).
 """
 
 from __future__ import annotations
