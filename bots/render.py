@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bots.runtime.uploads import upload_name
+from pipeline.imagerecords import ImageReport
 from pipeline.records import Check
 from pipeline.reply.render import item_json, reference_json
 
@@ -20,6 +22,7 @@ def render_text(check: Check) -> str:
     for n, cv in enumerate(check.verdict.claims, start=1):
         lines.append(f"  claim {n}: {cv.label.value} — {texts.get(cv.claim_id, '')[:100]}")
         lines.append(f"           {cv.rationale}")
+    lines += _image_lines(check.images)
     if check.usage:
         calls = sum(u.calls for u in check.usage)
         tokens_in = sum(u.input_tokens for u in check.usage)
@@ -45,6 +48,76 @@ def render_text(check: Check) -> str:
         f"Check {check.id} — {len(check.evidence)} evidence items, {total:.2f}s ({stages})"
     )
     return "\n".join(lines)
+
+
+def _source(ref: str) -> str:
+    """Return how a person is shown an image's address: an upload's name, else its URL."""
+    name = upload_name(ref)
+    return f"uploaded {name}" if name else ref[:200]
+
+
+def _image_lines(report: ImageReport) -> list[str]:
+    """Return the image report as text lines: what was read in each image, what was not read."""
+    if not report.descriptions and not report.failures:
+        return []
+    lines = ["Images:"]
+    for n, d in enumerate(report.descriptions, start=1):
+        lines.append(f"  image {n} ({_source(d.url)}): read, {d.width}x{d.height}")
+        if d.ocr is not None and d.ocr.text.strip():
+            lines.append(f"           text read: {' '.join(d.ocr.text.split())[:300]}")
+        if d.caption is not None:
+            lines.append(f"           caption: {d.caption.text[:300]}")
+        credentials = d.metadata.credentials
+        if credentials is not None:
+            made = "made by AI" if credentials.ai_generated else "not marked as AI-made"
+            valid = "valid" if credentials.valid else "not valid"
+            lines.append(f"           content credentials: {made}, signature {valid}")
+    for f in report.failures:
+        lines.append(f"  not read ({_source(f.source.ref)}): {f.reason}")
+    return lines
+
+
+def images_to_json(report: ImageReport) -> dict[str, Any]:
+    """Return a check's image report: what was read in each image, and what was not read."""
+
+    def address(ref: str) -> dict[str, str | None]:
+        name = upload_name(ref)
+        return {"url": None if name else ref, "name": name}
+
+    read = []
+    for d in report.descriptions:
+        exif = d.metadata.exif
+        credentials = d.metadata.credentials
+        read.append(
+            {
+                "image_id": d.image_id,
+                **address(d.url),
+                "origin": d.origin.value,
+                "width": d.width,
+                "height": d.height,
+                "frames": d.frames,
+                "text": d.ocr.text if d.ocr is not None else "",
+                "caption": d.caption.text if d.caption is not None else None,
+                "names": list(d.terms),
+                "taken_at": exif.captured_at.isoformat() if exif and exif.captured_at else None,
+                "camera": exif.camera if exif else None,
+                "software": exif.software if exif else None,
+                "content_credentials": None
+                if credentials is None
+                else {
+                    "signer": credentials.signer,
+                    "ai_generated": credentials.ai_generated,
+                    "valid": credentials.valid,
+                    "trusted": credentials.trusted,
+                },
+                "phash": d.hashes.phash,
+            }
+        )
+    not_read = [
+        {**address(f.source.ref), "origin": f.source.origin.value, "reason": f.reason}
+        for f in report.failures
+    ]
+    return {"read": read, "not_read": not_read}
 
 
 def check_to_json(check: Check) -> dict[str, Any]:
@@ -101,6 +174,7 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "note": check.correction.note,
             "could_not_search": check.correction.could_not_search or None,
         },
+        "images": images_to_json(check.images),
         "search": check.search.to_json(),
         "timings": {t.stage: t.seconds for t in check.timings},
         "usage": {

@@ -1,11 +1,16 @@
-"""Turning what a user gives (text or a URL) into a Post.
+"""Turning what a user gives (text, a URL, images) into a Post.
 
-Failure policy: empty or oversized text raises InputError with the reason; a URL that the fetch
-policy refuses raises UnsafeURLError; a page without usable text raises ExtractionError.
+Images are `Post.image_refs`, as a platform attachment is: an http(s) URL the image stage
+fetches, or a `data:` URI holding bytes the user uploaded (`pipeline.image.intake` reads both).
+
+Failure policy: empty or oversized text raises InputError with the reason (text may be empty
+when the post has images); a URL that the fetch policy refuses raises UnsafeURLError; a page
+without usable text raises ExtractionError.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -25,9 +30,10 @@ def post_from_text(
     platform_id: str | None = None,
     author: str | None = None,
     created_at: datetime | None = None,
+    image_refs: Sequence[str] = (),
 ) -> Post:
-    """Return a post for text typed or sent by a user."""
-    if not text or not text.strip():
+    """Return a post for text typed or sent by a user, with the images that came with it."""
+    if (not text or not text.strip()) and not image_refs:
         raise EmptyPostError("the post is empty")
     if len(text) > max_chars:
         raise InputError(
@@ -46,6 +52,7 @@ def post_from_text(
         # Text typed into factbot has no publication time of its own: no automatic time bound.
         created_at=created_at,
         links=tuple(dict.fromkeys(URL_RE.findall(text))),
+        image_refs=tuple(dict.fromkeys(image_refs)),
     )
 
 

@@ -194,6 +194,29 @@ class CheckRepo:
             quotes=quotes_in(row["quotes"]),
         )
 
+    def drop_uploads_before(self, cutoff: datetime) -> int:
+        """Remove uploaded image bytes (`data:` refs) from posts first stored before cutoff.
+
+        A post's age is that of its oldest check or job (an API or dashboard post is stored
+        with its job, a `factbot check` post with its check). Its http(s) image links, its text
+        and what the image stage read stay; the check's image report keeps only the start of
+        each data: URI (type and name). Returns how many posts lost uploaded bytes.
+        """
+        stamp = dt_out(cutoff)
+        with immediate(self.db):
+            rows = self.db.execute(
+                "SELECT id, image_refs FROM posts WHERE image_refs LIKE '%\"data:%' AND ("
+                "id IN (SELECT post_id FROM checks WHERE created_at < ?) OR "
+                "id IN (SELECT post_id FROM jobs WHERE post_id IS NOT NULL AND created_at < ?))",
+                [stamp, stamp],
+            ).fetchall()
+            for post_id, raw in rows:
+                kept = [r for r in json.loads(raw) if not str(r).startswith("data:")]
+                self.db.execute(
+                    "UPDATE posts SET image_refs = ? WHERE id = ?", [json.dumps(kept), post_id]
+                )
+        return len(rows)
+
     def recent(self, *, limit: int = 20) -> list[dict[str, Any]]:
         """Return a summary of the most recent checks."""
         return list(

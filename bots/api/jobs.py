@@ -33,6 +33,7 @@ def job_to_json(store: Store, job: Job) -> dict[str, Any]:
         "max_attempts": job.max_attempts,
         "check_id": check_id,
         "error": job.last_error,
+        "notes": [str(n) for n in job.payload.get("notes") or ()],
         "created_at": job.created_at.isoformat() if job.created_at else None,
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,

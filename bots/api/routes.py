@@ -1,6 +1,8 @@
 """The HTTP API: the first adapter. A check request is stored as a post plus a job, then answered.
 
-POST /api/checks            {"text": "..."} or {"url": "..."}, optional "before" (ISO date)
+POST /api/checks            {"text": "..."} or {"url": "..."}, optional "images" (http(s) image
+                            URLs) and "before" (ISO date); or multipart/form-data with the
+                            fields text, url, before and image (files, repeatable; or URLs)
                             → 202 {job} with Location: /api/jobs/{id}; with ?wait=N, 201 and the
                             check when it finishes within N seconds (else still 202); 200 and
                             a stored check when one answers the same or a near-duplicate post
@@ -15,6 +17,10 @@ GET  /readyz                ready: database, workers, model (503 with the reason
 / (and /try, /jobs, ...)    the dashboard (bots/web), which also decides who may call the API
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
+Images become the post's `image_refs` as a platform attachment's do (`bots.runtime.uploads`):
+what the image stage cannot read is in the check's `images.not_read` with its reason, what never
+reached it (a file over FACTBOT_IMAGES__MAX_BYTES, a link that is not http(s)) in `notes`; the
+check goes on with the rest. A body over FACTBOT_IMAGES__MAX_IMAGES x MAX_BYTES (+1 MB) is 413.
 Workers run beside the API (`FACTBOT_JOBS__WORKERS`) or in `factbot worker` processes.
 """
 
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -32,8 +39,9 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.api.report import report_html
@@ -43,7 +51,9 @@ from bots.render import check_to_json
 from bots.runtime.checks import submit_check
 from bots.runtime.privacy import retention_loop
 from bots.runtime.service import build_pool, close_senders
+from bots.runtime.uploads import Upload, gather_images
 from bots.web import mount_dashboard
+from bots.web.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
@@ -61,23 +71,54 @@ DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts
 
 
 class CheckRequest(BaseModel):
-    """A request to check a text or the page at a URL."""
+    """A request to check a text or the page at a URL, with the post's images."""
 
     text: str | None = Field(default=None, description="the post text to check")
     url: str | None = Field(default=None, description="a page to fetch and check")
+    images: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="http(s) URLs of the post's images (read like a platform attachment)",
+    )
     before: datetime | None = Field(
         default=None, description="only use evidence published before this time"
     )
 
     @model_validator(mode="after")
-    def _one_input(self) -> CheckRequest:
-        if (self.text is None) == (self.url is None):
+    def _one_input(self, info: ValidationInfo) -> CheckRequest:
+        if self.text is not None and self.url is not None:
             raise ValueError("give exactly one of 'text' or 'url'")
+        uploads = (info.context or {}).get("uploads", 0)
+        if self.text is None and self.url is None and not self.images and not uploads:
+            raise ValueError("give 'text', 'url' or 'images' (or upload an image)")
         return self
+
+
+FORM_FIELDS = ("text", "url", "before", "image", "images")
+_MULTIPART_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "the post text to check"},
+        "url": {"type": "string", "description": "a page to fetch and check"},
+        "before": {"type": "string", "format": "date-time"},
+        "image": {
+            "type": "array",
+            "items": {"type": "string", "format": "binary"},
+            "description": "image files of the post (repeat the field for several)",
+        },
+        "images": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "http(s) URLs of the post's images (repeatable)",
+        },
+    },
+}
 
 
 def _status(kind: type[BaseException]) -> int:
     """Return the HTTP status for an error of this kind, raised now or by a job that died."""
+    if issubclass(kind, BodyTooLargeError):
+        return 413
     if issubclass(kind, NotFoundError):
         return 404
     if issubclass(kind, (UnsafeURLError, InputError)):
@@ -134,10 +175,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             tasks.append(asyncio.create_task(scheduler.run(stopping), name="monitor"))
         for task in tasks:
             task.add_done_callback(_report_end)
-        if adapters:
-            tasks.append(
-                asyncio.create_task(retention_loop(app.store, app.settings.privacy, stopping))
-            )
+        # The retention sweep: platform checks, and image bytes uploaded to the API.
+        tasks.append(asyncio.create_task(retention_loop(app.store, app.settings.privacy, stopping)))
         try:
             yield
         finally:
@@ -217,21 +256,50 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         }
         return JSONResponse(status_code=200 if not problems else 503, content=body)
 
-    @api.post("/api/checks", status_code=202)
+    @api.post(
+        "/api/checks",
+        status_code=202,
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": CheckRequest.model_json_schema()},
+                    "multipart/form-data": {"schema": _MULTIPART_SCHEMA},
+                },
+            }
+        },
+    )
     async def create_check(
-        body: CheckRequest,
+        request: Request,
         wait: float = Query(default=0, ge=0, description="seconds to wait for the result"),
         fresh: bool = Query(default=False, description="check again even if a stored check fits"),
         idempotency_key: str | None = Header(default=None, max_length=200),
     ) -> JSONResponse:
+        kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if kind == "multipart/form-data":
+            body, uploads = await _form_request(request)
+        else:
+            body, uploads = await _json_request(request), []
         max_chars = app.settings.max_post_chars
+        limits = app.settings.images
+        given = gather_images(
+            uploads, body.images, max_images=limits.max_images, max_bytes=limits.max_bytes
+        )
+        notes = list(given.notes)
         if body.url is not None:
             fetcher = await app.fetcher()
             post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
+            if given.refs:
+                post = dataclasses.replace(post, image_refs=given.refs)
+        elif not given.refs and not (body.text or "").strip() and notes:
+            raise InputError("nothing to check: " + " ".join(notes))
         else:
-            post = post_from_text(body.text or "", max_chars=max_chars, platform="api")
+            post = post_from_text(
+                body.text or "", max_chars=max_chars, platform="api", image_refs=given.refs
+            )
         ensure_checkable(post)
-        if not fresh:
+        # A stored check of the same words says nothing about these images: check them.
+        if not fresh and not post.image_refs:
             reused = await _reused(post, body.before)
             if reused is not None:
                 return reused
@@ -241,6 +309,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             before=body.before,
             dedupe_key=f"api:{idempotency_key}" if idempotency_key else None,
             max_attempts=app.settings.jobs.max_attempts,
+            notes=notes,
         )
         job = submission.job
         if wait > 0:
@@ -248,7 +317,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             if job.status == "done" and job.result_id:
                 return JSONResponse(
                     status_code=201,
-                    content=check_to_json(app.store.checks.get(job.result_id)),
+                    content=_check_content(job.result_id),
                     headers={"Location": f"/api/checks/{job.result_id}"},
                 )
             if job.status == "dead":
@@ -263,6 +332,47 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             headers={"Location": f"/api/jobs/{job.id}"},
         )
 
+    def _check_content(check_id: str) -> dict[str, Any]:
+        """Return a stored check as JSON, with the notes its request left (none: [])."""
+        content = check_to_json(app.store.checks.get(check_id))  # NotFoundError → 404
+        job = app.store.jobs.for_check(check_id)
+        content["notes"] = [str(n) for n in (job.payload.get("notes") or ())] if job else []
+        return content
+
+    async def _json_request(request: Request) -> CheckRequest:
+        try:
+            return CheckRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False)) from exc
+
+    async def _form_request(request: Request) -> tuple[CheckRequest, list[Upload]]:
+        """Read a multipart check request: its fields, and its image files (bounded)."""
+        limits = app.settings.images
+        form = await bounded_form(request, cap=form_cap(limits), max_files=limits.max_images * 4)
+        try:
+            uploads: list[Upload] = []
+            fields: dict[str, Any] = {"images": []}
+            for key, value in form.multi_items():
+                if key not in FORM_FIELDS:
+                    raise InputError(
+                        f"unknown form field {key!r}; the fields are {', '.join(FORM_FIELDS)}"
+                    )
+                if not isinstance(value, str):
+                    if key != "image":
+                        raise InputError(f"the form field {key!r} takes text, not a file")
+                    uploads.append(await read_upload(value, max_bytes=limits.max_bytes))
+                elif key in ("image", "images"):
+                    fields["images"].append(value)
+                elif value.strip():
+                    fields[key] = value
+            try:
+                context = {"uploads": len(uploads)}
+                return CheckRequest.model_validate(fields, context=context), uploads
+            except ValidationError as exc:
+                raise RequestValidationError(exc.errors(include_url=False)) from exc
+        finally:
+            await form.close()
+
     async def _reused(post: Post, before: datetime | None) -> JSONResponse | None:
         hit = await app.reuse.find(post, before=before)
         if hit is None:
@@ -271,7 +381,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             check = app.store.checks.get(hit.check_id)
         except NotFoundError:  # the fingerprint outlived its check: a miss
             return None
-        content = check_to_json(check)
+        content = _check_content(check.id)
         content["reused"] = {
             "reason": hit.reason,
             "similarity": round(hit.similarity, 4),
@@ -289,7 +399,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     @api.get("/api/checks/{check_id}")
     async def get_check(check_id: str) -> JSONResponse:
         try:
-            return JSONResponse(check_to_json(app.store.checks.get(check_id)))
+            return JSONResponse(_check_content(check_id))
         except NotFoundError:
             job = app.store.jobs.for_check(check_id)
             if job is None:

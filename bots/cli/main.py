@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import json
 import re
@@ -10,13 +11,16 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from bots.cli.context import app_from as _app
 from bots.render import check_to_json, render_text
 from pipeline.errors import FactbotError, InputError
+
+if TYPE_CHECKING:
+    from bots.runtime.uploads import Upload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -125,24 +129,49 @@ def main(ctx: click.Context) -> None:
 
 
 @main.command()
-@click.argument("text_or_url")
+@click.argument("text_or_url", required=False)
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    metavar="FILE_OR_URL",
+    help="An image of the post: a file, an http(s) URL, or - for standard input (repeatable).",
+)
 @click.option("--before", help="Only use evidence published before this date (ISO 8601).")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored check as JSON.")
 @click.pass_context
-def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: bool) -> None:
-    """Check a post's text (or the page at a URL), store the check and print it.
+def check(
+    ctx: click.Context,
+    text_or_url: str | None,
+    images: tuple[str, ...],
+    before: str | None,
+    as_json: bool,
+) -> None:
+    """Check a post's text (or the page at a URL) and its images, store the check and print it.
+
+    Images are read as a platform attachment is (text in them, hashes, EXIF, C2PA, faces,
+    earlier appearances); one that cannot be read is said with its reason and the check goes
+    on with the rest.
 
     \b
     Examples:
       factbot check "5G towers spread the coronavirus."
       factbot check https://example.org/article --before 2020-06-01
       factbot check - < post.txt          (read the text from standard input)
+      factbot check --image screenshot.png
+      factbot check "Is this real?" --image photo.jpg --image https://example.org/b.jpg
     """
+    from bots.runtime.uploads import gather_images
     from pipeline.posts import post_from_text, post_from_url
 
+    if text_or_url is None and not images:
+        raise click.UsageError("give a text, a URL or at least one --image")
+    if text_or_url == "-" and "-" in images:
+        raise click.UsageError("standard input can hold the text or an image, not both")
     app = _app(ctx)
     bound = _parse_before(before)
     max_chars = app.settings.max_post_chars
+    limits = app.settings.images
     if text_or_url == "-":
         raw = sys.stdin.buffer.read()
         try:
@@ -150,10 +179,17 @@ def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: boo
         except UnicodeDecodeError as exc:
             raise InputError(f"standard input is not valid UTF-8 (byte {exc.start})") from exc
 
-    single = text_or_url.strip()
+    single = (text_or_url or "").strip()
     is_http = single.lower().startswith(("http://", "https://")) and " " not in single
     if not is_http and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*://\S*", single):
         raise InputError(f"only http(s) pages can be checked, not {single!r}")
+    uploads, urls, unread = _image_args(images, max_bytes=limits.max_bytes)
+    given = gather_images(uploads, urls, max_images=limits.max_images, max_bytes=limits.max_bytes)
+    notes = [*unread, *given.notes]
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if images and not given.refs and not single:
+        raise InputError("nothing to check: no text, and none of the images could be taken")
 
     async def go() -> Any:
         try:
@@ -162,17 +198,56 @@ def check(ctx: click.Context, text_or_url: str, before: str | None, as_json: boo
                 post = await post_from_url(
                     single, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu
                 )
+                if given.refs:
+                    post = dataclasses.replace(post, image_refs=given.refs)
             else:
-                post = post_from_text(text_or_url, max_chars=max_chars)
+                post = post_from_text(text_or_url or "", max_chars=max_chars, image_refs=given.refs)
             return await app.check(post, before=bound)
         finally:
             await app.close_fetcher()  # before asyncio.run closes the loop it belongs to
 
     result = asyncio.run(go())
     if as_json:
-        click.echo(json.dumps(check_to_json(result), indent=2, ensure_ascii=False))
+        data = check_to_json(result)
+        if notes:
+            data["notes"] = notes
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(result))
+
+
+def _image_args(
+    values: tuple[str, ...], *, max_bytes: int
+) -> tuple[list[Upload], list[str], list[str]]:
+    """Return the --image files read (at most max_bytes + 1 bytes each), the URLs, and notes."""
+    from bots.runtime.uploads import Upload
+
+    uploads: list[Upload] = []
+    urls: list[str] = []
+    notes: list[str] = []
+    for value in values:
+        if "://" in value:
+            urls.append(value)  # gather_images refuses what is not http(s), with a note
+            continue
+        if value == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+            uploads.append(Upload("stdin", None if len(data) > max_bytes else data, len(data)))
+            continue
+        path = Path(value).expanduser()
+        try:
+            size = path.stat().st_size
+            if not path.is_file():
+                raise IsADirectoryError(21, "not a file")
+            if size > max_bytes:
+                uploads.append(Upload(path.name, None, size))
+                continue
+            with path.open("rb") as handle:
+                data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            notes.append(f"The image {value!r} was not read: {exc.strerror or exc}.")
+            continue
+        uploads.append(Upload(path.name, None if len(data) > max_bytes else data, len(data)))
+    return uploads, urls, notes
 
 
 @main.command()

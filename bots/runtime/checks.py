@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import Outcome, PermanentJobError
@@ -49,10 +49,20 @@ def submit_check(
     before: datetime | None = None,
     dedupe_key: str | None = None,
     max_attempts: int = 3,
+    notes: Sequence[str] = (),
 ) -> Submission:
-    """Store post and a check job (unless dedupe_key exists) and return the submission."""
+    """Store post and a check job (unless dedupe_key exists) and return the submission.
+
+    `notes` are what the adapter could not take from the request (e.g. an image over the size
+    limit): they are kept with the job, and shown with its progress and its check.
+    """
     check_id = new_id()
-    payload = {"check_id": check_id, "before": before.isoformat() if before else None}
+    payload: dict[str, Any] = {
+        "check_id": check_id,
+        "before": before.isoformat() if before else None,
+    }
+    if notes:
+        payload["notes"] = list(notes)
     job, created = store.jobs.enqueue(
         CHECK, payload, dedupe_key=dedupe_key, post=post, max_attempts=max_attempts
     )

@@ -5,6 +5,8 @@ A pseudonym is HMAC-SHA256(key, "platform:user id"), so the same user maps to th
 they are. The key comes from FACTBOT_PRIVACY__PSEUDONYM_KEY, else a random key generated once
 and kept in the database (`kv`) — set the variable to keep the key apart from the data.
 With FACTBOT_PRIVACY__KEEP_USER_IDS the raw ids are stored instead (an operator's choice).
+Images uploaded as bytes (API, dashboard, CLI) are removed from their posts after the same
+retention period.
 """
 
 from __future__ import annotations
@@ -45,12 +47,19 @@ class Pseudonyms:
 
 
 def redact_expired(store: Store, settings: PrivacySettings) -> int:
-    """Redact platform checks older than the retention period; return how many."""
+    """Redact platform checks older than the retention period; return how many.
+
+    Uploaded image bytes older than the period are removed too (not counted).
+    """
     cutoff = store.clock.now() - timedelta(days=settings.retention_days)
     count = store.platform.redact_before(cutoff)
     count += store.monitor.redact_before(cutoff)  # posts the proactive monitor read
     if count:
         log.info("platform checks redacted", extra={"count": count, "before": cutoff.isoformat()})
+    # Images uploaded to the API, the dashboard or `factbot check`, whoever sent them.
+    uploads = store.checks.drop_uploads_before(cutoff)
+    if uploads:
+        log.info("uploaded images removed", extra={"posts": uploads, "before": cutoff.isoformat()})
     return count
 
 

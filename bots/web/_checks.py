@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -181,8 +182,25 @@ def check_context(db: Any, check: Check) -> dict[str, Any]:
             [check.id],
         ).fetchall()
     ]
+    # The check's job keeps what its request could not take (an image over the size limit).
+    row = db.execute(
+        "SELECT json_extract(payload, '$.notes') FROM jobs "
+        "WHERE json_extract(payload, '$.check_id') = ? AND kind = 'check' LIMIT 1",
+        [check.id],
+    ).fetchone()
+    notes = [str(n) for n in json.loads(row[0])] if row and row[0] else []
+    # A description keeps only the start of an uploaded image's data: URI; the post has it
+    # whole until retention removes it, and the page shows it as a thumbnail till then.
+    thumbnails: dict[str, str] = {}
+    for d in check.images.descriptions:
+        if d.url.startswith("data:image/"):
+            whole = next((r for r in check.post.image_refs if r.startswith(d.url)), None)
+            if whole is not None:
+                thumbnails[d.image_id] = whole
     return {
         "check": check,
+        "notes": notes,
+        "thumbnails": thumbnails,
         "claims": [c for c in claims if c["verdict"] is not None],
         "quotes": quotes,
         "requests": requests,

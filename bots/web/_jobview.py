@@ -25,6 +25,7 @@ def job_view(store: Store, job: Job) -> dict[str, Any]:
         "max_attempts": job.max_attempts,
         "check_id": job.result_id or job.payload.get("check_id"),
         "error": job.last_error,
+        "notes": [str(n) for n in job.payload.get("notes") or ()] if job.kind == "check" else [],
         "created_at": job.created_at.isoformat() if job.created_at else None,
         "stages": list(stages.values()),
     }

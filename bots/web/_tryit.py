@@ -1,4 +1,8 @@
-"""Try it: paste a text, a link or an image, watch the check run, then read it.
+"""Try it: paste a text, a link or images, watch the check run, then read it.
+
+Images are uploaded as the API's are (`bots.web.forms`, `bots.runtime.uploads`): each becomes
+one of the post's image refs, read by the image stage, whose report (and the notes on files
+that never reached it) the check page shows.
 
 The form stores a post and a check job exactly as the API does (`submit_check`), unless a
 stored check already answers the same post (reuse), which is shown at once. The progress page
@@ -9,23 +13,27 @@ refreshes itself every two seconds until then.
 
 from __future__ import annotations
 
-import base64
-import dataclasses
-from typing import Annotated
+from typing import Any
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.datastructures import FormData
 
 from bots.runtime.checks import submit_check
+from bots.runtime.uploads import gather_images
 from bots.web._access import Access, Principal
 from bots.web._deps import needs
 from bots.web._jobview import job_view
 from bots.web._views import Views
+from bots.web.forms import bounded_form, form_cap, read_upload
 from pipeline.errors import FactbotError, InputError, NotFoundError
 from pipeline.posts import ensure_checkable, post_from_text, post_from_url
-from pipeline.records import Post, new_id
+from pipeline.records import Post
 
-IMAGE_TYPES = ("image/jpeg", "image/png", "image/webp", "image/gif", "image/heic")
+
+def _field(form: FormData, name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
 
 
 def router(access: Access, views: Views) -> APIRouter:
@@ -35,64 +43,66 @@ def router(access: Access, views: Views) -> APIRouter:
     as_viewer = Depends(needs(access, "viewer"))
     app = access.app
 
+    def form_limits() -> dict[str, Any]:
+        images = app.settings.images
+        return {"max_images": images.max_images, "max_mb": f"{images.max_bytes / 1e6:g}"}
+
     @routes.get("/try", response_class=HTMLResponse)
     async def try_page(request: Request, me: Principal = as_viewer) -> HTMLResponse:
-        return views.render(request, "try.html", error=None, text="", url="")
+        return views.render(request, "try.html", error=None, text="", url="", **form_limits())
+
+    async def read_form(request: Request) -> FormData:
+        """The form, read within bounds before the CSRF check reads its token from it."""
+        limits = app.settings.images
+        return await bounded_form(request, cap=form_cap(limits), max_files=limits.max_images * 4)
+
+    read_first = Depends(read_form)  # before as_reviewer, whose CSRF check reads the form
 
     @routes.post("/try", response_class=HTMLResponse)
     async def try_submit(
         request: Request,
-        text: str = Form(default=""),
-        url: str = Form(default=""),
-        image: Annotated[UploadFile | None, File()] = None,
+        form: FormData = read_first,
         me: Principal = as_reviewer,
     ) -> Response:
+        text = _field(form, "text")
+        url = _field(form, "url")
+        limits = app.settings.images
+        uploads = [
+            await read_upload(f, max_bytes=limits.max_bytes)
+            for f in form.getlist("image")
+            if not isinstance(f, str) and f.filename
+        ]
+        given = gather_images(uploads, [], max_images=limits.max_images, max_bytes=limits.max_bytes)
         try:
-            post = await _post(text.strip(), url.strip(), image)
+            if not given.refs and not text.strip() and not url.strip() and given.notes:
+                raise InputError(" ".join(given.notes))
+            post = await _post(text.strip(), url.strip(), given.refs)
             ensure_checkable(post)
         except FactbotError as exc:
-            return views.render(request, "try.html", code=422, error=str(exc), text=text, url=url)
-        hit = await app.reuse.find(post)
-        if hit is not None:
-            try:
-                app.store.checks.get(hit.check_id)
-                return RedirectResponse(f"/check/{hit.check_id}?reused=1", status_code=303)
-            except NotFoundError:
-                pass
-        submission = submit_check(app.store, post, max_attempts=app.settings.jobs.max_attempts)
+            return views.render(
+                request, "try.html", code=422, error=str(exc), text=text, url=url, **form_limits()
+            )
+        if not post.image_refs:  # a stored check of the same words says nothing of images
+            hit = await app.reuse.find(post)
+            if hit is not None:
+                try:
+                    app.store.checks.get(hit.check_id)
+                    return RedirectResponse(f"/check/{hit.check_id}?reused=1", status_code=303)
+                except NotFoundError:
+                    pass
+        submission = submit_check(
+            app.store, post, max_attempts=app.settings.jobs.max_attempts, notes=given.notes
+        )
         return RedirectResponse(f"/try/{submission.job.id}", status_code=303)
 
-    async def _post(text: str, url: str, image: UploadFile | None) -> Post:
+    async def _post(text: str, url: str, images: tuple[str, ...]) -> Post:
         max_chars = app.settings.max_post_chars
-        picture = await _image(image)
-        if url and not text and picture is None:
+        if url and not text and not images:
             fetcher = await app.fetcher()
             return await post_from_url(url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
         if url:
             text = f"{text}\n{url}".strip()
-        if picture is None:
-            return post_from_text(text, max_chars=max_chars, platform="web")
-        identifier = new_id()
-        base = (
-            post_from_text(text, max_chars=max_chars, platform="web")
-            if text
-            else Post(id=identifier, platform="web", platform_id=identifier, text="")
-        )
-        return dataclasses.replace(base, image_refs=(picture,))
-
-    async def _image(image: UploadFile | None) -> str | None:
-        if image is None or not image.filename:
-            return None
-        limit = app.settings.images.max_bytes
-        data = await image.read(limit + 1)
-        if not data:
-            return None
-        if len(data) > limit:
-            raise InputError(
-                f"the image is larger than {limit:,} bytes (FACTBOT_IMAGES__MAX_BYTES)"
-            )
-        kind = image.content_type if image.content_type in IMAGE_TYPES else "image/jpeg"
-        return f"data:{kind};base64,{base64.b64encode(data).decode()}"
+        return post_from_text(text, max_chars=max_chars, platform="web", image_refs=images)
 
     @routes.get("/try/{job_id}", response_class=HTMLResponse)
     async def progress(request: Request, job_id: str, me: Principal = as_viewer) -> Response:

@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from bots.runtime.uploads import upload_name
 from bots.web._access import Access, Principal
 
 HERE = Path(__file__).resolve().parent
@@ -77,6 +78,7 @@ ENV.filters["href"] = safe_href
 ENV.filters["cls"] = css_class
 ENV.filters["when"] = when
 ENV.filters["camera_time"] = camera_time
+ENV.filters["upload_name"] = upload_name
 ENV.globals["highlight"] = highlight
 
 

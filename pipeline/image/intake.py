@@ -32,7 +32,7 @@ import io
 import logging
 import struct
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -60,6 +60,7 @@ IMAGE_TYPES = (
 )
 # Pillow format names that may be opened: raster formats the web uses.
 RASTER_FORMATS = ("JPEG", "PNG", "GIF", "WEBP", "HEIF", "AVIF", "BMP")
+DATA_PREFIX = 64  # of a data: URI, what a description or failure keeps as its address
 MAX_SIDE = 4096  # decoded pictures are kept at most this many pixels on a side (memory)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".avif", ".bmp")
 # Links that are neither images nor pages worth reading for an og:image.
@@ -133,7 +134,7 @@ async def _load(
 ) -> LoadedImage | ImageFailure:
     try:
         if source.ref.startswith("data:"):
-            data, url = _data_uri(source.ref, limits.max_bytes), source.ref[:64]
+            data, url = _data_uri(source.ref, limits.max_bytes), source.ref[:DATA_PREFIX]
         elif fetcher is None:
             raise ImageError(source.ref, "images are not fetched in this set-up")
         else:
@@ -147,6 +148,10 @@ async def _load(
     except FactbotError as exc:  # FetchError, UnsafeURLError: their reason is the reason
         reason = str(getattr(exc, "reason", exc))
     log.info("image not read", extra={"ref": source.ref[:200], "reason": reason})
+    if source.ref.startswith("data:"):
+        # The failure is stored with the check: keep the start of the URI (its type and the
+        # upload's name), as a description does, never the uploaded bytes themselves.
+        source = replace(source, ref=source.ref[:DATA_PREFIX])
     return ImageFailure(source=source, reason=reason)
 
 

@@ -92,7 +92,11 @@ def test_a_data_image_is_shown_as_a_thumbnail(app: App, client: TestClient) -> N
     data_url = "data:image/png;base64,iVBORw0KGgo="
     report = check.images
     image = dataclasses.replace(report.descriptions[0], url=data_url)
-    check = dataclasses.replace(check, images=dataclasses.replace(report, descriptions=(image,)))
+    check = dataclasses.replace(
+        check,
+        images=dataclasses.replace(report, descriptions=(image,)),
+        post=dataclasses.replace(check.post, image_refs=(data_url,)),
+    )
     store_checks(app.store, [check])
     sign_in(client, "vera")
     assert f'<img src="{data_url}"' in client.get(f"/check/{check.id}").text

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
 
+from bots.api.routes import create_api
 from bots.app.root import App
+from pipeline.evidence.ingest import Ingester
 from pipeline.records import Label
 from storage.browse import PAGE_SIZE
+from tests.conftest import FIXTURES
+from tests.image.images import encode, photo
+from tests.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
 from tests.web.conftest import csrf_of, sign_in
 from tests.web.factory import QUOTE, make_check, store_checks
 
@@ -133,21 +140,73 @@ def test_try_it_stores_a_job_and_shows_its_progress(app: App, client: TestClient
     assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in page.text
 
 
-def test_try_it_takes_an_image(app: App, client: TestClient) -> None:
+def test_try_it_takes_images_and_says_what_it_could_not_take(app: App, client: TestClient) -> None:
     sign_in(client, "rita")
-    token = csrf_of(client.get("/try").text)
-    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+    page = client.get("/try").text
+    assert 'name="image" type="file" accept="image/*" multiple' in page
+    token = csrf_of(page)
+    png = encode(photo((40, 30)), "PNG")
+    limit = app.settings.images.max_bytes
     sent = client.post(
         "/try",
         data={"csrf": token},
-        files={"image": ("photo.png", png, "image/png")},
+        files=[
+            ("image", ("photo.png", png, "image/png")),
+            ("image", ("scan.jpg", PDF, "image/jpeg")),
+            ("image", ("huge.jpg", b"\xff\xd8\xff" + b"\0" * limit, "image/jpeg")),
+        ],
         follow_redirects=False,
     )
     assert sent.status_code == 303, sent.text
     job = app.store.jobs.get(sent.headers["location"].rsplit("/", 1)[1])
     assert job is not None and job.post_id is not None
     post = app.store.jobs.post(job.post_id)
-    assert post is not None and post.image_refs[0].startswith("data:image/png;base64,")
+    assert post is not None and [r[:40] for r in post.image_refs] == [
+        "data:image/png;name=photo.png;base64,iVB",
+        "data:application/octet-stream;name=scan.",
+    ]
+    progress = client.get(sent.headers["location"]).text
+    assert "The image &#39;huge.jpg&#39; was not read: it is 10,000,003 bytes" in progress
+    only_big = client.post(
+        "/try",
+        data={"csrf": token},
+        files=[("image", ("huge.jpg", b"\0" * (limit + 1), "image/jpeg"))],
+    )
+    assert only_big.status_code == 422 and "larger than the 10,000,000 bytes" in only_big.text
+
+
+def test_try_it_shows_the_image_report_of_the_finished_check(app: App) -> None:
+    asyncio.run(
+        Ingester(app.store.documents, app.embedder).ingest([str(FIXTURES / "corpus.jsonl")])
+    )
+    with TestClient(create_api(app, workers=1)) as client:
+        sign_in(client, "rita")
+        token = csrf_of(client.get("/try").text)
+        sent = client.post(
+            "/try",
+            data={"csrf": token, "text": "Seen on my feed today"},
+            files=[
+                ("image", ("shot.png", claim_png(), "image/png")),
+                ("image", ("logo.jpg", SVG, "image/jpeg")),
+                ("image", ("broken.png", truncated_png(), "image/png")),
+            ],
+            follow_redirects=False,
+        )
+        assert sent.status_code == 303, sent.text
+        job_id = sent.headers["location"].rsplit("/", 1)[1]
+        deadline = time.monotonic() + 240
+        while (job := app.store.jobs.get(job_id)) is not None and job.status != "done":
+            assert job.status != "dead", job.last_error
+            assert time.monotonic() < deadline, "the check did not finish"
+            time.sleep(0.2)
+        result = client.get(f"/try/{job_id}")  # follows to the check page
+        assert result.url.path == f"/check/{job.result_id}"
+        html = result.text
+    assert "<h3>Images</h3>" in html and "uploaded shot.png" in html
+    assert CLAIM in " ".join(html.split())  # the text read in the screenshot
+    assert '<img src="data:image/png;name=shot.png;base64,' in html  # a thumbnail
+    assert "uploaded logo.jpg" in html and "SVG is a vector format" in html
+    assert "uploaded broken.png" in html and "truncated or corrupt" in html
 
 
 def test_jobs_page_lists_dead_jobs_and_an_admin_retries_once(app: App, client: TestClient) -> None:
