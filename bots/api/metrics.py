@@ -1,0 +1,328 @@
+"""`/metrics`: the deployment's figures in Prometheus' text format, read from the database.
+
+Why from the database, at scrape time: checks run in worker processes (`factbot worker`, or the
+workers beside `factbot serve`), as many as the operator starts, and each restarts on its own.
+A counter kept in a worker's memory would be seen by nobody (the worker serves no HTTP) and lost
+on restart. Every check, job and reply is stored durably, so `StoreCollector` reads them
+(`storage.metrics`) when Prometheus scrapes, and whichever process serves `/metrics` reports the
+whole deployment:
+
+- gauges are counted afresh each scrape (queue depth and age by job kind, jobs and their
+  attempts by kind and status, the reply ledger by platform and status, live workers);
+- counters over finished checks (verdict and judge path, stage latency histograms, model tokens
+  and cost, search provider failures) are running totals that `CheckTotals` advances from a
+  rowid cursor: each scrape reads only the checks stored since the last one, and a process
+  that starts reads the table once from the beginning (so the totals are the table's, and
+  Prometheus sees a counter reset, which `rate()` handles);
+- reuse look-ups and hits are the one exception: a look-up stores nothing (a hit answers from
+  a stored check), and it happens where the request comes in (the API, an adapter, the
+  monitor), in the serving process, so each serving process counts its own; sum them over
+  instances.
+
+Several `serve` replicas report the same database-derived figures: aggregate them with `max`
+(the Grafana dashboard in deploy/grafana does), not `sum`.
+
+Failure policy: a database error during a scrape propagates (the endpoint answers 500 and
+Prometheus marks the target down); nothing is cached across a failed scrape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from bots.app.root import App
+from pipeline.clock import Clock
+from storage import Store
+from storage.metrics import CheckFacts
+
+# Stage and check seconds: sub-second stages (claims, ranking) to minutes (a local model).
+BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+PAGE = 2000  # checks read per query while catching up
+
+
+@dataclass
+class _Histogram:
+    """Cumulative bucket counts, their count and sum."""
+
+    buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
+    count: int = 0
+    total: float = 0.0
+
+    def observe(self, value: float) -> None:
+        index = bisect.bisect_left(BUCKETS, value)
+        for i in range(index, len(BUCKETS)):
+            self.buckets[i] += 1
+        self.count += 1
+        self.total += value
+
+    def samples(self) -> list[tuple[str, float]]:
+        found = [(str(b), float(n)) for b, n in zip(BUCKETS, self.buckets, strict=True)]
+        return [*found, ("+Inf", float(self.count))]
+
+
+@dataclass
+class _Model:
+    """Model usage of one stage, summed over checks."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    failures: int = 0
+
+
+class CheckTotals:
+    """Running totals over stored checks, advanced from a rowid cursor."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.checks: Counter[tuple[str, str]] = Counter()  # (verdict, path)
+        self.stages: dict[str, _Histogram] = {}
+        self.duration = _Histogram()
+        self.model: dict[str, _Model] = {}
+        self.search_asked: Counter[tuple[str, str]] = Counter()  # (provider, kind)
+        self.search_failed: Counter[tuple[str, str]] = Counter()
+        self.live: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def advance(self, store: Store) -> None:
+        """Add the checks stored since the last call."""
+        while True:
+            page = store.metrics.checks_after(self.seq, limit=PAGE)
+            for facts in page:
+                self.add(facts)
+            if len(page) < PAGE:
+                return
+
+    def add(self, facts: CheckFacts) -> None:
+        """Count one check."""
+        self.seq = max(self.seq, facts.seq)
+        self.checks[(facts.verdict, facts.judge)] += 1
+        for stage, seconds in facts.timings:
+            self.stages.setdefault(stage, _Histogram()).observe(seconds)
+        self.duration.observe(sum(seconds for _, seconds in facts.timings))
+        for usage in facts.usage:
+            model = self.model.setdefault(str(usage.get("stage", "")), _Model())
+            model.calls += int(usage.get("calls", 0))
+            model.input_tokens += int(usage.get("input_tokens", 0))
+            model.output_tokens += int(usage.get("output_tokens", 0))
+            model.cost_usd += float(usage.get("cost_usd", 0.0))
+            model.failures += int(usage.get("failures", 0))
+        search = facts.search
+        self.live[str(search.get("live", "off"))] += 1
+        for kind, key in (("web", "providers"), ("reverse image", "reverse_image")):
+            for provider in _providers(search.get(key)):
+                name = str(provider.get("provider", ""))
+                self.search_asked[(name, kind)] += 1
+                if not provider.get("reachable", False):
+                    self.search_failed[(name, kind)] += 1
+
+
+def _providers(value: Any) -> list[Mapping[str, Any]]:
+    return [p for p in value if isinstance(p, Mapping)] if isinstance(value, list) else []
+
+
+class StoreCollector(Collector):
+    """Collects every factbot metric from the store (and this process's reuse counts)."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        *,
+        clock: Clock,
+        reuse: Callable[[], tuple[int, Mapping[str, int]]],
+        alive_within: float,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.reuse = reuse
+        self.alive_within = alive_within
+        self.totals = CheckTotals()
+
+    def collect(self) -> Iterable[Metric]:
+        """Yield the metric families, read now."""
+        store = self.store()
+        yield from self._queue(store)
+        yield from self._replies(store)
+        with self.totals.lock:
+            self.totals.advance(store)
+            yield from self._checks()
+        yield from self._reuse()
+        workers = GaugeMetricFamily(
+            "factbot_workers_alive", "Worker pools that sent a heartbeat recently, all processes"
+        )
+        workers.add_metric([], float(len(store.workers.alive(within=self.alive_within))))
+        yield workers
+
+    def _queue(self, store: Store) -> Iterable[Metric]:
+        groups = store.metrics.jobs()
+        now = self.clock.now()
+        jobs = GaugeMetricFamily(
+            "factbot_jobs",
+            "Jobs in the queue's table by kind and status",
+            labels=["kind", "status"],
+        )
+        attempts = GaugeMetricFamily(
+            "factbot_job_attempts",
+            "Attempts used by the jobs of each kind and status (above the job count: retries)",
+            labels=["kind", "status"],
+        )
+        depth = GaugeMetricFamily(
+            "factbot_queue_depth", "Jobs queued and not yet claimed, by kind", labels=["kind"]
+        )
+        age = GaugeMetricFamily(
+            "factbot_queue_oldest_age_seconds",
+            "Seconds since the oldest queued job of each kind was enqueued (0: none queued)",
+            labels=["kind"],
+        )
+        dead = GaugeMetricFamily(
+            "factbot_jobs_dead",
+            "Jobs that ran out of attempts or failed for good, by kind",
+            labels=["kind"],
+        )
+        kinds = sorted({g.kind for g in groups})
+        for g in groups:
+            jobs.add_metric([g.kind, g.status], float(g.jobs))
+            attempts.add_metric([g.kind, g.status], float(g.attempts))
+        for kind in kinds:
+            queued = next((g for g in groups if g.kind == kind and g.status == "queued"), None)
+            depth.add_metric([kind], float(queued.jobs if queued else 0))
+            oldest = queued.oldest if queued is not None else None
+            age.add_metric([kind], max(0.0, (now - oldest).total_seconds()) if oldest else 0.0)
+            gone = next((g for g in groups if g.kind == kind and g.status == "dead"), None)
+            dead.add_metric([kind], float(gone.jobs if gone else 0))
+        yield from (depth, age, jobs, attempts, dead)
+
+    def _replies(self, store: Store) -> Iterable[Metric]:
+        ledger = GaugeMetricFamily(
+            "factbot_replies",
+            "Replies in the reply ledger by platform and status (sent, failed, pending)",
+            labels=["platform", "status"],
+        )
+        for r in store.metrics.replies():
+            ledger.add_metric([r.platform, r.status], float(r.replies))
+        withheld = GaugeMetricFamily(
+            "factbot_replies_withheld",
+            "Replies factbot held back, by platform and reason",
+            labels=["platform", "reason"],
+        )
+        for r in store.metrics.withheld():
+            withheld.add_metric([r.platform, r.status], float(r.replies))
+        yield from (ledger, withheld)
+
+    def _checks(self) -> Iterable[Metric]:
+        t = self.totals
+        checks = CounterMetricFamily(
+            "factbot_checks", "Checks stored, by verdict and judge path", labels=["verdict", "path"]
+        )
+        for (verdict, path), n in sorted(t.checks.items()):
+            checks.add_metric([verdict, path], float(n))
+        stages = HistogramMetricFamily(
+            "factbot_stage_seconds", "Seconds each stage of a check took", labels=["stage"]
+        )
+        for stage, hist in sorted(t.stages.items()):
+            stages.add_metric([stage], hist.samples(), sum_value=hist.total)
+        duration = HistogramMetricFamily(
+            "factbot_check_seconds", "Seconds a whole check took (its stages summed)"
+        )
+        duration.add_metric([], t.duration.samples(), sum_value=t.duration.total)
+        calls = CounterMetricFamily(
+            "factbot_model_calls", "Language-model calls by stage", labels=["stage"]
+        )
+        tokens = CounterMetricFamily(
+            "factbot_model_tokens",
+            "Language-model tokens by stage and direction (input, output)",
+            labels=["stage", "direction"],
+        )
+        cost = CounterMetricFamily(
+            "factbot_model_cost_usd", "Language-model cost in US dollars by stage", labels=["stage"]
+        )
+        failures = CounterMetricFamily(
+            "factbot_model_failures",
+            "Language-model calls that failed (timeouts and invalid answers included) by stage",
+            labels=["stage"],
+        )
+        for stage, m in sorted(t.model.items()):
+            calls.add_metric([stage], float(m.calls))
+            tokens.add_metric([stage, "input"], float(m.input_tokens))
+            tokens.add_metric([stage, "output"], float(m.output_tokens))
+            cost.add_metric([stage], m.cost_usd)
+            failures.add_metric([stage], float(m.failures))
+        asked = CounterMetricFamily(
+            "factbot_search_provider_checks",
+            "Checks that asked a search provider, by provider and kind (web, reverse image)",
+            labels=["provider", "kind"],
+        )
+        failed = CounterMetricFamily(
+            "factbot_search_provider_failures",
+            "Checks in which a search provider never answered, by provider and kind",
+            labels=["provider", "kind"],
+        )
+        for key, n in sorted(t.search_asked.items()):
+            asked.add_metric(list(key), float(n))
+            failed.add_metric(list(key), float(t.search_failed.get(key, 0)))
+        live = CounterMetricFamily(
+            "factbot_search_live",
+            "Checks by how live web search went (off, ok, partial, unreachable)",
+            labels=["status"],
+        )
+        for status, n in sorted(t.live.items()):
+            live.add_metric([status], float(n))
+        yield from (checks, stages, duration, calls, tokens, cost, failures, asked, failed, live)
+
+    def _reuse(self) -> Iterable[Metric]:
+        lookups, hits = self.reuse()
+        looked = CounterMetricFamily(
+            "factbot_reuse_lookups", "Reuse look-ups this process made (reuse enabled)"
+        )
+        looked.add_metric([], float(lookups))
+        found = CounterMetricFamily(
+            "factbot_reuse_hits",
+            "Requests this process answered from a stored check, by reason",
+            labels=["reason"],
+        )
+        for reason, n in sorted(hits.items()):
+            found.add_metric([reason], float(n))
+        yield from (looked, found)
+
+
+def mount_metrics(api: FastAPI, app: App) -> None:
+    """Add GET /metrics to the API (who may read it: `bots.web._guard`)."""
+    if not app.settings.metrics.enabled:
+        return
+
+    def reuse() -> tuple[int, Mapping[str, int]]:
+        index = app.reuse
+        return index.lookups, dict(index.hits)
+
+    collector = StoreCollector(
+        lambda: app.store,
+        clock=app.clock,
+        reuse=reuse,
+        alive_within=3 * max(app.settings.jobs.heartbeat_seconds, 5.0),  # as /readyz
+    )
+    # A registry of its own: no process-wide default, so two Apps in one process never mix.
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+
+    @api.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        body = await asyncio.to_thread(generate_latest, registry)  # reads the database
+        return Response(content=body, media_type=CONTENT_TYPE_LATEST)
