@@ -310,7 +310,7 @@ def mount_metrics(api: FastAPI, app: App) -> None:
 
     def reuse() -> tuple[int, Mapping[str, int]]:
         index = app.reuse
-        return index.lookups, dict(index.hits)
+        return index.lookups, {str(reason): n for reason, n in index.hits.items()}
 
     collector = StoreCollector(
         lambda: app.store,
