@@ -10,10 +10,10 @@ whole deployment:
 - gauges are counted afresh each scrape (queue depth and age by job kind, jobs and their
   attempts by kind and status, the reply ledger by platform and status, live workers);
 - counters over finished checks (verdict and judge path, stage latency histograms, model tokens
-  and cost, search provider failures) are running totals that `CheckTotals` advances from a
-  rowid cursor: each scrape reads only the checks stored since the last one, and a process
-  that starts reads the table once from the beginning (so the totals are the table's, and
-  Prometheus sees a counter reset, which `rate()` handles);
+  and cost, search provider failures) are running totals that `CheckTotals` advances over
+  rowids: each scrape sums (in SQL) only the checks stored since the last one, and a process
+  that starts sums the whole table once (so the totals are the table's, and Prometheus sees a
+  counter reset, which `rate()` handles);
 - reuse look-ups and hits are the one exception: a look-up stores nothing (a hit answers from
   a stored check), and it happens where the request comes in (the API, an adapter, the
   monitor), in the serving process, so each serving process counts its own; sum them over
@@ -29,12 +29,10 @@ Prometheus marks the target down); nothing is cached across a failed scrape.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import Response
@@ -50,27 +48,24 @@ from prometheus_client.registry import Collector
 from bots.app.root import App
 from pipeline.clock import Clock
 from storage import Store
-from storage.metrics import CheckFacts
+from storage.metrics import Histogram
 
 # Stage and check seconds: sub-second stages (claims, ranking) to minutes (a local model).
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
-PAGE = 2000  # checks read per query while catching up
 
 
 @dataclass
 class _Histogram:
-    """Cumulative bucket counts, their count and sum."""
+    """Running cumulative bucket counts, their count and sum."""
 
     buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
     count: int = 0
     total: float = 0.0
 
-    def observe(self, value: float) -> None:
-        index = bisect.bisect_left(BUCKETS, value)
-        for i in range(index, len(BUCKETS)):
-            self.buckets[i] += 1
-        self.count += 1
-        self.total += value
+    def add(self, more: Histogram) -> None:
+        self.buckets = [a + b for a, b in zip(self.buckets, more.buckets, strict=True)]
+        self.count += more.count
+        self.total += more.total
 
     def samples(self) -> list[tuple[str, float]]:
         found = [(str(b), float(n)) for b, n in zip(BUCKETS, self.buckets, strict=True)]
@@ -89,10 +84,10 @@ class _Model:
 
 
 class CheckTotals:
-    """Running totals over stored checks, advanced from a rowid cursor."""
+    """Running totals over stored checks, advanced over rowids (`storage.metrics.check_sums`)."""
 
     def __init__(self) -> None:
-        self.seq = 0
+        self.seq = 0  # the newest check counted
         self.checks: Counter[tuple[str, str]] = Counter()  # (verdict, path)
         self.stages: dict[str, _Histogram] = {}
         self.duration = _Histogram()
@@ -104,39 +99,26 @@ class CheckTotals:
 
     def advance(self, store: Store) -> None:
         """Add the checks stored since the last call."""
-        while True:
-            page = store.metrics.checks_after(self.seq, limit=PAGE)
-            for facts in page:
-                self.add(facts)
-            if len(page) < PAGE:
-                return
-
-    def add(self, facts: CheckFacts) -> None:
-        """Count one check."""
-        self.seq = max(self.seq, facts.seq)
-        self.checks[(facts.verdict, facts.judge)] += 1
-        for stage, seconds in facts.timings:
-            self.stages.setdefault(stage, _Histogram()).observe(seconds)
-        self.duration.observe(sum(seconds for _, seconds in facts.timings))
-        for usage in facts.usage:
-            model = self.model.setdefault(str(usage.get("stage", "")), _Model())
-            model.calls += int(usage.get("calls", 0))
-            model.input_tokens += int(usage.get("input_tokens", 0))
-            model.output_tokens += int(usage.get("output_tokens", 0))
-            model.cost_usd += float(usage.get("cost_usd", 0.0))
-            model.failures += int(usage.get("failures", 0))
-        search = facts.search
-        self.live[str(search.get("live", "off"))] += 1
-        for kind, key in (("web", "providers"), ("reverse image", "reverse_image")):
-            for provider in _providers(search.get(key)):
-                name = str(provider.get("provider", ""))
-                self.search_asked[(name, kind)] += 1
-                if not provider.get("reachable", False):
-                    self.search_failed[(name, kind)] += 1
-
-
-def _providers(value: Any) -> list[Mapping[str, Any]]:
-    return [p for p in value if isinstance(p, Mapping)] if isinstance(value, list) else []
+        upto = store.metrics.last_check()
+        if upto <= self.seq:
+            return
+        sums = store.metrics.check_sums(self.seq, upto, BUCKETS)
+        self.checks.update(sums.checks)
+        for stage, hist in sums.stages.items():
+            self.stages.setdefault(stage, _Histogram()).add(hist)
+        self.duration.add(sums.duration)
+        for m in sums.model:
+            model = self.model.setdefault(m.stage, _Model())
+            model.calls += m.calls
+            model.input_tokens += m.input_tokens
+            model.output_tokens += m.output_tokens
+            model.cost_usd += m.cost_usd
+            model.failures += m.failures
+        for p in sums.search:
+            self.search_asked[(p.provider, p.kind)] += p.checks
+            self.search_failed[(p.provider, p.kind)] += p.failures
+        self.live.update(sums.live)
+        self.seq = upto
 
 
 class StoreCollector(Collector):
