@@ -145,8 +145,10 @@ class MetricsRepo:
         """Return the sums over checks with `after < rowid <= upto`; seconds binned at bounds.
 
         Writes are serialised (BEGIN IMMEDIATE), so rowids grow in commit order: a caller that
-        keeps `upto` as its next `after` never skips a check nor counts one twice. The JSON
-        columns are read by SQLite's own JSON functions, in C: 100,000 checks in seconds.
+        keeps `upto` as its next `after` never skips a check nor counts one twice. (One rare
+        exception: when `forget` deletes the newest check, the next check takes its rowid and
+        is not counted by a caller already past it.) The JSON columns are read by SQLite's own
+        JSON functions, in C: 100,000 checks in seconds.
         """
         span = "c.rowid > ? AND c.rowid <= ?"
         checks = {
