@@ -3,7 +3,9 @@
 `Store.open` creates the file and applies migrations; a health check must not. `database_health`
 opens the file read-only (`mode=ro`), so a missing, unreadable or damaged database is reported,
 never created or repaired: which migrations are pending, what `PRAGMA quick_check` says (the
-fast form of integrity_check: it skips the index-content cross-check), and the index's size.
+fast form of integrity_check: it skips the index-content cross-check), the index's size, and
+which engines hold the data and the queue (SQLite and factbot's own queue, the `jobs` table of
+the same file) with the queue's depth.
 
 Failure policy: never raises; every failure is a field of the returned `DatabaseHealth`.
 """
@@ -20,6 +22,9 @@ from sqlite_utils import Database
 from storage.migrations import migrations
 
 _QUICK_CHECK_ROWS = 5
+ENGINE = "sqlite"
+QUEUE_ENGINE = "factbot-sqlite"  # factbot's own queue: the jobs table of the same database
+QUEUE_ENGINE_TEXT = "factbot's own queue (the jobs table of this SQLite database)"
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,9 @@ class DatabaseHealth:
     integrity: str = ""  # "ok", or quick_check's first findings; "" when not checked
     documents: int | None = None  # in the local evidence index
     passages: int | None = None
+    engine: str = ENGINE  # the database engine
+    queue_engine: str = QUEUE_ENGINE
+    queue: dict[str, int] | None = None  # jobs by status (queued, running, done, dead)
 
     @property
     def healthy(self) -> bool:
@@ -52,6 +60,8 @@ class DatabaseHealth:
             "integrity": self.integrity,
             "documents": self.documents,
             "passages": self.passages,
+            "engine": self.engine,
+            "queue": {"engine": self.queue_engine, "jobs": self.queue},
         }
 
 
@@ -78,6 +88,12 @@ def database_health(path: Path, *, integrity: bool = True) -> DatabaseHealth:
         if {"documents", "passages"} <= tables:
             documents = int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
             passages = int(conn.execute("SELECT count(*) FROM passages").fetchone()[0])
+        queue = None
+        if "jobs" in tables:
+            found_jobs = dict(
+                conn.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall()
+            )
+            queue = {s: int(found_jobs.get(s, 0)) for s in ("queued", "running", "done", "dead")}
         return DatabaseHealth(
             str(path),
             exists=True,
@@ -86,6 +102,7 @@ def database_health(path: Path, *, integrity: bool = True) -> DatabaseHealth:
             integrity=found,
             documents=documents,
             passages=passages,
+            queue=queue,
         )
     except sqlite3.Error as exc:
         return DatabaseHealth(str(path), exists=True, opens=True, error=_describe(exc))

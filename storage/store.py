@@ -6,8 +6,9 @@ reply ledger), `workers` (who is alive), `state` (small values by key), `platfor
 buckets, platform requests, opt-outs), `images` (the image index, for provenance), `faces`
 (the gallery of known public figures), `review` (proposed corrections and their decisions),
 `web` (search, page and reachability caches), `monitor` (the proactive monitor's lease,
-candidates and actions), `users` (dashboard operators) and `browse` (the dashboard's filtered
-lists and figures). Each multi-table write happens inside one transaction.
+candidates and actions), `users` (dashboard operators), `browse` (the dashboard's filtered
+lists and figures) and `metrics` (the aggregates `/metrics` reads). Each multi-table write
+happens inside one transaction.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from storage.faces import FaceGalleryRepo
 from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
+from storage.metrics import MetricsRepo
 from storage.migrations import migrations
 from storage.monitor import MonitorRepo
 from storage.platform import PlatformRepo
@@ -61,6 +63,7 @@ class Store:
         self.review = ReviewRepo(db, clock=clock)
         self.users = UserRepo(db, clock=clock)
         self.browse = BrowseRepo(db)
+        self.metrics = MetricsRepo(db)
 
     @classmethod
     def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:

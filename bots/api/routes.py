@@ -14,6 +14,7 @@ GET  /checks/{id}           the check's full report as an HTML page (platform re
 GET  /healthz               alive (and index counts)
 GET  /readyz                ready: database, workers, model (503 with the reasons when not),
                             and `doctor`: `factbot doctor`'s facts (no settings), cached 30 s
+GET  /metrics               Prometheus' text format, read from the database (bots/api/metrics.py)
 / (and /try, /jobs, ...)    the dashboard (bots/web), which also decides who may call the API
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
@@ -44,6 +45,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
+from bots.api.metrics import mount_metrics
 from bots.api.report import report_html
 from bots.app.doctor import diagnose
 from bots.app.root import App
@@ -190,6 +192,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     for adapter in adapters.values():
         adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
     mount_dashboard(api, app)  # the web pages under /, and who may use the API (bots/web)
+    mount_metrics(api, app)  # GET /metrics for Prometheus (bots/api/metrics.py)
 
     @api.exception_handler(FactbotError)
     async def _factbot_error(request: Request, exc: FactbotError) -> JSONResponse:

@@ -16,6 +16,7 @@ import click
 from bots.app.doctor import Diagnosis, diagnose
 from bots.settings import Settings, load_settings
 from pipeline.errors import ConfigError
+from storage.health import QUEUE_ENGINE_TEXT
 
 
 def render_short(diagnosis: Diagnosis) -> str:
@@ -34,6 +35,7 @@ def render_short(diagnosis: Diagnosis) -> str:
         f"  evidence: local index {local}; {live}",
         f"  checks use: {d.model['path']}",
         f"  database: {_database_line(d)}",
+        f"  queue: {_queue_line(d)}",
     ]
     lines += [f"  {p.severity.upper()}: {p.what}\n      fix: {p.fix}" for p in d.problems]
     if d.problems:
@@ -61,6 +63,8 @@ def render_full(diagnosis: Diagnosis) -> str:
         *(f"  {name}: {p['detail']}" for name, p in d.platforms.items()),
         "Database:",
         f"  {_database_line(d)}",
+        f"  engine: {d.database.engine}",
+        f"  queue: {_queue_line(d)}",
         "Settings in force (secrets masked):",
         *(f"  {line}" for line in _flatten(d.settings)),
     ]
@@ -78,7 +82,17 @@ def _database_line(d: Diagnosis) -> str:
         return f"{db.path}: {db.error}"
     migrations = "migrations current" if not db.pending else f"{len(db.pending)} pending"
     integrity = f"quick_check {db.integrity}" if db.integrity else "integrity not checked"
-    return f"{db.path}: opens, {migrations}, {integrity}"
+    return f"{db.engine} {db.path}: opens, {migrations}, {integrity}"
+
+
+def _queue_line(d: Diagnosis) -> str:
+    db = d.database
+    depth = (
+        ", ".join(f"{n} {status}" for status, n in db.queue.items())
+        if db.queue is not None
+        else "no jobs table yet"
+    )
+    return f"{QUEUE_ENGINE_TEXT}: {depth}"
 
 
 def _flatten(data: dict[str, Any], prefix: str = "FACTBOT_") -> list[str]:

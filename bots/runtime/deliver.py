@@ -9,7 +9,8 @@ A `reply:<platform>` job waits for its check job (`jobs.waits_for`). When it run
 
 The adapter renders the answer; every text of the rendered message is audited, and a link that
 is not one of the check's references (or factbot's own report link) stops the message: the
-requester gets the failure message instead, and the incident is logged. The post goes through
+requester gets the failure message instead, and the incident is logged and kept as the job's
+`reply`/`withheld` event (what `/metrics` counts). The post goes through
 `send_once` (the reply ledger, keyed by platform and event), so a retried job, a redelivered
 event or a restarted worker never posts twice. Once sent, the destination's private part
 (interaction tokens, raw user ids) is deleted from the job in the transaction that ends it.
@@ -40,6 +41,7 @@ from pipeline.records import Check
 from pipeline.reply.links import unretrieved_links
 from storage import Store
 from storage.jobs import Job
+from storage.metrics import WITHHELD_STAGE, WITHHELD_STATUS
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +94,7 @@ class ReplyJobs:
             # The platform refused the correction on every attempt so far (too long, bad
             # blocks…): the last attempt says so plainly rather than leave silence.
             answer = self._failure("the answer could not be posted here", answer.notes)
-        rendered = self._render(sender, answer, dest, check, strict=review is not None)
+        rendered = self._render(sender, answer, dest, check, job=job, strict=review is not None)
 
         async def send() -> str | None:
             return await sender.send(dest, rendered)
@@ -195,6 +197,7 @@ class ReplyJobs:
         dest: Destination,
         check: Check | None,
         *,
+        job: Job,
         strict: bool = False,
     ) -> Rendered:
         allowed = {r.url for r in answer.correction.references} if answer.correction else set()
@@ -204,6 +207,10 @@ class ReplyJobs:
         try:
             audit(rendered, allowed)
         except UnretrievedLinkError as exc:
+            # Kept as a job event: /metrics counts withheld replies from the database.
+            self.store.jobs.progress(
+                job.id, WITHHELD_STAGE, WITHHELD_STATUS, platform=dest.platform, reason=str(exc)
+            )
             if strict:  # nobody asked: post nothing rather than a failure message
                 log.error(
                     "review reply withheld: it links to URLs the pipeline did not retrieve",

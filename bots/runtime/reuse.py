@@ -2,6 +2,8 @@
 
 `ReuseIndex.find(post)` runs before a check is enqueued and returns the stored check that answers
 the post, with the reason, or None. `ReuseIndex.remember(check)` records a finished, stored check.
+`lookups` and `hits` (by reason) count this process's look-ups for `/metrics`: a look-up happens
+where a request comes in (the API, an adapter, the monitor), never in a worker.
 
 Reasons, tried in this order (the first eligible one wins; within a reason, the newest check):
 
@@ -165,6 +167,8 @@ class ReuseIndex:
         self.settings = settings
         self.clock = clock
         self._vectors = _VectorCache()
+        self.lookups = 0  # look-ups made by this process since it started (reuse enabled)
+        self.hits: dict[Reason, int] = {}  # of which answered by a stored check, by reason
 
     @property
     def ttl(self) -> timedelta:
@@ -190,6 +194,7 @@ class ReuseIndex:
         """Return the stored check that answers post (bounded like App.check), or None."""
         if not self.settings.enabled:
             return None
+        self.lookups += 1
         now = self.clock.now()
         since = now - self.ttl
         need = _capped(before or post.created_at, now).timestamp()
@@ -284,6 +289,7 @@ class ReuseIndex:
         return "same claims"
 
     def _hit(self, check_id: str, reason: Reason, similarity: float, age: timedelta) -> ReuseHit:
+        self.hits[reason] = self.hits.get(reason, 0) + 1
         log.info(
             "reusing a stored check",
             extra={

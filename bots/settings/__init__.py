@@ -35,6 +35,7 @@ from bots.settings.engine import (
 from bots.settings.faces import FaceSettings
 from bots.settings.image_index import ImageIndexSettings
 from bots.settings.mastodon import MastodonSettings
+from bots.settings.metrics import MetricsSettings
 from bots.settings.monitor import MonitorSettings
 from bots.settings.platforms import (
     BudgetSettings,
@@ -62,6 +63,7 @@ __all__ = [
     "ImageSettings",
     "JobSettings",
     "MastodonSettings",
+    "MetricsSettings",
     "ModelSettings",
     "MonitorSettings",
     "PrivacySettings",
@@ -150,6 +152,7 @@ class Settings(BaseSettings):
     monitor: MonitorSettings = MonitorSettings()
     review: ReviewSettings = ReviewSettings()
     dashboard: DashboardSettings = DashboardSettings()
+    metrics: MetricsSettings = MetricsSettings()
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

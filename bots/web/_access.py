@@ -129,6 +129,28 @@ class Access:
             return False
         return any(hmac.compare_digest(given.encode(), k.encode()) for k in self.api_keys)
 
+    def metrics_ok(self, request: Request) -> bool:
+        """Return whether the request may read /metrics.
+
+        Anyone when FACTBOT_METRICS__PUBLIC; else the metrics token or a dashboard API key as a
+        bearer, or a signed-in admin. The open mode lets everyone in only while no metrics
+        token is set: setting one means the operator wants it required.
+        """
+        settings = self.app.settings.metrics
+        if settings.public:
+            return True
+        auth = request.headers.get("authorization", "")
+        given = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        token = settings.token.get_secret_value() if settings.token else ""
+        if token and given and hmac.compare_digest(given.encode(), token.encode()):
+            return True
+        if self.api_key_ok(request):
+            return True
+        principal = self.principal(request.state.session)
+        if principal is None or not principal.may("admin"):
+            return False
+        return not (principal.local and token)
+
     def checks_public(self) -> bool:
         """Return whether anyone may read checks without signing in."""
         return self.app.settings.dashboard.public_checks

@@ -7,6 +7,8 @@ Dashboard routes check roles and CSRF themselves (`_deps`); this middleware guar
 - reads under /api/: an API key, a signed-in user, or `public_checks`;
 - the report pages /checks/{id}: public when `public_checks` or a public base URL is set (replies
   link there), else for signed-in users;
+- /metrics: `Access.metrics_ok` (FACTBOT_METRICS__PUBLIC, the metrics token or an API key as a
+  bearer, a signed-in admin; the open mode only while no metrics token is set); 401 otherwise;
 - in the open mode (no user, no API key) everything is allowed, as before the dashboard existed.
 Platform routes (Slack's events, OAuth) and health checks pass untouched.
 """
@@ -68,6 +70,10 @@ def install_guard(api: FastAPI, access: Access) -> None:
 def _refusal(request: Request, access: Access) -> Response | None:
     """Return the response that refuses this request, or None when it may go on."""
     path = request.url.path
+    if path == "/metrics":
+        if access.metrics_ok(request):
+            return None
+        return _json(401, "send the metrics token (Authorization: Bearer) or sign in as an admin")
     api = path.startswith("/api/")
     report = path.startswith("/checks/") and request.method == "GET"
     if not (api or report) or access.open_mode():

@@ -234,3 +234,29 @@ def test_the_cli_prints_json_and_exits_1_on_errors(
     assert {p["severity"] for p in body["problems"]} >= {"error"}
     short = CliRunner().invoke(main, ["doctor", "--short"])
     assert short.output.startswith("factbot doctor: ") and "fix: factbot ingest" in short.output
+
+
+def test_doctor_names_the_database_and_queue_engines_and_the_queue_depth(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "factbot.db") as store:
+        for n in range(3):
+            store.jobs.enqueue("check", {"n": n})
+        running = store.jobs.claim("w1", lease=60)
+        assert running is not None
+        store.jobs.enqueue("reply:slack", {"n": 9})
+    found = _diagnose(Settings(data_dir=tmp_path))
+    assert found.database.engine == "sqlite"
+    assert found.database.queue == {"queued": 3, "running": 1, "done": 0, "dead": 0}
+    body = found.to_json()["database"]
+    assert body["engine"] == "sqlite"
+    assert body["queue"] == {"engine": "factbot-sqlite", "jobs": found.database.queue}
+    short, full = render_short(found), render_full(found)
+    assert f"database: sqlite {tmp_path / 'factbot.db'}: opens" in short
+    assert (
+        "queue: factbot's own queue (the jobs table of this SQLite database): 3 queued, " in short
+    )
+    assert "1 running, 0 done, 0 dead" in short and "engine: sqlite" in full
+
+
+def test_doctor_before_the_database_exists_has_no_queue(tmp_path: Path) -> None:
+    found = _diagnose(Settings(data_dir=tmp_path))
+    assert found.database.queue is None and "no jobs table yet" in render_short(found)

@@ -198,3 +198,14 @@ def test_settings_default_keeps_the_dashboard_on_and_checks_private() -> None:
     settings = Settings()
     assert settings.dashboard.enabled and not settings.dashboard.public_checks
     assert settings.dashboard.api_keys == ()
+
+
+def test_metrics_are_for_a_signed_in_admin_not_a_viewer(client: TestClient) -> None:
+    assert client.get("/metrics").status_code == 401  # nobody signed in; users exist
+    sign_in(client, "vera")
+    assert client.get("/metrics").status_code == 401  # a viewer
+    token = csrf_of(client.get("/try").text)
+    client.post("/signout", data={"csrf": token})
+    sign_in(client, "ada")
+    answer = client.get("/metrics")
+    assert answer.status_code == 200 and "factbot_checks_total" in answer.text
