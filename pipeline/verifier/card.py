@@ -21,7 +21,15 @@ from pipeline.verifier import pairs as pairdata
 from pipeline.verifier.metrics import expected_calibration_error, pair_metrics
 from pipeline.verifier.pairs import LABELS, Pair
 from pipeline.verifier.stance import MANIFEST, StanceModel, sha256_of
-from pipeline.verifier.train import HELD_APART, HELD_APART_SALT, Prepared, TrainConfig
+from pipeline.verifier.train import (
+    HELD_APART,
+    HELD_APART_SALT,
+    Prepared,
+    TrainConfig,
+    export_onnx,
+    fit_temperature,
+    predict_logits,
+)
 
 NAME = "factbot-stance-minilm-l6"
 HELD_APART_CAP = 2000  # pairs scored per source's held-apart part
@@ -82,6 +90,22 @@ def speed(model: StanceModel, data: Sequence[Pair], pairs: int = 256) -> dict[st
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
     }
+
+
+def finish(
+    config: TrainConfig, prepared: Prepared, model: Any, tokenizer: Any, *, command: str
+) -> Path:
+    """Calibrate on the validation pairs, export to ONNX, score it and write its card.
+
+    Returns the export directory.
+    """
+    logits = predict_logits(model, tokenizer, prepared.validation, config.max_length)
+    temperature = fit_temperature(logits, [p.label for p in prepared.validation])
+    directory = Path(config.out) / "export"
+    export_onnx(model, tokenizer, directory, config.max_length)
+    return write_export(
+        directory, config, prepared, temperature=temperature, torch_logits=logits, command=command
+    )
 
 
 def write_export(

@@ -376,21 +376,3 @@ def evaluate_pairs(
     """Return pair metrics for a scorer that maps pairs to probabilities."""
     probs = score(data)
     return pair_metrics([p.label for p in data], probs.argmax(axis=1).tolist())
-
-
-def finish(
-    config: TrainConfig, prepared: Prepared, model: Any, tokenizer: Any, *, command: str
-) -> Path:
-    """Calibrate on the validation pairs, export to ONNX, score it and write its card.
-
-    Returns the export directory. The scoring and the card live in `pipeline.verifier.card`.
-    """
-    from pipeline.verifier.card import write_export
-
-    logits = predict_logits(model, tokenizer, prepared.validation, config.max_length)
-    temperature = fit_temperature(logits, [p.label for p in prepared.validation])
-    directory = Path(config.out) / "export"
-    export_onnx(model, tokenizer, directory, config.max_length)
-    return write_export(
-        directory, config, prepared, temperature=temperature, torch_logits=logits, command=command
-    )
