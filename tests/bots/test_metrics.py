@@ -84,7 +84,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 def test_a_check_run_end_to_end_moves_the_counts(served: tuple[str, App]) -> None:
     base, app = served
     before = scrape(base)
-    checks = ("factbot_checks_total", {"verdict": "false", "path": "no-model"})
+    checks = ("factbot_checks_total", {"verdict": "false", "path": "verifier"})
     assert value(before, checks[0], **checks[1]) == 0
     assert value(before, "factbot_check_seconds_count") == 0
 
@@ -135,7 +135,7 @@ def test_a_check_stored_by_another_process_is_counted(served: tuple[str, App]) -
         other.checks.save(model_check)
     after = scrape(base)
     assert value(after, "factbot_checks_total", verdict="false", path="model") == 1
-    assert value(after, "factbot_checks_total", verdict="false", path="no-model") == 1
+    assert value(after, "factbot_checks_total", verdict="false", path="verifier") == 1
     assert value(after, "factbot_model_tokens_total", stage="judge", direction="input") == 1200
     assert value(after, "factbot_model_tokens_total", stage="claims", direction="output") == 40
     assert value(after, "factbot_model_calls_total", stage="judge") == 2
