@@ -35,9 +35,11 @@ from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_
 from pipeline.image.stage import read_images
 from pipeline.imagerecords import ImageReport
 from pipeline.injection import screen_post
+from pipeline.judge.review import combine
 from pipeline.llm.usage import metering
 from pipeline.records import (
     Assessment,
+    Basis,
     Check,
     Claim,
     Evidence,
@@ -49,7 +51,7 @@ from pipeline.records import (
     new_id,
     utcnow,
 )
-from pipeline.verifier.verdict import settle
+from pipeline.verifier.verdict import Decided, settle
 
 __all__ = [
     "CheckConfig",
@@ -177,8 +179,8 @@ async def _plain_path(
 ) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
     """Claims -> queries -> evidence -> graphs -> the verifier (else the no-model judge).
 
-    The verifier's quotes are the sentences its verdicts rest on; a rated fact-check that
-    matches a claim still outranks it (`defer_to_fact_checks`, as on the model path).
+    The verifier's quotes are the sentences its verdicts rest on; a fact-check that
+    matches a claim still outranks it (`_reviews_first`, as the path without it always did).
     """
     deps, config = stages.deps, stages.config
     claims = await stages.timed(
@@ -192,10 +194,31 @@ async def _plain_path(
     evidence += await trace_images(claims, images, stages=stages)
     if deps.verifier is not None:
         decided = await stages.timed("judgement", deps.verifier.decide(claims, evidence))
-        verdict = await defer_to_fact_checks(claims, evidence, decided.verdict, deps)
-        return claims, list(decided.evidence), verdict, list(decided.quotes)
+        return claims, *await _reviews_first(claims, evidence, decided, deps)
     verdict, judged = await stages.timed("judgement", deps.judge.judge(claims, evidence))
     return claims, list(judged), verdict, []
+
+
+async def _reviews_first(
+    claims: list[Claim], evidence: list[Evidence], decided: Decided, deps: CheckDeps
+) -> tuple[list[Evidence], Verdict, list[Quote]]:
+    """Return the verifier's decision with every claim a matching fact-check rates taken from it.
+
+    The fact-check review judge (`deps.judge`) adopts the rating of a retrieved ClaimReview of
+    the same claim, as the path without the verifier always did; such a claim keeps only the
+    fact-check's evidence stance and none of the verifier's quotes.
+    """
+    reviewed, stanced = await deps.judge.judge(claims, evidence)
+    by_review = {cv.claim_id: cv for cv in reviewed.claims if cv.basis is Basis.REVIEW}
+    if not by_review:
+        return list(decided.evidence), decided.verdict, list(decided.quotes)
+    verdicts = tuple(by_review.get(cv.claim_id, cv) for cv in decided.verdict.claims)
+    claim_of = {e.id: e.claim_id for e in evidence}
+    review_stance = {e.id: e for e in stanced if claim_of.get(e.id) in by_review}
+    judged = [review_stance.get(e.id, e) for e in decided.evidence]
+    quotes = [q for q in decided.quotes if claim_of.get(q.evidence_id) not in by_review]
+    verdict = Verdict(label=combine([cv.label for cv in verdicts]), claims=verdicts)
+    return judged, verdict, quotes
 
 
 async def _hybrid(claims: list[Claim], judged: Judged, model: ModelDeps, deps: CheckDeps) -> Judged:

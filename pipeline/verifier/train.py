@@ -262,7 +262,9 @@ def fit(config: TrainConfig, prepared: Prepared, progress: Progress | None = Non
     per_epoch = len(_batches(train, config.batch_size, config.seed, 0))
     total = max(1, math.ceil(per_epoch * config.epochs))
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
-    schedule = get_linear_schedule_with_warmup(optimiser, int(total * config.warmup), total)
+    schedule = get_linear_schedule_with_warmup(  # type: ignore[no-untyped-call]
+        optimiser, int(total * config.warmup), total
+    )
     step = 0
     checkpoint = out / CHECKPOINT
     if checkpoint.is_file():

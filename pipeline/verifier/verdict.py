@@ -189,8 +189,8 @@ class VerifierJudge:
         judged = tuple(
             dataclasses.replace(e, stance=stances[e.id]) if e.id in stances else e for e in evidence
         )
-        verdict = Verdict(label=combine([v.label for v in verdicts]), claims=tuple(verdicts))
-        return Decided(verdict, judged, tuple(quotes), tuple(readings))
+        post = Verdict(label=combine([v.label for v in verdicts]), claims=tuple(verdicts))
+        return Decided(post, judged, tuple(quotes), tuple(readings))
 
     def _verdict(
         self,
