@@ -7,10 +7,11 @@ on claims of AVeriTeC's training set, never on dev (the data the README reports 
 1. each sampled train claim runs through the same gold-mode check as `factbot eval averitec
    --mode gold --judge verifier` (its evidence documents indexed, heuristic claims, retrieval,
    relevance, ranking); the verifier's readings of each sub-claim's evidence are recorded;
-2. every threshold triple on a grid is scored on those readings: the post label is `combine`
+2. every threshold triple on a grid is scored on those readings (each passage on its stronger
+   side, `verdict.sides`): the post label is `combine`
    of its claims' labels, as in a check; the objective is macro-F1 over the four gold labels on
-   a sample stratified by label, less a penalty for each true claim called false (the costliest
-   error);
+   a sample stratified by label, among the triples that call at most 8 % of true claims false
+   (the costliest error; the issue's goal is 2 of 25);
 3. the best triple, its train figures, and the grid's neighbourhood are printed and written as
    JSON (`--report`).
 
@@ -42,20 +43,22 @@ from pipeline.judge.review import ReviewMatchJudge, combine
 from pipeline.records import Claim, Evidence, Label
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.verifier.stance import StanceModel
-from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_from
+from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_from, sides
 from storage import Store
 
 TRAIN = Path("../shared/data/train/averitec/train.json")
 GRID = [round(x, 2) for x in np.arange(0.1, 0.96, 0.05)]
-FALSE_ON_TRUE_PENALTY = 0.5  # objective: macro-F1 - penalty * (share of true claims called false)
+# The costliest error bounds the search: at most this share of true claims called false (the
+# issue's goal, 2 of 25); among the triples that keep to it, the best macro-F1 wins.
+MAX_TRUE_CALLED_FALSE = 0.08
 
 
 class RecordingVerifier(VerifierJudge):
-    """The verifier, keeping each decision's (S, R) per sub-claim for the threshold search."""
+    """The verifier, keeping each sub-claim's passage readings (supports, refutes)."""
 
     def __init__(self, stance: StanceModel) -> None:
         super().__init__(stance)
-        self.last: list[tuple[float, float]] = []
+        self.last: list[list[tuple[float, float]]] = []
 
     async def decide(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> Decided:
         decided = await super().decide(claims, evidence)
@@ -63,12 +66,7 @@ class RecordingVerifier(VerifierJudge):
         self.last = []
         for claim in claims:
             mine = [r for r in decided.readings if by_id[r.evidence_id].claim_id == claim.id]
-            self.last.append(
-                (
-                    max((r.stance.supports for r in mine), default=0.0),
-                    max((r.stance.refutes for r in mine), default=0.0),
-                )
-            )
+            self.last.append([(r.stance.supports, r.stance.refutes) for r in mine])
         return decided
 
 
@@ -123,7 +121,9 @@ async def read_claims(
 
 def predict(rows: Sequence[dict[str, Any]], t: Thresholds) -> list[Label]:
     """Return each row's post label under thresholds t."""
-    return [combine([label_from(s, r, t) for s, r in row["claims"]]) for row in rows]
+    return [
+        combine([label_from(*sides(readings), t) for readings in row["claims"]]) for row in rows
+    ]
 
 
 def figures(rows: Sequence[dict[str, Any]], predicted: Sequence[Label]) -> dict[str, Any]:
@@ -158,7 +158,8 @@ def search(rows: Sequence[dict[str, Any]]) -> tuple[Thresholds, dict[str, Any], 
             continue  # below both thresholds, mixed changes nothing: skip duplicates
         t = Thresholds(support=support, refute=refute, mixed=mixed)
         f = figures(rows, predict(rows, t))
-        objective = f["macro_f1"] - FALSE_ON_TRUE_PENALTY * f["accurate_to_false_share"]
+        within = f["accurate_to_false_share"] <= MAX_TRUE_CALLED_FALSE
+        objective = f["macro_f1"] if within else f["macro_f1"] - 1.0
         scored.append((objective, t, f))
     scored.sort(key=lambda item: -item[0])
     best = scored[0]
@@ -175,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sample", type=int, default=600, help="claims, stratified by label")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model-dir", type=Path, help="stance model [default: the shipped one]")
-    parser.add_argument("--readings", type=Path, default=Path("reports/verifier-train.jsonl"))
+    parser.add_argument(
+        "--readings", type=Path, default=Path("reports/verifier-train-passages.jsonl")
+    )
     parser.add_argument("--report", type=Path, default=Path("reports/verifier-thresholds.json"))
     args = parser.parse_args(argv)
     claims = stratified_sample(load_averitec(args.data), args.sample, seed=args.seed)
@@ -190,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "data": str(args.data),
         "sample": {"size": args.sample, "seed": args.seed, "stratified": True},
         "model_dir": str(args.model_dir or "shipped"),
-        "objective": f"macro-F1 - {FALSE_ON_TRUE_PENALTY} x share of true claims called false",
+        "objective": f"macro-F1; at most {MAX_TRUE_CALLED_FALSE:.0%} of true claims called false",
         "best": {"support": best.support, "refute": best.refute, "mixed": best.mixed},
         "train_figures": found,
         "defaults_figures": figures(rows, predict(rows, Thresholds())),
