@@ -85,7 +85,7 @@ class NewsRunner:
         data = self.root / f"run{self.runs}"
         data.mkdir()
         model = ModelSettings(mode="none")
-        verifier = VerifierSettings(judge="verifier")
+        verifier = VerifierSettings(judge="verifier" if path == "verifier" else "auto")
         if path == "model":
             model = ModelSettings(
                 mode="endpoint",
