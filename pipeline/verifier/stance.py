@@ -16,7 +16,6 @@ empty input gives empty output; nothing else here raises on text.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.embedder_onnx import sha256_of
 from pipeline.errors import ConfigError
 from pipeline.text import sentence_spans
 
@@ -41,15 +41,6 @@ MAX_WINDOWS = 12  # windows scored per passage; the rest of a very long passage 
 def bundled_model_dir() -> Path:
     """Return the directory of the stance model that ships with factbot."""
     return Path(__file__).with_name("model")
-
-
-def sha256_of(path: Path) -> str:
-    """Return the hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _fix(directory: Path) -> str:
