@@ -235,11 +235,8 @@ async def _hybrid(claims: list[Claim], judged: Judged, model: ModelDeps, deps: C
         return judged
     verdict = await defer_to_fact_checks(claims, judged.evidence, verdict, deps)
     claim_of = {e.id: e.claim_id for e in judged.evidence}
-    moved = {e.id for e in decided.evidence if claim_of.get(e.id) in changed}
-    evidence = [
-        next(d for d in decided.evidence if d.id == e.id) if e.id in moved else e
-        for e in judged.evidence
-    ]
+    moved = {e.id: e for e in decided.evidence if claim_of.get(e.id) in changed}
+    evidence = [moved.get(e.id, e) for e in judged.evidence]
     quotes = [q for q in judged.quotes if q.evidence_id not in moved]
     quotes += [q for q in decided.quotes if q.evidence_id in moved]
     return dataclasses.replace(judged, evidence=evidence, verdict=verdict, quotes=quotes)

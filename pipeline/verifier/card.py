@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.embedder_onnx import sha256_of
 from pipeline.verifier import pairs as pairdata
 from pipeline.verifier.metrics import expected_calibration_error, pair_metrics
 from pipeline.verifier.pairs import LABELS, Pair
-from pipeline.verifier.stance import MANIFEST, StanceModel, sha256_of
+from pipeline.verifier.stance import MANIFEST, StanceModel
 from pipeline.verifier.train import (
     HELD_APART,
     HELD_APART_SALT,

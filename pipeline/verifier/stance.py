@@ -29,11 +29,10 @@ import numpy as np
 from pipeline.embedder_onnx import sha256_of
 from pipeline.errors import ConfigError
 from pipeline.text import sentence_spans
+from pipeline.verifier.pairs import LABELS, REFUTES, SUPPORTS
 
 log = logging.getLogger(__name__)
 
-LABELS = ("supports", "refutes", "not enough info")
-SUPPORTS, REFUTES, NEI = 0, 1, 2
 MANIFEST = "stance.json"
 MAX_WINDOWS = 12  # windows scored per passage; the rest of a very long passage is not read
 
@@ -122,18 +121,6 @@ class StanceModel:
         self._tokenizer: Any = None
         self._manifest: dict[str, Any] = {}
         self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        """Return the model's name and version, from its manifest."""
-        manifest = self._manifest or read_manifest(self.directory, verify=False)
-        return str(manifest.get("name", "stance"))
-
-    @property
-    def manifest(self) -> dict[str, Any]:
-        """Return the loaded model's manifest (loads the model)."""
-        self._load()
-        return self._manifest
 
     def _load(self) -> tuple[Any, Any]:
         with self._lock:

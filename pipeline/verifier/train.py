@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from pipeline.verifier import pairs as pairdata
-from pipeline.verifier.metrics import pair_metrics
 from pipeline.verifier.pairs import LABELS, Pair
 
 log = logging.getLogger(__name__)
@@ -370,11 +369,3 @@ def export_onnx(model: Any, tokenizer: Any, directory: Path, max_length: int) ->
     tokenizer.backend_tokenizer.save(str(directory / "tokenizer.json"))
     del max_length
     return target
-
-
-def evaluate_pairs(
-    score: Callable[[Sequence[Pair]], np.ndarray], data: Sequence[Pair]
-) -> dict[str, Any]:
-    """Return pair metrics for a scorer that maps pairs to probabilities."""
-    probs = score(data)
-    return pair_metrics([p.label for p in data], probs.argmax(axis=1).tolist())

@@ -16,8 +16,8 @@ AVeriTeC *train* (`bench.verifier_thresholds`; never on dev, the data reported o
 
 A language model has no part in this decision, so a page's or post's instructions have no
 channel into it: text is only ever scored as evidence for or against the claim. The rules in
-`pipeline.judge.rules` (graph conflicts, citations) and a matching rated fact-check
-(`defer_to_fact_checks`) still have the last word, as on every path.
+`pipeline.judge.rules` (graph conflicts, citations) and a matching fact-check review
+(`pipeline.run._reviews_first`) still have the last word, as on every path.
 
 `settle` is the hybrid judge's arbiter: where the model judge and a confident verifier disagree,
 code takes the verifier's verdict.
@@ -222,23 +222,21 @@ class VerifierJudge:
             )
             basis = Basis.VERIFIER if mine else Basis.NO_EVIDENCE
             return ClaimVerdict(claim.id, label, reason, basis=basis), []
-        sides: list[tuple[Stance, list[Reading]]] = []
         refuting = sorted(
             (r for r in mine if r.stance.refutes >= t.refute), key=lambda r: -r.stance.refutes
         )
         supporting = sorted(
             (r for r in mine if r.stance.supports >= t.support), key=lambda r: -r.stance.supports
         )
-        if label is Label.FALSE:
-            sides = [(Stance.REFUTES, refuting)]
-        elif label is Label.ACCURATE:
-            sides = [(Stance.SUPPORTS, supporting)]
-        else:
-            sides = [(Stance.REFUTES, refuting), (Stance.SUPPORTS, supporting)]
+        groups: list[tuple[Stance, list[Reading]]] = [(Stance.REFUTES, refuting)]
+        if label is Label.ACCURATE:
+            groups = [(Stance.SUPPORTS, supporting)]
+        elif label is Label.MISLEADING:
+            groups.append((Stance.SUPPORTS, supporting))
         cited: list[str] = []
         quotes: list[Quote] = []
-        for stance, side in sides:
-            for r in side:
+        for stance, group in groups:
+            for r in group:
                 if r.evidence_id not in cited:
                     cited.append(r.evidence_id)
                     quotes.append(Quote(r.evidence_id, r.stance.quote, stance))
