@@ -345,7 +345,8 @@ async def _model(
         "choice": choice,
         "path": path,
         "status": status,
-        "verifier": _verifier(settings, problems),
+        # hashing the 23 MB model takes tens of ms: off the event loop (/readyz runs this)
+        "verifier": await asyncio.to_thread(_verifier, settings, problems),
     }
 
 
