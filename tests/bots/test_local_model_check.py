@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bots.app.root import App
-from bots.settings import ModelSettings, Settings
+from bots.settings import ModelSettings, Settings, VerifierSettings
 from pipeline.evidence.ingest import Ingester
 from pipeline.llm.local import local_model_available
 from pipeline.posts import post_from_text
@@ -31,6 +31,8 @@ def test_a_check_runs_end_to_end_on_the_local_model(tmp_path: Path, embedder: An
     settings = Settings(
         data_dir=tmp_path / "data",
         model=ModelSettings(mode="local", models_dir=MODELS, refine_rounds=0),
+        # the local default's judge is the verifier; this test is about the model path
+        verifier=VerifierSettings(judge="model"),
     )
     app = App(settings, embedder=embedder)
     asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
