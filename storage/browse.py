@@ -6,6 +6,11 @@ so matches map back to checks without a join column. Words typed by a user are q
 one before they reach MATCH, so FTS syntax (``OR``, ``NEAR``, quotes) is searched as text and
 never raises; the last word matches as a prefix. After a VACUUM (which may renumber rowids)
 call `rebuild_search`.
+
+On PostgreSQL `check_text` is a table with the same rowids, a stored `tsvector` ('simple'
+configuration: no stemming, as unicode61) and a GIN index (storage/pg_migrations.py); the
+words become a `to_tsquery` of the same shape (all words, the last a prefix), and the page
+comes back in the same `CheckPage`.
 """
 
 from __future__ import annotations
@@ -74,11 +79,37 @@ def match_expression(query: str) -> str | None:
     return " ".join(quoted)
 
 
+def tsquery_expression(query: str) -> str | None:
+    """Return a PostgreSQL to_tsquery expression of the words in query (all), or None."""
+    words = _WORD.findall(query)[:12]
+    if not words:
+        return None
+    quoted = [f"'{w}'" for w in words]  # \w+ holds no quote: nothing else to escape
+    quoted[-1] += ":*"
+    return " & ".join(quoted)
+
+
 class BrowseRepo:
     """Queries behind the dashboard's pages."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.pg = getattr(db, "dialect", "sqlite") == "postgresql"
+
+    def _expression(self, query: str) -> str | None:
+        return tsquery_expression(query) if self.pg else match_expression(query)
+
+    def _cost_sql(self) -> str:
+        """The cost of check `c`'s model calls, as SQL."""
+        if self.pg:
+            return (
+                "(SELECT coalesce(sum((u.value ->> 'cost_usd')::float8), 0) "
+                "FROM jsonb_array_elements(c.usage::jsonb) AS u(value))"
+            )
+        return (
+            "(SELECT coalesce(sum(json_extract(u.value, '$.cost_usd')), 0) "
+            "FROM json_each(c.usage) AS u)"
+        )
 
     def checks(
         self, where: CheckFilter, *, page: int = 1, size: int = PAGE_SIZE, cap: int = COUNT_CAP
@@ -105,7 +136,8 @@ class BrowseRepo:
             limit = f" LIMIT {int(cap) + 1}" if walk else ""
             total = int(
                 self.db.execute(
-                    f"SELECT count(*) FROM (SELECT 1 FROM checks AS c{sql_where}{limit})", params
+                    f"SELECT count(*) FROM (SELECT 1 FROM checks AS c{sql_where}{limit}) AS t",
+                    params,
                 ).fetchone()[0]
             )
         capped = walk and total > cap
@@ -114,8 +146,7 @@ class BrowseRepo:
         page = min(max(1, page), pages)
         rows = self.db.execute(
             "SELECT c.id, c.created_at, c.verdict, c.judge, p.platform, substr(p.text, 1, 200), "
-            "(SELECT coalesce(sum(json_extract(u.value, '$.cost_usd')), 0) "
-            "FROM json_each(c.usage) AS u) FROM checks AS c JOIN posts AS p ON p.id = c.post_id "
+            f"{self._cost_sql()} FROM checks AS c JOIN posts AS p ON p.id = c.post_id "
             f"WHERE c.rowid IN (SELECT c.rowid FROM checks AS c{sql_where} "
             "ORDER BY c.created_at DESC LIMIT ? OFFSET ?) ORDER BY c.created_at DESC",
             [*params, size, (page - 1) * size],
@@ -141,11 +172,13 @@ class BrowseRepo:
 
     def _matches(self, query: str, cap: int) -> list[int] | None:
         """Return the rowids of the checks a search matches (up to cap + 1), else None."""
-        expression = match_expression(query)
+        expression = self._expression(query)
         if expression is None:
             return None
         rows = self.db.execute(
-            "SELECT DISTINCT rowid / 1024 FROM check_text WHERE check_text MATCH ? LIMIT ?",
+            "SELECT DISTINCT rowid / 1024 FROM check_text WHERE "
+            + ("tsv @@ to_tsquery('simple', ?)" if self.pg else "check_text MATCH ?")
+            + " LIMIT ?",
             [expression, cap + 1],
         ).fetchall()
         return [int(r[0]) for r in rows]
@@ -158,7 +191,7 @@ class BrowseRepo:
         With a search, `matches` are the checks it matched (all of them); without, the search
         is a subquery on the FTS index that the time index's walk tests each check against.
         """
-        expression = match_expression(where.query or "")
+        expression = self._expression(where.query or "")
         walk = expression is not None and matches is None
         clauses: list[str] = []
         params: list[Any] = []
@@ -184,9 +217,18 @@ class BrowseRepo:
                 + "EXISTS (SELECT 1 FROM review_proposals AS rp JOIN review_decisions AS d "
                 "ON d.proposal_id = rp.id WHERE rp.check_id = c.id)"
             )
-        if expression is not None and matches is not None:
+        if expression is not None and matches is not None and self.pg:
+            clauses.append("c.rowid = ANY(?)")
+            params.append(matches)
+        elif expression is not None and matches is not None:
             clauses.append("c.rowid IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(matches))
+        elif expression is not None and self.pg:
+            clauses.append(
+                "c.rowid IN (SELECT rowid / 1024 FROM check_text "
+                "WHERE tsv @@ to_tsquery('simple', ?))"
+            )
+            params.append(expression)
         elif expression is not None:
             # "+": the rowid is then no index to drive the query, so the planner walks the
             # time index and tests each check against the matches (an IN list is a set).
@@ -234,9 +276,15 @@ class BrowseRepo:
         return {
             day: float(cost)
             for day, cost in self.db.execute(
-                "SELECT substr(c.created_at, 1, 10), sum(json_extract(u.value, '$.cost_usd')) "
-                "FROM checks AS c, json_each(c.usage) AS u WHERE c.created_at >= ? "
-                "GROUP BY 1 ORDER BY 1",
+                (
+                    "SELECT substr(c.created_at, 1, 10), sum((u.value ->> 'cost_usd')::float8) "
+                    "FROM checks AS c, jsonb_array_elements(c.usage::jsonb) AS u(value) "
+                    if self.pg
+                    else "SELECT substr(c.created_at, 1, 10), "
+                    "sum(json_extract(u.value, '$.cost_usd')) FROM checks AS c, "
+                    "json_each(c.usage) AS u "
+                )
+                + "WHERE c.created_at >= ? GROUP BY 1 ORDER BY 1",
                 [dt_out(since)],
             )
         }
@@ -282,7 +330,8 @@ class BrowseRepo:
             )
             self.db.execute(
                 "INSERT INTO check_text (rowid, body) "
-                "SELECT c.rowid * 1024 + 1 + min(cl.position, 1022), cl.text FROM claims AS cl "
+                f"SELECT c.rowid * 1024 + 1 + {'LEAST' if self.pg else 'min'}(cl.position, 1022), "
+                "cl.text FROM claims AS cl "
                 "JOIN checks AS c ON c.id = cl.check_id WHERE cl.text != ''"
             )
 

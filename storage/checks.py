@@ -57,8 +57,9 @@ from storage.tx import immediate
 class CheckRepo:
     """Store and load complete checks."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, index_db: Database | None = None) -> None:
         self.db = db
+        self.index_db = index_db if index_db is not None else db  # where documents live
 
     def save(self, check: Check) -> None:
         """Write the post, the check, its claims and its evidence atomically."""
@@ -229,7 +230,9 @@ class CheckRepo:
         )
 
     def _evidence(self, row: dict[str, Any]) -> Evidence:
-        doc_rows = list(self.db.query("SELECT * FROM documents WHERE id = ?", [row["document_id"]]))
+        doc_rows = list(
+            self.index_db.query("SELECT * FROM documents WHERE id = ?", [row["document_id"]])
+        )
         if doc_rows:
             document = document_from_row(doc_rows[0])
         else:  # the document left the index; the check keeps its own snapshot

@@ -20,9 +20,7 @@ Time comes from a `Clock`, so tests expire leases and back-off delays without sl
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -313,12 +311,14 @@ class JobQueue:
         self._event(job_id, stage, status, detail, self._now())
 
     def _event(self, job_id: str, stage: str, status: str, detail: dict[str, Any], at: str) -> None:
-        # A job that is gone has no progress to keep (foreign key): that event is dropped.
-        with contextlib.suppress(sqlite3.IntegrityError):
-            self.db.execute(
-                "INSERT INTO job_events (job_id, stage, status, at, detail) VALUES (?,?,?,?,?)",
-                [job_id, stage, status, at, json.dumps(detail, default=str)],
-            )
+        # A job that is gone has no progress to keep (foreign key): that event is dropped. The
+        # test is in the statement, not a caught error: on PostgreSQL a failed statement would
+        # abort the caller's whole transaction.
+        self.db.execute(
+            "INSERT INTO job_events (job_id, stage, status, at, detail) "
+            "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?)",
+            [job_id, stage, status, at, json.dumps(detail, default=str), job_id],
+        )
 
     def events(self, job_id: str, *, after: int = 0) -> list[JobEvent]:
         """Return job's progress events after sequence number `after`, oldest first."""

@@ -9,6 +9,15 @@ buckets, platform requests, opt-outs), `images` (the image index, for provenance
 candidates and actions), `users` (dashboard operators), `browse` (the dashboard's filtered
 lists and figures) and `metrics` (the aggregates `/metrics` reads). Each multi-table write
 happens inside one transaction.
+
+Two engines. By default everything lives in one SQLite file. With a PostgreSQL URL
+(`FACTBOT_DATABASE_URL`, the scaled-out mode) every shared table moves to PostgreSQL
+(storage/pg.py, storage/pg_migrations.py) and the SQLite file keeps only what each node holds
+for itself: the evidence index (`documents`: documents, passages, FTS5, vectors), the image
+index and the face gallery. Those are large, read-mostly and rebuilt from their sources
+(Debian has no pgvector, and FTS5's BM25 ranking is what retrieval was tuned on); each node
+ingests the same sources (or gets a copy of the file), and `factbot doctor` shows each node's
+index version. The repositories and everything above them are the same on both engines.
 """
 
 from __future__ import annotations
@@ -16,10 +25,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from sqlite_utils import Database
 
 from pipeline.clock import SYSTEM, Clock
+from storage import pg_migrations
 from storage.browse import BrowseRepo
 from storage.checks import CheckRepo
 from storage.faces import FaceGalleryRepo
@@ -29,6 +40,7 @@ from storage.jobs import JobQueue
 from storage.metrics import MetricsRepo
 from storage.migrations import migrations
 from storage.monitor import MonitorRepo
+from storage.pg import PgDatabase
 from storage.platform import PlatformRepo
 from storage.replies import ReplyLedger
 from storage.reuse import ReuseRepo
@@ -44,30 +56,60 @@ from storage.workers import WorkerRegistry
 class Store:
     """The database and its repositories."""
 
-    def __init__(self, db: Database, *, clock: Clock = SYSTEM) -> None:
-        self.db = db
+    def __init__(
+        self, db: Database | PgDatabase, *, clock: Clock = SYSTEM, index_db: Database | None = None
+    ) -> None:
+        # sqlite-utils Database or PgDatabase: the repositories' calls answer alike on both.
+        shared: Any = db
+        self.db: Any = shared
+        self.index_db: Database = index_db if index_db is not None else shared
         self.clock = clock
-        self.documents = DocumentIndex(db)
-        self.checks = CheckRepo(db)
-        self.sources = SourceTable(db)
-        self.jobs = JobQueue(db, clock=clock)
-        self.replies = ReplyLedger(db, clock=clock)
-        self.workers = WorkerRegistry(db, clock=clock)
-        self.web = WebCache(db, clock=clock)
-        self.reuse = ReuseRepo(db)
-        self.images = ImageIndexRepo(db)
-        self.faces = FaceGalleryRepo(db, clock=clock)
-        self.state = StateRepo(db, clock=clock)
-        self.platform = PlatformRepo(db, clock=clock)
-        self.monitor = MonitorRepo(db, clock=clock)
-        self.review = ReviewRepo(db, clock=clock)
-        self.users = UserRepo(db, clock=clock)
-        self.browse = BrowseRepo(db)
-        self.metrics = MetricsRepo(db)
+        self.engine: str = getattr(db, "dialect", "sqlite")
+        self.documents = DocumentIndex(self.index_db)
+        self.checks = CheckRepo(shared, index_db=self.index_db)
+        self.sources = SourceTable(shared)
+        self.jobs = JobQueue(shared, clock=clock)
+        self.replies = ReplyLedger(shared, clock=clock)
+        self.workers = WorkerRegistry(shared, clock=clock)
+        self.web = WebCache(shared, clock=clock)
+        self.reuse = ReuseRepo(shared)
+        self.images = ImageIndexRepo(self.index_db)
+        self.faces = FaceGalleryRepo(self.index_db, clock=clock)
+        self.state = StateRepo(shared, clock=clock)
+        self.platform = PlatformRepo(shared, clock=clock)
+        self.monitor = MonitorRepo(shared, clock=clock)
+        self.review = ReviewRepo(shared, clock=clock)
+        self.users = UserRepo(shared, clock=clock)
+        self.browse = BrowseRepo(shared)
+        self.metrics = MetricsRepo(shared)
 
     @classmethod
-    def open(cls, path: Path | str, *, clock: Clock = SYSTEM) -> Store:
-        """Open (creating if needed) the database at path, apply migrations; time reads clock."""
+    def open(
+        cls, path: Path | str, *, clock: Clock = SYSTEM, database_url: str | None = None
+    ) -> Store:
+        """Open (creating if needed) the database at path, apply migrations; time reads clock.
+
+        With database_url (postgresql://...), the shared tables are that database's (migrated
+        on open, once whatever the number of processes opening it) and path keeps this node's
+        evidence index.
+        """
+        local = cls._open_sqlite(path)
+        if not database_url:
+            return cls(local, clock=clock)
+        if not database_url.startswith(("postgresql://", "postgres://")):
+            local.close()
+            scheme = database_url.split(":")[0]
+            raise ValueError(f"FACTBOT_DATABASE_URL must be a postgresql:// URL, not {scheme!r}")
+        try:
+            shared = PgDatabase(database_url)
+            pg_migrations.apply(shared)
+        except BaseException:
+            local.close()
+            raise
+        return cls(shared, clock=clock, index_db=local)
+
+    @staticmethod
+    def _open_sqlite(path: Path | str) -> Database:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
@@ -79,19 +121,29 @@ class Store:
         conn.execute("PRAGMA synchronous = NORMAL")
         with immediate(db):  # processes opening one new database migrate it one at a time
             migrations.apply(db)
-        return cls(db, clock=clock)
+        return db
 
     def applied_migrations(self) -> list[str]:
-        """Return the names of the migrations applied to this database."""
+        """Return the names of the migrations applied to the shared database."""
+        if isinstance(self.db, PgDatabase):
+            return pg_migrations.applied(self.db)
         return [m.name for m in migrations.applied(self.db)]
 
+    def pending_migrations(self) -> list[str]:
+        """Return the names of the shared database's migrations not applied yet."""
+        if isinstance(self.db, PgDatabase):
+            return pg_migrations.pending(self.db)
+        return [m.name for m in migrations.pending(self.db)]
+
     def journal_mode(self) -> str:
-        """Return SQLite's journal mode (``wal`` for file databases)."""
-        return str(self.db.execute("PRAGMA journal_mode").fetchone()[0])
+        """Return SQLite's journal mode of the local file (``wal`` for file databases)."""
+        return str(self.index_db.execute("PRAGMA journal_mode").fetchone()[0])
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
         self.db.close()
+        if self.index_db is not self.db:
+            self.index_db.close()
 
     def __enter__(self) -> Store:
         return self

@@ -28,6 +28,8 @@ from sqlite_utils import Database
 class SerialDatabase(Database):
     """A sqlite-utils Database whose connection one thread uses at a time."""
 
+    dialect = "sqlite"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.lock = threading.RLock()  # before super(), which may already run statements
         super().__init__(*args, **kwargs)
@@ -50,6 +52,10 @@ class SerialDatabase(Database):
             rows = list(super().query(sql, params))
         return (row for row in rows)
 
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        with self.lock:
+            return self.conn.executemany(sql, rows)
+
     @contextmanager
     def atomic(self) -> Iterator[Database]:
         with self.lock, super().atomic() as db:
@@ -64,6 +70,10 @@ def _turn(db: Database) -> AbstractContextManager[Any]:
 @contextmanager
 def immediate(db: Database) -> Iterator[Database]:
     """Run the block in one transaction holding the write lock from its start."""
+    if getattr(db, "dialect", "sqlite") != "sqlite":  # PostgreSQL: see storage/pg.py
+        with db.immediate() as same:  # type: ignore[attr-defined]
+            yield same
+        return
     with _turn(db):
         if db.conn.in_transaction:
             with db.atomic():

@@ -21,6 +21,41 @@ from storage.codec import dt_in, dt_out
 from storage.tx import immediate
 
 
+def _replace_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
+    """An insert that replaces the row with the same key (SQLite and PostgreSQL alike)."""
+    sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
+    marks = ",".join("?" for _ in columns)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) "
+        f"ON CONFLICT({key}) DO UPDATE SET {sets}"
+    )
+
+
+_PUT_SEARCH_CACHE = _replace_sql(
+    "search_cache",
+    "key",
+    ("key", "provider", "query", "before", "results", "created_at", "expires_at"),
+)
+_PUT_PAGE_CACHE = _replace_sql(
+    "page_cache",
+    "url",
+    (
+        "url",
+        "final_url",
+        "status",
+        "content_type",
+        "charset",
+        "body",
+        "redirects",
+        "fetched_at",
+        "expires_at",
+    ),
+)
+_PUT_URL_CHECKS = _replace_sql(
+    "url_checks", "url", ("url", "reachable", "reason", "checked_at", "expires_at")
+)
+
+
 @dataclass(frozen=True)
 class CachedPage:
     """A fetched page as stored (the body is kept compressed on disk)."""
@@ -73,7 +108,7 @@ class WebCache:
         """Store results for key for ttl."""
         now = self.clock.now()
         self.db.execute(
-            "INSERT OR REPLACE INTO search_cache VALUES (?,?,?,?,?,?,?)",
+            _PUT_SEARCH_CACHE,
             [
                 key,
                 provider,
@@ -110,7 +145,7 @@ class WebCache:
     def put_page(self, page: CachedPage, *, ttl: timedelta) -> None:
         """Store a fetched page for ttl."""
         self.db.execute(
-            "INSERT OR REPLACE INTO page_cache VALUES (?,?,?,?,?,?,?,?,?)",
+            _PUT_PAGE_CACHE,
             [
                 page.url,
                 page.final_url,
@@ -137,7 +172,7 @@ class WebCache:
     def put_reachability(self, check: Reachability, *, ttl: timedelta) -> None:
         """Store a reachability check for ttl."""
         self.db.execute(
-            "INSERT OR REPLACE INTO url_checks VALUES (?,?,?,?,?)",
+            _PUT_URL_CHECKS,
             [
                 check.url,
                 int(check.reachable),

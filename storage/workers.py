@@ -36,8 +36,10 @@ class WorkerRegistry:
         """Record that worker_id started in this process."""
         now = dt_out(self.clock.now())
         self.db.execute(
-            "INSERT OR REPLACE INTO workers (id, pid, host, started_at, heartbeat_at, stopped_at) "
-            "VALUES (?,?,?,?,?,NULL)",
+            "INSERT INTO workers (id, pid, host, started_at, heartbeat_at, stopped_at) "
+            "VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, "
+            "host = excluded.host, started_at = excluded.started_at, "
+            "heartbeat_at = excluded.heartbeat_at, stopped_at = NULL",
             [worker_id, os.getpid(), socket.gethostname(), now, now],
         )
 

@@ -16,6 +16,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from pipeline.embedder import SentenceTransformerEmbedder
 from storage import Store
+from tests.support.postgres import PostgresServer, find_bindir
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -66,6 +67,29 @@ def store(tmp_path: Path) -> Iterator[Store]:
     """A fresh database."""
     with Store.open(tmp_path / "factbot.db") as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A private PostgreSQL server for the session (Debian's binaries; see TOOLING.md).
+
+    Without the binaries the tests that need it fail in CI (CI=true: a missing server must not
+    pass as a skip) and are skipped elsewhere, saying what to install.
+    """
+    bindir = find_bindir()
+    if bindir is None:
+        reason = (
+            "PostgreSQL's server binaries were not found (install Debian's `postgresql`: "
+            "deploy/setup-system.sh does)"
+        )
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = PostgresServer(bindir).start()
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 @pytest.fixture

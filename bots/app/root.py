@@ -114,7 +114,12 @@ class App:
     def store(self) -> Store:
         """Return the database, opening it (and refreshing the built-in seed sources) once."""
         if self._store is None:
-            store = Store.open(self.settings.database_path, clock=self.clock)
+            url = self.settings.database_url
+            store = Store.open(
+                self.settings.database_path,
+                clock=self.clock,
+                database_url=url.get_secret_value() if url is not None else None,
+            )
             load_seed(store.sources)
             self._store = store
         return self._store

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bots.settings.bluesky import BlueskySettings
@@ -113,6 +113,14 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Field(default_factory=_default_data_dir)
+    database_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "postgresql://user:password@host:port/db: the shared tables (posts, checks, jobs, "
+            "replies, review, monitor, users, caches) live there and any number of `serve` and "
+            "`worker` processes on any machines share them; unset: one SQLite file in data_dir"
+        ),
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     max_post_chars: int = Field(default=100_000, ge=100)
     max_claims: int = Field(default=5, ge=1, le=20)

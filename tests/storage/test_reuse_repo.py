@@ -37,14 +37,16 @@ def _fp(n: int, *, created: datetime = T0, model: str = "m", **changes: object) 
 
 
 def test_migration_creates_the_table_and_its_indexes(store: Store) -> None:
-    assert "m010_reuse_fingerprints" in store.applied_migrations()
-    indexes = {
-        row[0]
-        for row in store.db.execute(
+    if store.engine == "sqlite":
+        assert "m010_reuse_fingerprints" in store.applied_migrations()
+        sql = (
             "SELECT name FROM sqlite_master WHERE type = 'index' "
             "AND tbl_name = 'reuse_fingerprints'"
         )
-    }
+    else:
+        assert "p001_schema" in store.applied_migrations()
+        sql = "SELECT indexname FROM pg_indexes WHERE tablename = 'reuse_fingerprints'"
+    indexes = {row[0] for row in store.db.execute(sql)}
     assert {"reuse_post", "reuse_text", "reuse_claims", "reuse_created"} <= indexes
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,8 +14,8 @@ from storage.tx import immediate
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = Store.open(tmp_path / "factbot.db")
+def store(tmp_path: Path, open_store: Callable[..., Store]) -> Iterator[Store]:
+    opened = open_store(tmp_path / "factbot.db")
     opened.db.execute("CREATE TABLE t (v TEXT)")
     yield opened
     opened.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,8 +21,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def clocked(tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
-    with Store.open(tmp_path / "cache.db", clock=clock) as opened:
+def clocked(tmp_path: Path, clock: FakeClock, open_store: Callable[..., Store]) -> Iterator[Store]:
+    with open_store(tmp_path / "cache.db", clock=clock) as opened:
         yield opened
 
 

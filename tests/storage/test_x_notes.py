@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -75,9 +77,11 @@ def test_one_note_per_post_and_its_later_status(store: Store) -> None:
     assert notes_summary(repo).helpful == 1
 
 
-def test_api_costs_count_in_the_platforms_budget(tmp_path: object) -> None:
+def test_api_costs_count_in_the_platforms_budget(
+    tmp_path: Path, open_store: Callable[..., Store]
+) -> None:
     clock = FakeClock(datetime(2026, 3, 10, tzinfo=UTC))
-    with Store.open(":memory:", clock=clock) as store:
+    with open_store(tmp_path / "x.db", clock=clock) as store:
         costs = ApiCosts(store.db, clock=clock)
         costs.record("x", "read", 4, 0.02, ref="mentions")
         costs.record("x", "post_url", 1, 0.20, ref="9001")
