@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from pipeline.clock import SYSTEM, Clock
 from pipeline.embedder import SentenceTransformerEmbedder
 from storage import Store
 from tests.support.postgres import PostgresServer, find_bindir
@@ -90,6 +91,25 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.remove()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest) -> str | None:
+    """Both engines: None (SQLite alone), else a fresh migrated database of the session server."""
+    if request.param == "sqlite":
+        return None
+    server = request.getfixturevalue("postgres_server")
+    return str(server.migrated_database())
+
+
+@pytest.fixture
+def open_store(database_url: str | None) -> Callable[..., Store]:
+    """Open a store on this test's engine (path: the node's own SQLite file)."""
+
+    def open_(path: Path | str, *, clock: Clock = SYSTEM) -> Store:
+        return Store.open(path, clock=clock, database_url=database_url)
+
+    return open_
 
 
 @pytest.fixture

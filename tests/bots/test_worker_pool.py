@@ -1,9 +1,11 @@
-"""The worker pool in one process: failures until dead, graceful stop, lost leases."""
+"""The worker pool in one process: failures until dead, graceful stop, lost leases.
+
+Each test runs on both engines (SQLite and PostgreSQL: `open_store`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +23,8 @@ from tests.support.clock import FakeClock
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "w.db") as opened:
+def store(tmp_path: Path, open_store: Callable[..., Store]) -> Iterator[Store]:
+    with open_store(tmp_path / "w.db") as opened:
         yield opened
 
 
@@ -160,10 +162,10 @@ async def test_stopping_hands_back_what_does_not_finish_in_time(store: Store) ->
 
 
 async def test_a_job_whose_lease_was_taken_over_is_abandoned_without_a_result(
-    tmp_path: Path,
+    tmp_path: Path, open_store: Callable[..., Store]
 ) -> None:
     clock = FakeClock()
-    with Store.open(tmp_path / "lease.db", clock=clock) as store:
+    with open_store(tmp_path / "lease.db", clock=clock) as store:
         job, _ = store.jobs.enqueue("check", {})
         handler = Gate(store)
         config = _config(lease_seconds=30.0, heartbeat_seconds=0.05)

@@ -1,7 +1,9 @@
-"""Workers as real processes on one SQLite database: shared queue, SIGKILL, serve restarts.
+"""Workers as real processes on one database: shared queue, SIGKILL, serve restarts.
 
 Each process is the real `factbot` command. Checks are made slow by a slow network peer (a
-SearXNG stand-in that answers late), never by changing factbot's code.
+SearXNG stand-in that answers late), never by changing factbot's code. Each test runs on both
+engines: on SQLite every process shares one data folder; on PostgreSQL each process is a
+"node" with a data folder of its own (its own evidence index), sharing only the database.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +78,30 @@ def _searxng(delay: Callable[[int], float]) -> Callable[[Request], Response]:
     return answer
 
 
+@dataclass(frozen=True)
+class Nodes:
+    """Where each process keeps its data, and the shared database (None: SQLite)."""
+
+    root: Path
+    url: str | None
+
+    def data(self, n: int) -> Path:
+        return self.root / ("data" if self.url is None else f"node{n}")
+
+    def open(self) -> Store:
+        return Store.open(self.data(0) / "factbot.db", database_url=self.url)
+
+    def env(self, n: int, searxng: str, **extra: str) -> dict[str, str]:
+        if self.url is not None:
+            extra["FACTBOT_DATABASE_URL"] = self.url
+        return _env(self.data(n), searxng, **extra)
+
+
+@pytest.fixture
+def nodes(tmp_path: Path, database_url: str | None) -> Nodes:
+    return Nodes(tmp_path, database_url)
+
+
 @pytest.fixture
 def slow_search() -> Iterator[LocalServer]:
     with serve() as server:
@@ -82,16 +109,16 @@ def slow_search() -> Iterator[LocalServer]:
         yield server
 
 
-def _submit(data: Path, texts: list[str]) -> list[str]:
-    with Store.open(data / "factbot.db") as store:
+def _submit(nodes: Nodes, texts: list[str]) -> list[str]:
+    with nodes.open() as store:
         return [
             submit_check(store, post_from_text(text, max_chars=1000, platform="test")).job.id
             for text in texts
         ]
 
 
-def _jobs(data: Path) -> dict[str, Any]:
-    with Store.open(data / "factbot.db") as store:
+def _jobs(nodes: Nodes) -> dict[str, Any]:
+    with nodes.open() as store:
         jobs = {j.id: j for j in store.jobs.list(limit=1000)}
         runners = {
             j: [e.detail.get("worker") for e in store.jobs.events(j) if e.status == "running"]
@@ -109,24 +136,22 @@ def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
 
 
 def test_two_worker_processes_share_the_queue_and_run_each_job_once(
-    tmp_path: Path, slow_search: LocalServer
+    nodes: Nodes, slow_search: LocalServer
 ) -> None:
-    data = tmp_path / "data"
-    ids = _submit(data, [f"{CLAIMS[n % 4]} (report {n})" for n in range(16)])
-    env = _env(data, slow_search.url(""))
+    ids = _submit(nodes, [f"{CLAIMS[n % 4]} (report {n})" for n in range(16)])
     workers = [
         subprocess.Popen(
             [FACTBOT, "worker", "--until-idle", "--concurrency", "1"],
-            env=env,
+            env=nodes.env(n, slow_search.url("")),
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(2)
+        for n in (1, 2)
     ]
     for worker in workers:
         _, err = worker.communicate(timeout=180)
         assert worker.returncode == 0, err
-    state = _jobs(data)
+    state = _jobs(nodes)
     assert {state["jobs"][i].status for i in ids} == {"done"}
     assert all(state["jobs"][i].attempts == 1 for i in ids)
     assert all(len(state["runners"][i]) == 1 for i in ids)  # nobody ran a job twice
@@ -136,30 +161,29 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(
 
 
 def test_a_worker_killed_mid_check_loses_nothing_and_the_job_completes_once(
-    tmp_path: Path,
+    nodes: Nodes,
 ) -> None:
-    data = tmp_path / "data"
-    (job_id,) = _submit(data, [CLAIMS[1]])
+    (job_id,) = _submit(nodes, [CLAIMS[1]])
     with serve() as search:
         # The first search never answers in time: the first worker is killed while it waits.
         search.route("/search", _searxng(lambda n: 60.0 if n == 0 else 0.0))
-        env = _env(data, search.url(""))
+        env = nodes.env(1, search.url(""))
         first = subprocess.Popen([FACTBOT, "worker"], env=env, stderr=subprocess.DEVNULL)
         try:
             _wait(lambda: len(search.requests) >= 1, 60, "the first worker's search")
-            assert _jobs(data)["jobs"][job_id].status == "running"
+            assert _jobs(nodes)["jobs"][job_id].status == "running"
         finally:
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=10)
         second = subprocess.run(
             [FACTBOT, "worker", "--until-idle"],
-            env=env,
+            env=nodes.env(2, search.url("")),  # another node (on SQLite: the same folder)
             capture_output=True,
             text=True,
             timeout=120,
         )
         assert second.returncode == 0, second.stderr
-    state = _jobs(data)
+    state = _jobs(nodes)
     job = state["jobs"][job_id]
     assert job.status == "done" and job.attempts == 2 and job.result_id
     assert len(state["runners"][job_id]) == 2
@@ -191,11 +215,10 @@ def _serve(env: dict[str, str], port: int) -> subprocess.Popen[str]:
         time.sleep(0.2)
 
 
-def test_serve_restarted_with_queued_jobs_finishes_them_all(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def test_serve_restarted_with_queued_jobs_finishes_them_all(nodes: Nodes) -> None:
     with serve() as search:
         search.route("/search", _searxng(lambda n: 1.0))
-        env = _env(data, search.url(""), FACTBOT_JOBS__SHUTDOWN_TIMEOUT="0.2")
+        env = nodes.env(1, search.url(""), FACTBOT_JOBS__SHUTDOWN_TIMEOUT="0.2")
         port = _free_port()
         server = _serve(env, port)
         base = f"http://127.0.0.1:{port}"
@@ -212,7 +235,7 @@ def test_serve_restarted_with_queued_jobs_finishes_them_all(tmp_path: Path) -> N
         # uvicorn re-raises the signal once it has shut down gracefully, so a supervisor sees it.
         assert server.returncode in (0, -signal.SIGTERM), err
         assert "Traceback" not in err, err
-        stopped = _jobs(data)["jobs"]
+        stopped = _jobs(nodes)["jobs"]
         assert {stopped[i].status for i in ids} <= {"queued", "done"}  # nothing left running
         assert any(stopped[i].status == "queued" for i in ids)
         server = _serve(env, port)
@@ -229,7 +252,7 @@ def test_serve_restarted_with_queued_jobs_finishes_them_all(tmp_path: Path) -> N
         finally:
             server.send_signal(signal.SIGTERM)
             server.communicate(timeout=60)
-    state = _jobs(data)
+    state = _jobs(nodes)
     assert state["checks"] == (4, 4)
     assert all(len(state["runners"][i]) >= 1 for i in ids)
     assert json.dumps(sorted(j.status for j in state["jobs"].values())) == json.dumps(["done"] * 4)

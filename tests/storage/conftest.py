@@ -1,4 +1,8 @@
-"""Every storage test runs on both engines: SQLite (the default) and PostgreSQL."""
+"""Every storage test runs on both engines: SQLite (the default) and PostgreSQL.
+
+`database_url` and `open_store` (tests/conftest.py) are parametrised over both; this folder's
+`store` is too (elsewhere `store` is the default SQLite one).
+"""
 
 from __future__ import annotations
 
@@ -7,27 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.clock import SYSTEM, Clock
 from storage import Store
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest) -> str | None:
-    """None for SQLite alone; else a fresh, migrated PostgreSQL database of the session server."""
-    if request.param == "sqlite":
-        return None
-    server = request.getfixturevalue("postgres_server")
-    return str(server.migrated_database())
-
-
-@pytest.fixture
-def open_store(database_url: str | None) -> Callable[..., Store]:
-    """Open a store on this test's engine (path: the node's own SQLite file)."""
-
-    def open_(path: Path | str, *, clock: Clock = SYSTEM) -> Store:
-        return Store.open(path, clock=clock, database_url=database_url)
-
-    return open_
 
 
 @pytest.fixture
