@@ -13,7 +13,8 @@ Failure policy: never raises; every failure is a field of the returned `Database
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,10 @@ _QUICK_CHECK_ROWS = 5
 ENGINE = "sqlite"
 QUEUE_ENGINE = "factbot-sqlite"  # factbot's own queue: the jobs table of the same database
 QUEUE_ENGINE_TEXT = "factbot's own queue (the jobs table of this SQLite database)"
+PG_ENGINE = "postgresql"
+PG_QUEUE_ENGINE = "factbot-postgresql"  # the same queue, its jobs table in PostgreSQL
+PG_QUEUE_ENGINE_TEXT = "factbot's own queue (the jobs table in PostgreSQL, shared by every node)"
+NODE_SECONDS = 60.0  # a worker that heartbeat this recently (and did not stop) is alive
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,13 @@ class DatabaseHealth:
     engine: str = ENGINE  # the database engine
     queue_engine: str = QUEUE_ENGINE
     queue: dict[str, int] | None = None  # jobs by status (queued, running, done, dead)
+    nodes: tuple[str, ...] = ()  # live workers on any machine: "host pid (worker id)"
+    shared: str = ""  # the PostgreSQL server and database (scaled-out mode), no password
+
+    @property
+    def queue_text(self) -> str:
+        """Return the queue engine in words."""
+        return PG_QUEUE_ENGINE_TEXT if self.engine == PG_ENGINE else QUEUE_ENGINE_TEXT
 
     @property
     def healthy(self) -> bool:
@@ -62,11 +74,58 @@ class DatabaseHealth:
             "passages": self.passages,
             "engine": self.engine,
             "queue": {"engine": self.queue_engine, "jobs": self.queue},
+            "shared": self.shared,
+            "nodes": list(self.nodes),
         }
 
 
-def database_health(path: Path, *, integrity: bool = True) -> DatabaseHealth:
-    """Return the health of the database at path, opened read-only; integrity runs quick_check."""
+def database_health(
+    path: Path, *, integrity: bool = True, database_url: str | None = None
+) -> DatabaseHealth:
+    """Return the health of the database at path, opened read-only; integrity runs quick_check.
+
+    With database_url (the scaled-out mode) the file is this node's evidence index, and the
+    engine, migrations, queue and live nodes are PostgreSQL's.
+    """
+    local = _file_health(path, integrity=integrity)
+    if not database_url:
+        return local
+    return _with_shared(local, database_url)
+
+
+def _with_shared(local: DatabaseHealth, url: str) -> DatabaseHealth:
+    from storage import pg_migrations
+    from storage.pg import PgDatabase, describe_url
+
+    where = describe_url(url)
+    base = replace(local, engine=PG_ENGINE, queue_engine=PG_QUEUE_ENGINE, shared=where, queue=None)
+    try:
+        db = PgDatabase(url)
+    except Exception as exc:  # noqa: BLE001 - failure policy: a field, never raised
+        return replace(base, opens=False, error=f"PostgreSQL {where}: {type(exc).__name__}: {exc}")
+    try:
+        pending = tuple(pg_migrations.pending(db))
+        queue = nodes = None
+        if "p001_schema" not in pending:
+            found = dict(db.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall())
+            queue = {s: int(found.get(s, 0)) for s in ("queued", "running", "done", "dead")}
+            since = (datetime.now(UTC) - timedelta(seconds=NODE_SECONDS)).isoformat()
+            nodes = tuple(
+                f"{r[0]} {r[1]} ({r[2]})"
+                for r in db.execute(
+                    "SELECT host, pid, id FROM workers WHERE stopped_at IS NULL "
+                    "AND heartbeat_at >= ? ORDER BY host, pid, id",
+                    [since],
+                ).fetchall()
+            )
+        return replace(base, pending=pending, queue=queue, nodes=nodes or ())
+    except Exception as exc:  # noqa: BLE001
+        return replace(base, error=f"PostgreSQL {where}: {type(exc).__name__}: {exc}")
+    finally:
+        db.close()
+
+
+def _file_health(path: Path, *, integrity: bool) -> DatabaseHealth:
     if not path.exists():
         return DatabaseHealth(str(path), exists=False, opens=False, error="no database file yet")
     try:
@@ -112,3 +171,41 @@ def database_health(path: Path, *, integrity: bool = True) -> DatabaseHealth:
 
 def _describe(exc: sqlite3.Error) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class MigrationStatus:
+    """Which migrations a database has and lacks (read without migrating it)."""
+
+    engine: str
+    where: str  # the file, or the PostgreSQL server and database (no password)
+    applied: tuple[str, ...]
+    pending: tuple[str, ...]
+
+
+def migration_status(path: Path, *, database_url: str | None = None) -> MigrationStatus:
+    """Return the shared database's migrations: applied and pending. Nothing is changed."""
+    if database_url:
+        from storage import pg_migrations
+        from storage.pg import PgDatabase, describe_url
+
+        db = PgDatabase(database_url)
+        try:
+            return MigrationStatus(
+                "postgresql",
+                describe_url(database_url),
+                tuple(pg_migrations.applied(db)),
+                tuple(pg_migrations.pending(db)),
+            )
+        finally:
+            db.close()
+    every = tuple(m.name for m in migrations._migrations)
+    if not path.exists():
+        return MigrationStatus(ENGINE, str(path), (), every)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        db = Database(conn)
+        pending = tuple(m.name for m in migrations.pending(db))
+    finally:
+        conn.close()
+    return MigrationStatus(ENGINE, str(path), tuple(n for n in every if n not in pending), pending)

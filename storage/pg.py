@@ -125,6 +125,12 @@ def translate(sql: str) -> str:
     return sql
 
 
+def describe_url(url: str) -> str:
+    """Return url's host, port and database without its user or password (for output)."""
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    return f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+
+
 class PgCursor:
     """What a statement returned, read at once (rows, rowcount), like a finished sqlite3 cursor."""
 

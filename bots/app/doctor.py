@@ -133,7 +133,10 @@ async def diagnose(
 ) -> Diagnosis:
     """Return the facts of this set-up; probe (default: a fresh one) asks the providers."""
     problems: list[Problem] = []
-    database = await asyncio.to_thread(database_health, settings.database_path, integrity=integrity)
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    database = await asyncio.to_thread(
+        database_health, settings.database_path, integrity=integrity, database_url=url
+    )
     problems += _database_problems(database)
     async with contextlib.AsyncExitStack() as stack:
         client = http if http is not None else await stack.enter_async_context(httpx.AsyncClient())

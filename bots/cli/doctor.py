@@ -16,7 +16,6 @@ import click
 from bots.app.doctor import Diagnosis, diagnose
 from bots.settings import Settings, load_settings
 from pipeline.errors import ConfigError
-from storage.health import QUEUE_ENGINE_TEXT
 
 
 def render_short(diagnosis: Diagnosis) -> str:
@@ -63,8 +62,10 @@ def render_full(diagnosis: Diagnosis) -> str:
         *(f"  {name}: {p['detail']}" for name, p in d.platforms.items()),
         "Database:",
         f"  {_database_line(d)}",
-        f"  engine: {d.database.engine}",
+        f"  engine: {d.database.engine}"
+        + (f" (shared: {d.database.shared})" if d.database.shared else ""),
         f"  queue: {_queue_line(d)}",
+        f"  live nodes: {_nodes_line(d)}",
         "Settings in force (secrets masked):",
         *(f"  {line}" for line in _flatten(d.settings)),
     ]
@@ -82,7 +83,8 @@ def _database_line(d: Diagnosis) -> str:
         return f"{db.path}: {db.error}"
     migrations = "migrations current" if not db.pending else f"{len(db.pending)} pending"
     integrity = f"quick_check {db.integrity}" if db.integrity else "integrity not checked"
-    return f"{db.engine} {db.path}: opens, {migrations}, {integrity}"
+    shared = f" {db.shared} (this node's index: {db.path})" if db.shared else f" {db.path}"
+    return f"{db.engine}{shared}: opens, {migrations}, {integrity}"
 
 
 def _queue_line(d: Diagnosis) -> str:
@@ -92,7 +94,12 @@ def _queue_line(d: Diagnosis) -> str:
         if db.queue is not None
         else "no jobs table yet"
     )
-    return f"{QUEUE_ENGINE_TEXT}: {depth}"
+    return f"{db.queue_text}: {depth}"
+
+
+def _nodes_line(d: Diagnosis) -> str:
+    nodes = d.database.nodes
+    return f"{len(nodes)}: " + "; ".join(nodes) if nodes else "none (no worker heartbeat lately)"
 
 
 def _flatten(data: dict[str, Any], prefix: str = "FACTBOT_") -> list[str]:

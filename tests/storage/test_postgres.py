@@ -1,0 +1,115 @@
+"""What only the PostgreSQL engine has: translation, its migration lock, the split, restarts."""
+
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pipeline.posts import post_from_text
+from storage import Store
+from storage.health import database_health
+from storage.pg import PgDatabase, translate
+from storage.pg_migrations import MIGRATIONS
+from tests.support.postgres import PostgresServer
+
+
+def test_statements_are_translated_outside_string_literals() -> None:
+    sql = "SELECT * FROM t WHERE a = ? AND b LIKE '%?%' AND c IS NOT ? AND d IS ?"
+    assert translate(sql) == (
+        "SELECT * FROM t WHERE a = %s AND b LIKE '%%?%%' AND c IS DISTINCT FROM %s "
+        "AND d IS NOT DISTINCT FROM %s"
+    )
+    assert translate("INSERT OR IGNORE INTO t (a) VALUES (?) RETURNING a") == (
+        "INSERT INTO t (a) VALUES (%s) ON CONFLICT DO NOTHING RETURNING a"
+    )
+    assert translate("SELECT 1 FROM jobs WHERE json_extract(payload, '$.check_id') = ?") == (
+        "SELECT 1 FROM jobs WHERE (payload::jsonb ->> 'check_id') = %s"
+    )
+    assert translate("SELECT 'it''s ?'") == "SELECT 'it''s ?'"
+
+
+def test_processes_opening_a_new_database_at_once_migrate_it_once(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.fresh_database()
+
+    def open_one(n: int) -> list[str]:
+        with Store.open(tmp_path / f"node{n}" / "factbot.db", database_url=url) as store:
+            return store.applied_migrations()
+
+    with ThreadPoolExecutor(6) as pool:  # one connection each: as separate processes are
+        applied = list(pool.map(open_one, range(6)))
+    assert applied == [[m.name for m in MIGRATIONS]] * 6
+    db = PgDatabase(url)
+    try:
+        rows = db.execute("SELECT name, count(*) FROM factbot_migrations GROUP BY name").fetchall()
+    finally:
+        db.close()
+    assert sorted(rows) == [(m.name, 1) for m in MIGRATIONS]
+
+
+def test_the_evidence_index_stays_in_the_nodes_file_and_the_rest_is_shared(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    with Store.open(tmp_path / "a" / "factbot.db", database_url=url) as a:
+        assert a.engine == "postgresql"
+        shared = set(a.db.table_names())
+        assert {"posts", "checks", "jobs", "replies", "users", "check_text"} <= shared
+        assert not {"documents", "passages", "image_index", "face_gallery"} & shared
+        assert "documents" in a.index_db.table_names()
+        job, _ = a.jobs.enqueue("check", {"n": 1}, post=post_from_text("x", max_chars=100))
+    with Store.open(tmp_path / "b" / "factbot.db", database_url=url) as b:  # another node
+        assert b.jobs.get(job.id) is not None
+        assert b.documents.document_count() == 0
+
+
+def test_a_constraint_violation_is_the_same_error_on_both_engines(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    with Store.open(tmp_path / "factbot.db", database_url=url) as store:
+        store.db.execute("INSERT INTO kv (key, value, updated_at) VALUES ('k', 'v', 'now')")
+        with pytest.raises(sqlite3.IntegrityError):
+            store.db.execute("INSERT INTO kv (key, value, updated_at) VALUES ('k', 'v', 'now')")
+
+
+def test_a_restarted_server_loses_nothing_and_the_store_reconnects(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    with Store.open(tmp_path / "factbot.db", database_url=url) as store:
+        job, _ = store.jobs.enqueue("check", {"n": 1}, dedupe_key="one")
+        store.state.set("cursor", "41")
+        postgres_server.stop()
+        postgres_server.start()
+        # The first statement after the restart finds the connection gone and opens another.
+        assert store.state.get("cursor") == "41"
+        claimed = store.jobs.claim("w", lease=30)
+        assert claimed is not None and claimed.id == job.id
+        store.jobs.complete(claimed, "w", result_id="r")
+        again, created = store.jobs.enqueue("check", {"n": 1}, dedupe_key="one")
+        assert not created and again.status == "done"
+
+
+def test_health_reports_the_shared_engine_its_queue_and_the_live_nodes(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    with Store.open(tmp_path / "a" / "factbot.db", database_url=url) as a:
+        a.workers.register("worker@a:1")
+        a.workers.register("worker@b:2")
+        a.workers.stopped("worker@b:2")
+        a.jobs.enqueue("check", {})
+    found = database_health(tmp_path / "a" / "factbot.db", database_url=url)
+    assert found.healthy and found.engine == "postgresql" and not found.pending
+    assert found.queue == {"queued": 1, "running": 0, "done": 0, "dead": 0}
+    assert len(found.nodes) == 1 and found.nodes[0].endswith("(worker@a:1)")
+    assert found.shared.endswith(url.rsplit("/", 1)[1]) and "factbot@" not in found.shared
+    down = database_health(
+        tmp_path / "a" / "factbot.db", database_url="postgresql://x@127.0.0.1:1/n"
+    )
+    assert not down.healthy and "PostgreSQL 127.0.0.1:1/n" in down.error
