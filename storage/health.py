@@ -189,16 +189,16 @@ def migration_status(path: Path, *, database_url: str | None = None) -> Migratio
         from storage import pg_migrations
         from storage.pg import PgDatabase, describe_url
 
-        db = PgDatabase(database_url)
+        shared = PgDatabase(database_url)
         try:
             return MigrationStatus(
-                "postgresql",
+                PG_ENGINE,
                 describe_url(database_url),
-                tuple(pg_migrations.applied(db)),
-                tuple(pg_migrations.pending(db)),
+                tuple(pg_migrations.applied(shared)),
+                tuple(pg_migrations.pending(shared)),
             )
         finally:
-            db.close()
+            shared.close()
     every = tuple(m.name for m in migrations._migrations)
     if not path.exists():
         return MigrationStatus(ENGINE, str(path), (), every)
