@@ -1,4 +1,4 @@
-"""`factbot bench jobs`: the durable queue under load, with worker processes on one SQLite file.
+"""`factbot bench jobs`: the durable queue under load, with worker processes on one database.
 
 For each worker count, a fresh database gets `jobs` queued checks (a stored post and a job each,
 as the API stores them); that many `python -m bench.jobs_worker` processes then drain it with the
@@ -7,6 +7,10 @@ writes one result row in the transaction that completes the job. Printed per wor
 checks per minute, queue wait p50/p95 (claim time minus enqueue time), lost jobs (not done),
 duplicated results (result rows beyond one per job), failed attempts, and the peak RSS of one
 worker process.
+
+`--backend postgres --database-url URL` runs the same on PostgreSQL (the scaled-out mode): each
+run creates a fresh database on that server (the URL's user must be allowed to create one) and
+drops it afterwards, and each worker process is a node with a data folder of its own.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 
@@ -37,11 +44,31 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[str, Any]:
+@contextmanager
+def _database(server_url: str | None) -> Iterator[str | None]:
+    """Yield a fresh PostgreSQL database's URL on server_url's server (None: SQLite)."""
+    if server_url is None:
+        yield None
+        return
+    import psycopg
+
+    name = f"factbot_bench_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+    try:
+        yield urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
+
+
+def run_one(
+    jobs: int, workers: int, latency: float, concurrency: int, server_url: str | None = None
+) -> dict[str, Any]:
     """Queue `jobs` checks, drain them with `workers` processes, and return the figures."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _database(server_url) as url:
         db = Path(tmp) / "bench.db"
-        with Store.open(db) as store:
+        with Store.open(db, database_url=url) as store:
             store.db.execute("CREATE TABLE bench_results (job_id TEXT NOT NULL, worker TEXT)")
             for n in range(jobs):
                 post = Post(
@@ -56,13 +83,14 @@ def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[s
                     sys.executable,
                     "-m",
                     "bench.jobs_worker",
-                    str(db),
+                    str(db if url is None else Path(tmp) / f"node{k}" / "bench.db"),
                     "--latency",
                     str(latency),
                     "--concurrency",
                     str(concurrency),
                     "--name",
                     f"w{k}",
+                    *(["--database-url", url] if url else []),
                 ],
                 cwd=CHECKOUT,
                 env=env,
@@ -73,7 +101,7 @@ def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[s
             proc.wait()
         wall = time.perf_counter() - started
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        with Store.open(db) as store:
+        with Store.open(db, database_url=url) as store:
             rows = store.db.execute(
                 "SELECT status, created_at, started_at, finished_at, attempts FROM jobs"
             ).fetchall()
@@ -94,6 +122,7 @@ def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[s
     last = max(ts(r[3]) for r in done) if done else 0.0
     drain = max(last - first, 1e-9)
     return {
+        "backend": "sqlite" if server_url is None else "postgres",
         "workers": workers,
         "concurrency_per_worker": concurrency,
         "jobs": jobs,
@@ -123,17 +152,41 @@ def run_one(jobs: int, workers: int, latency: float, concurrency: int) -> dict[s
 )
 @click.option("--concurrency", default=1, show_default=True, help="Jobs at once per process.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgres"]),
+    default="sqlite",
+    show_default=True,
+    help="The database the queue lives in.",
+)
+@click.option(
+    "--database-url",
+    envvar="FACTBOT_DATABASE_URL",
+    help="postgres: a server where the bench may create and drop a database.",
+)
 def jobs_bench(
-    count: int, workers: str, latency: float, concurrency: int, report_path: Path | None
+    count: int,
+    workers: str,
+    latency: float,
+    concurrency: int,
+    report_path: Path | None,
+    backend: str,
+    database_url: str | None,
 ) -> None:
-    """Drain queued checks with 1, 2 and 4 worker processes on one SQLite database.
+    """Drain queued checks with 1, 2 and 4 worker processes on one database.
 
     \b
-    Example:
+    Examples:
       factbot bench jobs --jobs 1000 --workers 1,2,4 --latency 0.05
+      factbot bench jobs --backend postgres --database-url postgresql://me@127.0.0.1/postgres
     """
+    if backend == "postgres" and not database_url:
+        raise click.UsageError("--backend postgres needs --database-url (or FACTBOT_DATABASE_URL)")
+    server = database_url if backend == "postgres" else None
     figures = [
-        run_one(count, int(w), latency, concurrency) for w in workers.split(",") if w.strip()
+        run_one(count, int(w), latency, concurrency, server)
+        for w in workers.split(",")
+        if w.strip()
     ]
     text = json.dumps(figures, indent=2)
     click.echo(text)

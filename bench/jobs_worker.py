@@ -30,8 +30,10 @@ class StandInCheck:
         return Outcome(result_id=str(job.payload.get("check_id")), store=write)
 
 
-async def main(db: str, latency: float, concurrency: int, name: str) -> None:
-    with Store.open(db) as store:
+async def main(
+    db: str, latency: float, concurrency: int, name: str, database_url: str | None = None
+) -> None:
+    with Store.open(db, database_url=database_url) as store:
         config = WorkerConfig(
             concurrency=concurrency,
             lease_seconds=30.0,
@@ -51,5 +53,6 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--name", default="w")
+    parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
-    asyncio.run(main(args.db, args.latency, args.concurrency, args.name))
+    asyncio.run(main(args.db, args.latency, args.concurrency, args.name, args.database_url))

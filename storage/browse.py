@@ -175,10 +175,31 @@ class BrowseRepo:
         expression = self._expression(query)
         if expression is None:
             return None
+        if self.pg:
+            return self._pg_matches(expression, cap)
         rows = self.db.execute(
             "SELECT DISTINCT rowid / 1024 FROM check_text WHERE "
             + ("tsv @@ to_tsquery('simple', ?)" if self.pg else "check_text MATCH ?")
             + " LIMIT ?",
+            [expression, cap + 1],
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _pg_matches(self, expression: str, cap: int) -> list[int]:
+        """`_matches` on PostgreSQL: a DISTINCT over every match reads them all (a GIN bitmap
+        has no order to stop early in), so the first rows are read raw, a few per check, and
+        deduplicated here; only when those do not settle it is every match read."""
+        probe = 3 * (cap + 1)
+        rows = self.db.execute(
+            "SELECT rowid / 1024 FROM check_text WHERE tsv @@ to_tsquery('simple', ?) LIMIT ?",
+            [expression, probe],
+        ).fetchall()
+        found = list(dict.fromkeys(int(r[0]) for r in rows))
+        if len(found) > cap or len(rows) < probe:
+            return found[: cap + 1]
+        rows = self.db.execute(
+            "SELECT DISTINCT rowid / 1024 FROM check_text "
+            "WHERE tsv @@ to_tsquery('simple', ?) LIMIT ?",
             [expression, cap + 1],
         ).fetchall()
         return [int(r[0]) for r in rows]
@@ -224,9 +245,11 @@ class BrowseRepo:
             clauses.append("c.rowid IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(matches))
         elif expression is not None and self.pg:
+            # A scalar subquery with LIMIT is not turned into a join: the planner walks the
+            # time index and tests each check's own rows (its rowid range), as on SQLite.
             clauses.append(
-                "c.rowid IN (SELECT rowid / 1024 FROM check_text "
-                "WHERE tsv @@ to_tsquery('simple', ?))"
+                "(SELECT true FROM check_text AS t WHERE t.rowid BETWEEN c.rowid * 1024 "
+                "AND c.rowid * 1024 + 1023 AND t.tsv @@ to_tsquery('simple', ?) LIMIT 1)"
             )
             params.append(expression)
         elif expression is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -94,6 +95,13 @@ class JobQueue:
     def __init__(self, db: Database, *, clock: Clock = SYSTEM) -> None:
         self.db = db
         self.clock = clock
+        self.pg = getattr(db, "dialect", "sqlite") == "postgresql"
+
+    def _row_tx(self) -> AbstractContextManager[Any]:
+        """The transaction of a claim or a job's end: immediate on SQLite; on PostgreSQL a plain
+        one, since each of their statements re-checks its row under the row's lock (and the
+        claim skips rows another claimer holds), so they need not wait for every other writer."""
+        return self.db.atomic() if self.pg else immediate(self.db)
 
     def _now(self) -> str:
         return dt_out(self.clock.now()) or ""
@@ -170,7 +178,8 @@ class JobQueue:
         if kinds:
             kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})"
             kind_params = list(kinds)
-        with immediate(self.db):
+        skip = " FOR UPDATE SKIP LOCKED" if self.pg else ""  # claimers pass each other by
+        with self._row_tx():
             expired = self.db.execute(
                 "UPDATE jobs SET status = 'dead', updated_at = ?, finished_at = ?, "
                 "lease_owner = NULL, last_error = coalesce(last_error || '; ', '') || "
@@ -189,7 +198,7 @@ class JobQueue:
                 "(waits_for IS NULL OR (SELECT w.status FROM jobs w WHERE w.id = jobs.waits_for) "
                 "IN ('done', 'dead'))) OR "
                 "(status = 'running' AND lease_expires_at < ?))"
-                f"{kind_sql} ORDER BY created_at, id LIMIT 1) RETURNING id, attempts",
+                f"{kind_sql} ORDER BY created_at, id LIMIT 1{skip}) RETURNING id, attempts",
                 [owner, until, now, now, now, now, *kind_params],
             ).fetchall()
             if not rows:
@@ -221,7 +230,7 @@ class JobQueue:
         Raises LeaseLostError, writing nothing, when owner no longer holds this attempt's lease.
         """
         now = self._now()
-        with immediate(self.db):
+        with self._row_tx():
             cursor = self.db.execute(
                 "UPDATE jobs SET status = 'done', result_id = ?, updated_at = ?, finished_at = ?, "
                 "lease_owner = NULL, lease_expires_at = NULL "
@@ -255,7 +264,7 @@ class JobQueue:
         now = self.clock.now()
         wait = backoff.delay(job.attempts) if delay is None else delay
         retry_at = dt_out(now + timedelta(seconds=wait))
-        with immediate(self.db):
+        with self._row_tx():
             cursor = self.db.execute(
                 "UPDATE jobs SET status = ?, last_error = ?, run_after = ?, updated_at = ?, "
                 "finished_at = ?, lease_owner = NULL, lease_expires_at = NULL "
@@ -282,7 +291,7 @@ class JobQueue:
     def release(self, job: Job, owner: str) -> bool:
         """Hand a job back unfinished (the worker is stopping); the attempt is not counted."""
         now = self._now()
-        with immediate(self.db):
+        with self._row_tx():
             cursor = self.db.execute(
                 "UPDATE jobs SET status = 'queued', attempts = attempts - 1, lease_owner = NULL, "
                 "lease_expires_at = NULL, updated_at = ? "

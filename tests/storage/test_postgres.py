@@ -113,3 +113,26 @@ def test_health_reports_the_shared_engine_its_queue_and_the_live_nodes(
         tmp_path / "a" / "factbot.db", database_url="postgresql://x@127.0.0.1:1/n"
     )
     assert not down.healthy and "PostgreSQL 127.0.0.1:1/n" in down.error
+
+
+def test_concurrent_claimers_on_separate_connections_take_each_job_once(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    with Store.open(tmp_path / "q" / "factbot.db", database_url=url) as store:
+        ids = {store.jobs.enqueue("check", {"n": n})[0].id for n in range(120)}
+
+    def drain(n: int) -> list[str]:
+        taken = []
+        with Store.open(tmp_path / f"w{n}" / "factbot.db", database_url=url) as mine:
+            while (job := mine.jobs.claim(f"w{n}", lease=60)) is not None:
+                mine.jobs.complete(job, f"w{n}", result_id=job.id)
+                taken.append(job.id)
+        return taken
+
+    with ThreadPoolExecutor(6) as pool:
+        taken = [job for part in pool.map(drain, range(6)) for job in part]
+    assert sorted(taken) == sorted(ids)  # every job once: none twice, none left
+    with Store.open(tmp_path / "q" / "factbot.db", database_url=url) as store:
+        assert store.jobs.counts() == {"queued": 0, "running": 0, "done": 120, "dead": 0}
+        assert all(j.attempts == 1 for j in store.jobs.list(limit=200))
