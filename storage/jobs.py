@@ -315,6 +315,21 @@ class JobQueue:
                 self._event(job_id, "job", "queued", {"reason": "retried by an operator"}, now)
         return cursor.rowcount == 1
 
+    def forget_private(self, job_id: str) -> None:
+        """Empty the job's `destination.private` (what only its reply could use), once sent."""
+        if self.pg:
+            sql = (  # as SQLite's json_set: a missing `destination` is made
+                "UPDATE jobs SET payload = jsonb_set(payload::jsonb, '{destination}', "
+                "coalesce(payload::jsonb -> 'destination', '{}'::jsonb) || "
+                "'{\"private\": {}}'::jsonb)::text WHERE id = ?"
+            )
+        else:
+            sql = (
+                "UPDATE jobs SET payload = json_set(payload, '$.destination.private', "
+                "json('{}')) WHERE id = ?"
+            )
+        self.db.execute(sql, [job_id])
+
     def progress(self, job_id: str, stage: str, status: str, **detail: Any) -> None:
         """Record that a stage of job started or ended."""
         self._event(job_id, stage, status, detail, self._now())

@@ -137,11 +137,7 @@ class ReplyJobs:
         store = self.store
 
         def finish() -> None:  # in the transaction that marks the job done
-            store.db.execute(
-                "UPDATE jobs SET payload = json_set(payload, '$.destination.private', "
-                "json('{}')) WHERE id = ?",
-                [job.id],
-            )
+            store.jobs.forget_private(job.id)
             if check is not None and not payload.get("reused"):
                 store.platform.record_cost(dest.platform, key.target_id, cost)
             if review is not None:

@@ -217,3 +217,15 @@ def test_a_job_waiting_for_another_runs_only_once_that_one_ended(db: Store, end:
         assert db.jobs.fail(claimed, "w", "boom") == "dead"
     after = db.jobs.claim("w", lease=LEASE)
     assert after is not None and after.id == waiting.id
+
+
+def test_a_sent_replys_private_destination_is_forgotten(db: Store) -> None:
+    payload = {"destination": {"platform": "slack", "private": {"token": "x"}}, "n": 1}
+    job, _ = db.jobs.enqueue("reply", payload)
+    other, _ = db.jobs.enqueue("reply", {"n": 2})
+    db.jobs.forget_private(job.id)
+    db.jobs.forget_private(other.id)  # no destination: an empty one, on both engines
+    kept = db.jobs.get(job.id)
+    assert kept is not None
+    assert kept.payload == {"destination": {"platform": "slack", "private": {}}, "n": 1}
+    assert db.jobs.get(other.id).payload == {"n": 2, "destination": {"private": {}}}  # type: ignore[union-attr]

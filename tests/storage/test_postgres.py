@@ -136,3 +136,34 @@ def test_concurrent_claimers_on_separate_connections_take_each_job_once(
     with Store.open(tmp_path / "q" / "factbot.db", database_url=url) as store:
         assert store.jobs.counts() == {"queued": 0, "running": 0, "done": 120, "dead": 0}
         assert all(j.attempts == 1 for j in store.jobs.list(limit=200))
+
+
+def test_one_monitor_scheduler_and_one_reply_across_nodes(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+
+    def node(n: int) -> Store:
+        return Store.open(tmp_path / f"node{n}" / "factbot.db", database_url=url)
+
+    stores = [node(n) for n in range(4)]
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            leases = list(
+                pool.map(lambda n: stores[n].monitor.take_lease("m", f"n{n}", seconds=60), range(4))
+            )
+            replies = list(
+                pool.map(
+                    lambda n: stores[n].replies.reserve("slack", "T1:C1:1", "answer"), range(4)
+                )
+            )
+        assert leases.count(True) == 1  # one scheduler across nodes
+        holder = leases.index(True)
+        assert all(s.monitor.holds_lease("m", f"n{holder}") for s in stores)
+        assert sum(r is not None for r in replies) == 1  # the ledger reserves the reply once
+        stores[holder].monitor.release_lease("m", f"n{holder}")
+        other = (holder + 1) % 4
+        assert stores[other].monitor.take_lease("m", f"n{other}", seconds=60)
+    finally:
+        for store in stores:
+            store.close()
