@@ -47,6 +47,7 @@ _LAZY = {
     "monitor": "bots.cli.monitor:monitor",
     "doctor": "bots.cli.doctor:doctor_command",
     "train": "bots.cli.train:train_group",
+    "docs": "bots.cli.docs:docs_group",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
@@ -58,6 +59,7 @@ _LAZY_HELP = {
     "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
     "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
     "train": "Train factbot's own stance model from public data.",
+    "docs": "Generate the reference pages of docs/ from the code (from a source checkout).",
 }
 
 
