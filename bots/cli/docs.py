@@ -1,10 +1,11 @@
 """`factbot docs`: the reference pages of docs/, generated from the code.
 
-Three pages are never written by hand: the CLI reference from each click command's `--help`,
-the settings reference from the pydantic settings' fields and descriptions, and the HTTP API
-from the FastAPI application's OpenAPI schema. `factbot docs generate` writes them into
-docs/reference/ of the source checkout; `factbot docs check` (and a test) fails when a page on
-disk differs from what the code generates now.
+Four pages are never written by hand: the CLI reference from each click command's `--help`,
+the settings reference from the pydantic settings' fields and descriptions, the HTTP API from
+the FastAPI application's OpenAPI schema, and the import contracts from pyproject.toml.
+`factbot docs generate` writes them into docs/reference/ of the source checkout;
+`factbot docs check` (and a test) fails when a page on disk differs from what the code
+generates now.
 
 Generation is deterministic: help is formatted at a fixed width, defaults that depend on the
 machine (the data folder) are described rather than shown, and the HTTP application is built
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import tomllib
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -399,12 +401,45 @@ def _is_api(path: str) -> bool:
     return path.startswith("/api/") or path in ("/healthz", "/readyz", "/checks/{check_id}")
 
 
+# -- the import contracts --------------------------------------------------------------------
+
+
+def render_contracts() -> str:
+    """Return the import contracts of pyproject.toml ([tool.importlinter]) as a page."""
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    config = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    lines = [
+        "# Import contracts",
+        "",
+        _generated_note("[tool.importlinter] of pyproject.toml"),
+        "",
+        "`lint-imports` (in `make lint`, so in `make test`) fails when an import breaks one of",
+        f"these contracts. Root packages: {', '.join(f'`{p}`' for p in config['root_packages'])}.",
+        "",
+    ]
+    for contract in config["contracts"]:
+        lines += [f"## {contract['name']}", "", f"Type: `{contract['type']}`.", ""]
+        for key, label in (
+            ("layers", "Layers, highest first"),
+            ("source_modules", "Modules"),
+            ("forbidden_modules", "May not import"),
+            ("ancestors", "Siblings under"),
+        ):
+            if key in contract:
+                lines.append(f"- {label}: {', '.join(f'`{m}`' for m in contract[key])}")
+        if contract.get("allow_indirect_imports"):
+            lines.append("- Indirect imports (through another module) are allowed.")
+        lines.append("")
+    return "\n".join(lines)
+
+
 # -- generate and check ----------------------------------------------------------------------
 
 PAGES: dict[str, Callable[[], str]] = {
     "cli.md": render_cli,
     "settings.md": render_settings,
     "http-api.md": render_http_api,
+    "import-contracts.md": render_contracts,
 }
 
 
@@ -449,7 +484,7 @@ def docs_group() -> None:
     help="Folder to write into (default: docs/reference/ of the checkout).",
 )
 def generate_command(out: Path | None) -> None:
-    """Write docs/reference/{cli,settings,http-api}.md from the code.
+    """Write docs/reference/{cli,settings,http-api,import-contracts}.md from the code.
 
     \b
     Example:
