@@ -30,7 +30,7 @@ def measure(data: Path, outside_sample: int | None, limit: int | None, show: int
     from bots.settings import Settings
     from pipeline.evaluation import calibration_part, load_averitec
     from pipeline.evidence.chunking import chunk_text
-    from pipeline.records import Claim, Evidence, Passage, Tier
+    from pipeline.records.domain import Claim, Evidence, Passage, Tier
 
     claims = load_averitec(data, limit=limit)
     if outside_sample is not None:

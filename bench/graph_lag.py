@@ -32,7 +32,7 @@ from pipeline.evaluation import load_averitec
 from pipeline.evidence.chunking import chunk_text
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
-from pipeline.records import Claim, Evidence, Passage, Tier
+from pipeline.records.domain import Claim, Evidence, Passage, Tier
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "eval" / "averitec" / "dev.json"

@@ -34,7 +34,7 @@ from pipeline.evidence.chunking import chunk_text
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.retrieval import retrieve
 from pipeline.posts import post_from_text
-from pipeline.records import content_hash
+from pipeline.records.domain import content_hash
 from storage import Store
 from storage.codec import dt_out
 

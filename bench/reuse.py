@@ -38,7 +38,7 @@ from bots.runtime.reuse import ReuseIndex, normalise, post_print
 from bots.settings import ReuseSettings
 from pipeline.clock import SYSTEM
 from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 from storage import Store
 from storage.reuse import Fingerprint
 

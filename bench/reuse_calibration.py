@@ -59,7 +59,7 @@ from bots.runtime.reuse import (
     post_print,
 )
 from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from pipeline.text import clean_post_text, keywords
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -40,7 +40,7 @@ from pipeline.errors import EmptyPostError
 from pipeline.evaluation import GOLD_LABELS, EvalClaim, claim_post, load_averitec, stratified_sample
 from pipeline.evidence.ingest import Ingester
 from pipeline.judge.review import ReviewMatchJudge, combine
-from pipeline.records import Claim, Evidence, Label
+from pipeline.records.domain import Claim, Evidence, Label
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.verifier.stance import StanceModel
 from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_from, sides

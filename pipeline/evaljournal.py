@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pipeline.evaluation import EvalClaim, Outcome, StageFailures
-from pipeline.records import Label
+from pipeline.records.domain import Label
 
 log = logging.getLogger(__name__)
 

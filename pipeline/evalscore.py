@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.evaluation import GOLD_LABELS, Outcome, StageFailures
-from pipeline.records import Label
+from pipeline.records.domain import Label
 
 BOOTSTRAP_RESAMPLES = 2000
 

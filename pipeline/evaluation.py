@@ -22,7 +22,7 @@ import numpy as np
 
 from pipeline.credibility.domains import registrable_domain, unwrap_archive
 from pipeline.errors import EmptyPostError
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     Check,
     Document,

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
-from pipeline.records import Document, Injection, Passage, Post
+from pipeline.records.domain import Document, Injection, Passage, Post
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from sqlite_utils import Database
 
 from pipeline.clock import SYSTEM, Clock
 from pipeline.image.gallery import GalleryIndex
-from pipeline.imagerecords import Face
+from pipeline.records.image import Face
 from storage.codec import dt_in, dt_out
 
 _INSERT = (

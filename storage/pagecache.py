@@ -14,7 +14,7 @@ import sqlite3
 import zlib
 from datetime import timedelta
 
-from pipeline.records import utcnow
+from pipeline.records.domain import utcnow
 from pipeline.web.fetcher import FetchedPage
 from storage.webcache import CachedPage, WebCache
 

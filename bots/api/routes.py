@@ -66,7 +66,7 @@ from pipeline.errors import (
     UnsafeURLError,
 )
 from pipeline.posts import ensure_checkable, post_from_text, post_from_url
-from pipeline.records import Post
+from pipeline.records.domain import Post
 
 log = logging.getLogger(__name__)
 DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts

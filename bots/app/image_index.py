@@ -15,8 +15,8 @@ from pipeline.cpu import CpuPool
 from pipeline.image.intake import ImageLimits
 from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
-from pipeline.imagerecords import IndexedImage
-from pipeline.records import Check
+from pipeline.records.domain import Check
+from pipeline.records.image import IndexedImage
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

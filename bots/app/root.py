@@ -64,9 +64,9 @@ from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
 from pipeline.posts import linked_page, with_linked_page
-from pipeline.records import Check, Post
+from pipeline.records.domain import Check, Post
+from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
-from pipeline.search_status import LiveSearch, SearchStatus
 from pipeline.verifier.stance import StanceModel
 from pipeline.verifier.verdict import Thresholds, VerifierJudge
 from pipeline.web.fetcher import Fetcher, FetchPolicy

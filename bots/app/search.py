@@ -25,6 +25,7 @@ from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.serpapi import SerpApiLens
 from pipeline.image.reverse.tineye import TinEyeSearch
 from pipeline.image.reverse.vision import VisionWebDetection
+from pipeline.records.search_status import SearchStatus, probed
 from pipeline.search.base import SearchProvider
 from pipeline.search.http import ProviderClient
 from pipeline.search.merge import MultiSearch
@@ -43,7 +44,6 @@ from pipeline.search.providers import (
     google_news,
     tavily,
 )
-from pipeline.search_status import SearchStatus, probed
 from pipeline.web.fetcher import Fetcher
 from storage.webcache import WebCache
 

@@ -128,7 +128,7 @@ def averitec(
     )
     from pipeline.evidence.ingest import Ingester
     from pipeline.judge.review import ReviewMatchJudge
-    from pipeline.records import Check
+    from pipeline.records.domain import Check
     from pipeline.run import CheckDeps, run_check
     from storage import Store
 

@@ -30,7 +30,7 @@ from bots.runtime.privacy import Pseudonyms
 from bots.runtime.reuse import ReuseIndex
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 from storage import Store
 from storage.codec import dt_out
 from storage.platform import Forgotten

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pipeline.records import Check, Correction, Post
+from pipeline.records.domain import Check, Correction, Post
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     import asyncio

@@ -72,7 +72,7 @@ from pipeline.claims.heuristic import extract_claims
 from pipeline.clock import SYSTEM, Clock
 from pipeline.embedder import Embedder
 from pipeline.errors import EmptyPostError
-from pipeline.records import Check, Label, Post
+from pipeline.records.domain import Check, Label, Post
 from pipeline.text import clean_post_text
 from storage.reuse import Fingerprint, ReuseRepo
 

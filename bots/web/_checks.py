@@ -15,7 +15,7 @@ from bots.web._access import Access, Principal
 from bots.web._deps import needs
 from bots.web._views import Views
 from pipeline.errors import NotFoundError
-from pipeline.records import Check, Evidence
+from pipeline.records.domain import Check, Evidence
 from storage.browse import CheckFilter
 
 FILTERS = ("q", "platform", "verdict", "judge", "reviewed", "since", "until")

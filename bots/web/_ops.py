@@ -15,7 +15,7 @@ from bots.web._jobview import job_view
 from bots.web._views import Views
 from pipeline.credibility.importers import FORMATS, import_sources
 from pipeline.errors import FactbotError, NotFoundError
-from pipeline.records import Tier
+from pipeline.records.domain import Tier
 from storage.browse import find_sources
 from storage.jobs import STATUSES
 

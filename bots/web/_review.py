@@ -22,7 +22,7 @@ from bots.web._access import Access, Principal
 from bots.web._deps import needs
 from bots.web._views import Views
 from pipeline.errors import NotFoundError
-from pipeline.records import Check
+from pipeline.records.domain import Check
 
 SHOWN = ("pending", "approved", "posted", "rejected", "failed", "expired")
 

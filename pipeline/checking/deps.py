@@ -20,7 +20,7 @@ from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge
 from pipeline.llm.client import LLMClient
 from pipeline.ports import EvidenceIndex, ReachabilityCache
-from pipeline.search_status import SearchStatus
+from pipeline.records.search_status import SearchStatus
 from pipeline.verifier.verdict import VerifierJudge
 from pipeline.web.fetcher import Fetcher
 

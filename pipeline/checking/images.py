@@ -20,8 +20,8 @@ from pipeline.checking.stages import Stages
 from pipeline.cpu import run_cpu
 from pipeline.image.conflicts import day, event_frame
 from pipeline.image.provenance import caption_excerpt, find_earlier, provenance_evidence
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Claim, Correction, Evidence, ImageTrace, Reference
+from pipeline.records.domain import Claim, Correction, Evidence, ImageTrace, Reference
+from pipeline.records.image import ImageReport
 from pipeline.reply.links import scrub_links
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ import re
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import EmptyPostError
-from pipeline.records import Claim, Post, new_id
+from pipeline.records.domain import Claim, Post, new_id
 from pipeline.text import STOPWORDS, clean_post_text, split_sentences, words
 
 MIN_WORDS = 3

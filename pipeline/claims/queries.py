@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.records import Claim
+from pipeline.records.domain import Claim
 from pipeline.text import keywords
 
 

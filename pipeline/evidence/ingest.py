@@ -24,7 +24,7 @@ from pipeline.evidence.chunking import chunk_text, embedding_input
 from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.sourcerecords import canonical_url, record_from_json
 from pipeline.ports import EvidenceIndex
-from pipeline.records import Document, content_hash, utcnow
+from pipeline.records.domain import Document, content_hash, utcnow
 from pipeline.web.extract import ExtractedPage, extract_page
 from pipeline.web.feeds import parse_feed, parse_sitemap, sniff_kind
 from pipeline.web.fetcher import FetchedPage, Fetcher

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from pipeline.errors import FactbotError, RobotsDisallowedError
 from pipeline.ports import ReachabilityCache
-from pipeline.records import Evidence, Reachability, utcnow
+from pipeline.records.domain import Evidence, Reachability, utcnow
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

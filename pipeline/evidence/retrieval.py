@@ -30,7 +30,7 @@ from pipeline.claims.queries import Query
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Embedder
 from pipeline.ports import EvidenceIndex, VectorTable
-from pipeline.records import Document, Passage
+from pipeline.records.domain import Document, Passage
 
 log = logging.getLogger(__name__)
 

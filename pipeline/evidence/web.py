@@ -31,7 +31,7 @@ from pipeline.credibility.domains import registrable_domain
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
-from pipeline.records import Document
+from pipeline.records.domain import Document
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
 from pipeline.web.fetcher import FetchedPage, Fetcher

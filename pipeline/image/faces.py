@@ -35,7 +35,7 @@ from PIL import Image
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import FactbotError, ImageError
 from pipeline.image.gallery import FaceGallery, FaceMatching, name_face
-from pipeline.imagerecords import Face, FaceBox, LoadedImage, SeenFace
+from pipeline.records.image import Face, FaceBox, LoadedImage, SeenFace
 
 log = logging.getLogger(__name__)
 

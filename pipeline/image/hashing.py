@@ -34,7 +34,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from pipeline.cpu import CpuPool, run_cpu
-from pipeline.imagerecords import ImageHashes, LoadedImage
+from pipeline.records.image import ImageHashes, LoadedImage
 
 log = logging.getLogger(__name__)
 

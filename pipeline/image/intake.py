@@ -39,8 +39,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import FactbotError, ImageError
-from pipeline.imagerecords import ImageFailure, ImageOrigin, ImageSource, LoadedImage
-from pipeline.records import Post
+from pipeline.records.domain import Post
+from pipeline.records.image import ImageFailure, ImageOrigin, ImageSource, LoadedImage
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

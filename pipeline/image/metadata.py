@@ -24,7 +24,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from pipeline.cpu import CpuPool, run_cpu
-from pipeline.imagerecords import ContentCredentials, ExifInfo, ImageMetadata, LoadedImage
+from pipeline.records.image import ContentCredentials, ExifInfo, ImageMetadata, LoadedImage
 
 log = logging.getLogger(__name__)
 

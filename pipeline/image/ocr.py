@@ -28,7 +28,7 @@ from PIL import Image, ImageOps
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ConfigError, ImageError
-from pipeline.imagerecords import LoadedImage, OcrLine, OcrText
+from pipeline.records.image import LoadedImage, OcrLine, OcrText
 
 log = logging.getLogger(__name__)
 

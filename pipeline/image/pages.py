@@ -25,8 +25,8 @@ from pipeline.cpu import CpuPool, run_cpu
 from pipeline.image.hashing import hash_picture
 from pipeline.image.intake import ImageLimits, load_image
 from pipeline.image.provenance import ImageIndex
-from pipeline.imagerecords import ImageOrigin, ImageSource, IndexedImage, LoadedImage
-from pipeline.records import Document
+from pipeline.records.domain import Document
+from pipeline.records.image import ImageOrigin, ImageSource, IndexedImage, LoadedImage
 from pipeline.web.fetcher import FetchedPage, Fetcher
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ from typing import TypeVar
 
 from pipeline.claims.queries import Query
 from pipeline.errors import EmptyPostError
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Claim, Post
+from pipeline.records.domain import Claim, Post
+from pipeline.records.image import ImageReport
 from pipeline.text import keywords
 
 T = TypeVar("T")

@@ -29,7 +29,8 @@ from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
 from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.reverse.multi import ReverseDeps
-from pipeline.imagerecords import (
+from pipeline.records.domain import Post
+from pipeline.records.image import (
     Caption,
     ImageDescription,
     ImageReport,
@@ -37,7 +38,6 @@ from pipeline.imagerecords import (
     OcrText,
     SeenFace,
 )
-from pipeline.records import Post
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

@@ -49,7 +49,7 @@ from pipeline.llm.client import LLMClient, ModelError
 from pipeline.llm.output import bounded, one_of
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.usage import UsageMeter, count_fallback
-from pipeline.records import (
+from pipeline.records.domain import (
     FACETS,
     Assessment,
     Basis,

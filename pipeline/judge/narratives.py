@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Embedder, Vectors
-from pipeline.records import Evidence, Narrative, content_hash
+from pipeline.records.domain import Evidence, Narrative, content_hash
 
 log = logging.getLogger(__name__)
 

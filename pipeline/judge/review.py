@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from pipeline.embedder import Embedder
-from pipeline.records import Basis, Claim, ClaimVerdict, Evidence, Label, Stance, Verdict
+from pipeline.records.domain import Basis, Claim, ClaimVerdict, Evidence, Label, Stance, Verdict
 
 _NEGATION_RE = re.compile(
     r"\b(no|not|never|none|nobody|nothing|neither|nor|without|cannot|isn't|aren't|wasn't|"

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 from pipeline.judge.review import combine
 from pipeline.judge.tiered import out_of_context_verdict
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     ClaimGraph,
     ClaimVerdict,

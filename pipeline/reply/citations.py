@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from pipeline.judge.review import combine
-from pipeline.records import Document, Evidence, Label, Quote, Verdict
+from pipeline.records.domain import Document, Evidence, Label, Quote, Verdict
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from pipeline.cpu import CpuPool, run_cpu
 from pipeline.judge.review import combine
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     Claim,
     ClaimVerdict,

@@ -42,7 +42,7 @@ import lxml.html
 from lxml import etree
 
 from pipeline.errors import ExtractionError
-from pipeline.records import ClaimReview, Document, Label, document_id_for
+from pipeline.records.domain import ClaimReview, Document, Label, document_id_for
 from pipeline.web.feeds import parse_date
 from pipeline.web.visibility import drop_invisible
 from pipeline.web.walls import detect_wall

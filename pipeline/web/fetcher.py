@@ -45,7 +45,7 @@ import httpx
 
 from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import FetchError, UnsafeURLError
-from pipeline.records import utcnow
+from pipeline.records.domain import utcnow
 from pipeline.web.addresses import (
     MAX_URL_LENGTH,
     Resolver,

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from bots.cli.main import main
 from pipeline.evalscore import score
 from pipeline.evaluation import EvalClaim, Outcome, load_averitec
-from pipeline.records import Label
+from pipeline.records.domain import Label
 
 
 def _outcome(gold: Label, predicted: Label, refs: int = 1, gold_refs: int = 1) -> Outcome:

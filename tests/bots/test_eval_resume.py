@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from bots.cli.main import main
 from pipeline.evaljournal import outcome_from_record, outcome_record, read_journal
 from pipeline.evaluation import EvalClaim, Outcome, StageFailures
-from pipeline.records import Label
+from pipeline.records.domain import Label
 
 # figures that depend on the clock, not on the verdicts
 TIMED = {"latency_p50_s", "latency_p95_s", "wall_seconds", "resume"}

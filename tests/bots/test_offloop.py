@@ -22,7 +22,7 @@ from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.errors import ConfigError
 from pipeline.posts import post_from_text
-from pipeline.records import Check, Label
+from pipeline.records.domain import Check, Label
 from tests.bots.test_web_check import publishers
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
 from tests.support.httpserver import LocalServer

@@ -27,11 +27,11 @@ from pipeline.image.reverse.trace import public_url, search_image_copies, with_r
 from pipeline.image.reverse.vision import VisionWebDetection
 from pipeline.image.stage import ImageDeps, read_images
 from pipeline.judge.review import ReviewMatchJudge
-from pipeline.records import Post, document_id_for
+from pipeline.records.domain import Post, document_id_for
+from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from pipeline.reply.writer import verify_references
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.search.merge import Outcome
-from pipeline.search_status import LiveSearch, ProviderStatus, SearchStatus
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES

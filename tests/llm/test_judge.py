@@ -16,7 +16,7 @@ from pipeline.judge.review import ReviewMatchJudge
 from pipeline.judge.tiered import decide, missing_facets
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.usage import UsageMeter
-from pipeline.records import (
+from pipeline.records.domain import (
     FACETS,
     Assessment,
     Claim,

@@ -14,7 +14,7 @@ from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.judge.review import ReviewMatchJudge
 from pipeline.posts import post_from_text
-from pipeline.records import Check, Label, Stance
+from pipeline.records.domain import Check, Label, Stance
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
 from tests.conftest import FIXTURES

@@ -15,7 +15,7 @@ from pipeline.embedding_backends import build_embedder
 from pipeline.errors import ConfigError, EmbeddingMismatchError
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.retrieval import RRF_K, retrieve
-from pipeline.records import Document
+from pipeline.records.domain import Document
 from storage import Store
 from storage.codec import dt_out
 

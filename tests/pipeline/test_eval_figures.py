@@ -17,7 +17,7 @@ from pipeline.evaluation import (
     check_references,
     stratified_sample,
 )
-from pipeline.records import (
+from pipeline.records.domain import (
     Check,
     Correction,
     Document,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ExtractionError
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from pipeline.web.extract import (
     PageMetadata,
     extract_document,

@@ -20,7 +20,7 @@ from pipeline.graph.values import DateSpan, parse_date, parse_quantity
 from pipeline.graph.verify import GraphVerifier, match_nodes, verify_graph
 from pipeline.judge.review import ReviewMatchJudge
 from pipeline.posts import post_from_text
-from pipeline.records import (
+from pipeline.records.domain import (
     Claim,
     ClaimGraph,
     ClaimVerdict,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pipeline.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES

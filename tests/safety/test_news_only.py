@@ -42,7 +42,7 @@ from bots.settings import (
 )
 from pipeline.llm.local import local_model_available
 from pipeline.posts import post_from_text
-from pipeline.records import SourceRating, Tier
+from pipeline.records.domain import SourceRating, Tier
 from tests.conftest import REPO
 from tests.llm.fake_openai import FakeOpenAI, serve_openai
 from tests.safety import cases as c

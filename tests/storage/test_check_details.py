@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlite_utils import Database
 
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Basis, Relation, Stance
+from pipeline.records.domain import Basis, Relation, Stance
+from pipeline.records.image import ImageReport
 from storage import Store
 from storage.details import from_plain, images_in, redact_images, to_json
 from storage.migrations import migrations

@@ -5,21 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from pipeline.imagerecords import (
-    Caption,
-    ContentCredentials,
-    ExifInfo,
-    ImageDescription,
-    ImageFailure,
-    ImageHashes,
-    ImageMetadata,
-    ImageOrigin,
-    ImageReport,
-    ImageSource,
-    OcrLine,
-    OcrText,
-)
-from pipeline.records import (
+from pipeline.records.domain import (
     Assessment,
     Basis,
     Check,
@@ -44,6 +30,20 @@ from pipeline.records import (
     Tier,
     Verdict,
     new_id,
+)
+from pipeline.records.image import (
+    Caption,
+    ContentCredentials,
+    ExifInfo,
+    ImageDescription,
+    ImageFailure,
+    ImageHashes,
+    ImageMetadata,
+    ImageOrigin,
+    ImageReport,
+    ImageSource,
+    OcrLine,
+    OcrText,
 )
 from storage import Store
 

@@ -7,7 +7,7 @@ import dataclasses
 from fastapi.testclient import TestClient
 
 from bots.app.root import App
-from pipeline.records import Basis, Evidence, Narrative, Stance
+from pipeline.records.domain import Basis, Evidence, Narrative, Stance
 from tests.web.conftest import sign_in
 from tests.web.factory import (
     CAPTION,

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from bots.api.routes import create_api
 from bots.app.root import App
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from storage.browse import PAGE_SIZE
 from tests.conftest import FIXTURES
 from tests.image.images import encode, photo

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 from pipeline.text import URL_RE
 
 PLATFORM = "bluesky"

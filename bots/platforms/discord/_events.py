@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 import discord
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 from pipeline.text import URL_RE
 
 PLATFORM = "discord"

@@ -30,7 +30,7 @@ from bots.platforms.discord._sender import DiscordSender
 from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
 from bots.runtime.platform import Actor, Destination
 from bots.runtime.replies import ReplyRejectedError
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 from pipeline.text import URL_RE
 
 PLATFORM = "discord"

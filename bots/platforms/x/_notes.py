@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import FetchError, UnsafeURLError
-from pipeline.records import Check, CorrectionItem, Label, Reference, Tier
+from pipeline.records.domain import Check, CorrectionItem, Label, Reference, Tier
 from pipeline.reply.links import scrub_links
 from pipeline.reply.thread import defuse_mentions, x_weighted
 from pipeline.web.fetcher import Fetcher

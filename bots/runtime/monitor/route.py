@@ -35,7 +35,7 @@ from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import NotFoundError
-from pipeline.records import Check
+from pipeline.records.domain import Check
 from storage import Store
 from storage.jobs import Job
 from storage.monitor import REUSED, CandidateRow

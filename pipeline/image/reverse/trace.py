@@ -39,7 +39,10 @@ from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_i
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
 from pipeline.image.reverse.multi import ReverseDeps
-from pipeline.imagerecords import (
+from pipeline.injection import find_instructions
+from pipeline.ports import EvidenceIndex
+from pipeline.records.domain import Document, Post
+from pipeline.records.image import (
     ImageDescription,
     ImageHashes,
     ImageOrigin,
@@ -48,13 +51,10 @@ from pipeline.imagerecords import (
     IndexedImage,
     LoadedImage,
 )
-from pipeline.injection import find_instructions
-from pipeline.ports import EvidenceIndex
-from pipeline.records import Document, Post
+from pipeline.records.search_status import ProviderStatus, SearchStatus
 from pipeline.search.merge import Outcome, ProviderReport
 from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
-from pipeline.search_status import ProviderStatus, SearchStatus
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

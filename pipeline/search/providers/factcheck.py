@@ -15,7 +15,7 @@ from __future__ import annotations
 import httpx
 from pydantic import Field, SecretStr
 
-from pipeline.records import ClaimReview
+from pipeline.records.domain import ClaimReview
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import on_sites, parse_date, site_domain

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import ReviewQueue
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from tests.web.conftest import PASSWORD
 from tests.web.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
 

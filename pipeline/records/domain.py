@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pipeline.imagerecords import ImageReport
-from pipeline.search_status import SearchStatus
+from pipeline.records.image import ImageReport
+from pipeline.records.search_status import SearchStatus
 
 
 def new_id() -> str:

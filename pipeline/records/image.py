@@ -1,6 +1,6 @@
 """Records of the image stage: where an image came from, what was read from it, what failed.
 
-They live outside the `pipeline.image` package so that `pipeline.records` can hold a check's
+They live outside the `pipeline.image` package so that `pipeline.records.domain` can hold a check's
 image report without importing the stage (which imports evidence, which imports records).
 
 Each reader (OCR, hashes, metadata, caption) returns its own frozen record; the describer
