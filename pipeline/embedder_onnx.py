@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Vectors, bundled_model_path
 from pipeline.errors import ConfigError
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

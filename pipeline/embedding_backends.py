@@ -6,10 +6,10 @@ Neither library is imported until the embedder loads its model.
 
 from __future__ import annotations
 
-from pipeline.cpu import CpuPool
 from pipeline.embedder import LocalEmbedder, SentenceTransformerEmbedder
 from pipeline.embedder_onnx import OnnxEmbedder
 from pipeline.errors import ConfigError
+from pipeline.util.cpu import CpuPool
 
 BACKENDS = ("onnx", "torch")
 # onnxruntime keeps its largest batch's buffers: 64 passages peaked at 1.3 GB RSS and 16 at

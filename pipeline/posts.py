@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from pipeline.cpu import CpuPool
 from pipeline.errors import EmptyPostError, ExtractionError, FetchError, InputError
 from pipeline.evidence.pages import extract_fetched
 from pipeline.records.domain import Post, new_id, utcnow
-from pipeline.text import URL_RE, clean_post_text
+from pipeline.util.cpu import CpuPool
+from pipeline.util.text import URL_RE, clean_post_text
 from pipeline.web.fetcher import Fetcher
 
 

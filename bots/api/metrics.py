@@ -46,7 +46,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from bots.app.root import App
-from pipeline.clock import Clock
+from pipeline.util.clock import Clock
 from storage import Store
 from storage.metrics import Histogram
 

@@ -43,8 +43,6 @@ from bots.runtime.reuse import ReuseIndex
 from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
-from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import LocalEmbedder
@@ -67,6 +65,8 @@ from pipeline.posts import linked_page, with_linked_page
 from pipeline.records.domain import Check, Post
 from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
+from pipeline.util.clock import SYSTEM, Clock
+from pipeline.util.cpu import CpuPool
 from pipeline.verifier.stance import StanceModel
 from pipeline.verifier.verdict import Thresholds, VerifierJudge
 from pipeline.web.fetcher import Fetcher, FetchPolicy

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     import asyncio
 
     from bots.settings import Settings
-    from pipeline.clock import Clock
+    from pipeline.util.clock import Clock
     from storage import Store
 
 PLATFORMS = ("discord", "slack", "x", "bluesky", "mastodon")

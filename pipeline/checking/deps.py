@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from pipeline.cpu import CpuPool
 from pipeline.embedder import Embedder
 from pipeline.evidence.ranking import Rater
 from pipeline.evidence.web import WebDeps
@@ -21,6 +20,7 @@ from pipeline.judge.review import Judge
 from pipeline.llm.client import LLMClient
 from pipeline.ports import EvidenceIndex, ReachabilityCache
 from pipeline.records.search_status import SearchStatus
+from pipeline.util.cpu import CpuPool
 from pipeline.verifier.verdict import VerifierJudge
 from pipeline.web.fetcher import Fetcher
 

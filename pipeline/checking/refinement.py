@@ -14,7 +14,7 @@ from pipeline.checking.steps import Judged, extract_all, judge_claims
 from pipeline.claims.queries import Query
 from pipeline.judge.tiered import missing_facets
 from pipeline.records.domain import Claim, Label
-from pipeline.text import keywords
+from pipeline.util.text import keywords
 
 _FACET_HINTS = {
     "who": "who",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.records.domain import Claim
-from pipeline.text import keywords
+from pipeline.util.text import keywords
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
 from pipeline.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
@@ -25,6 +24,7 @@ from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.sourcerecords import canonical_url, record_from_json
 from pipeline.ports import EvidenceIndex
 from pipeline.records.domain import Document, content_hash, utcnow
+from pipeline.util.cpu import CpuPool, run_cpu
 from pipeline.web.extract import ExtractedPage, extract_page
 from pipeline.web.feeds import parse_feed, parse_sitemap, sniff_kind
 from pipeline.web.fetcher import FetchedPage, Fetcher

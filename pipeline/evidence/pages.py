@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
 from pipeline.errors import ExtractionError, FactbotError
 from pipeline.records.domain import utcnow
+from pipeline.util.cpu import CpuPool, run_cpu
 from pipeline.web.extract import ExtractedPage, extract_page
 from pipeline.web.fetcher import FetchedPage, Fetcher
 

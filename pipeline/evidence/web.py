@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pipeline.claims.queries import Query
-from pipeline.cpu import CpuPool
 from pipeline.credibility.domains import registrable_domain
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page
@@ -34,6 +33,7 @@ from pipeline.evidence.ranking import Rater
 from pipeline.records.domain import Document
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
+from pipeline.util.cpu import CpuPool
 from pipeline.web.fetcher import FetchedPage, Fetcher
 
 log = logging.getLogger(__name__)

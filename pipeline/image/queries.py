@@ -18,7 +18,7 @@ from pipeline.claims.queries import Query
 from pipeline.errors import EmptyPostError
 from pipeline.records.domain import Claim, Post
 from pipeline.records.image import ImageReport
-from pipeline.text import keywords
+from pipeline.util.text import keywords
 
 T = TypeVar("T")
 

@@ -18,7 +18,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pipeline.cpu import CpuPool
 from pipeline.errors import FactbotError
 from pipeline.image.describe import describe
 from pipeline.image.faces import FaceDeps, read_faces
@@ -38,6 +37,7 @@ from pipeline.records.image import (
     OcrText,
     SeenFace,
 )
+from pipeline.util.cpu import CpuPool
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

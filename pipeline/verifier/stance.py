@@ -28,7 +28,7 @@ import numpy as np
 
 from pipeline.embedder_onnx import sha256_of
 from pipeline.errors import ConfigError
-from pipeline.text import sentence_spans
+from pipeline.util.text import sentence_spans
 from pipeline.verifier.pairs import LABELS, REFUTES, SUPPORTS
 
 log = logging.getLogger(__name__)

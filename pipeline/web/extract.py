@@ -13,7 +13,7 @@ Each page is parsed once: one lxml tree gives the ClaimReviews, a copy of it the
 after the visibility pass serves trafilatura for the text and metadata, author included.
 trafilatura and htmldate copy the tree they are given rather than parse the HTML again.
 
-Extraction is CPU-bound: async callers run `extract_page` in a worker thread (`pipeline.cpu`).
+Extraction is CPU-bound: async callers run `extract_page` in a worker thread (`pipeline.util.cpu`).
 trafilatura (and htmldate with it) is imported on first use, so processes that never extract
 a page never load it.
 

@@ -43,9 +43,9 @@ from typing import Protocol, Self
 import charset_normalizer
 import httpx
 
-from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import FetchError, UnsafeURLError
 from pipeline.records.domain import utcnow
+from pipeline.util.clock import SYSTEM, Clock
 from pipeline.web.addresses import (
     MAX_URL_LENGTH,
     Resolver,

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import httpx
 from protego import Protego
 
-from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import FetchError, RobotsDisallowedError, UnsafeURLError
+from pipeline.util.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from datetime import UTC, date, datetime
 import numpy as np
 import pytest
 
-from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedder import SentenceTransformerEmbedder
@@ -34,6 +33,7 @@ from pipeline.records.domain import (
 )
 from pipeline.reply.writer import write_correction
 from pipeline.run import CheckConfig, CheckDeps, run_check
+from pipeline.util.cpu import CpuPool
 from storage import Store
 from tests.conftest import FIXTURES
 

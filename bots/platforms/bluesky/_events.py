@@ -20,7 +20,7 @@ from typing import Any
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
-from pipeline.text import URL_RE
+from pipeline.util.text import URL_RE
 
 PLATFORM = "bluesky"
 POST_TYPE = "app.bsky.feed.post"

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from bots.runtime.platform import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
 from pipeline.reply.links import has_link
-from pipeline.text import URL_RE
+from pipeline.util.text import URL_RE
 
 PLATFORM = "slack"
 MAX_IMAGE_BYTES = 20_000_000  # larger files are not downloaded for the image stage

@@ -28,7 +28,6 @@ from datetime import datetime
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.embedder import Embedder
 from pipeline.errors import FactbotError
 from pipeline.evidence.ingest import Ingester
@@ -55,6 +54,7 @@ from pipeline.records.search_status import ProviderStatus, SearchStatus
 from pipeline.search.merge import Outcome, ProviderReport
 from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
+from pipeline.util.cpu import CpuPool, run_cpu
 from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 The loop is tenacity's (`tenacity.AsyncRetrying`): `retried(policy, send, on_retry=...)` awaits
 `send()` until it returns, a non-retryable error escapes it, or the attempts are spent. `send`
 decides what is worth another request by raising `Retryable`, which carries the error to raise
-once the attempts are spent and the wait the server asked for (`pipeline.retry_after`).
+once the attempts are spent and the wait the server asked for (`pipeline.util.retry_after`).
 
 Waits: the server's wait when it named one, capped at `max_wait` (a caller that must not wait
 that long refuses to retry before raising `Retryable`); otherwise `backoff`, doubled each time,
