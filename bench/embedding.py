@@ -25,8 +25,8 @@ from typing import Any
 import click
 import numpy as np
 
-from pipeline.embedder import LocalEmbedder, Vectors
-from pipeline.embedding_backends import BACKENDS, build_embedder
+from pipeline.embedding.backends import BACKENDS, build_embedder
+from pipeline.embedding.embedder import LocalEmbedder, Vectors
 from pipeline.evidence.chunking import chunk_text, embedding_input
 from pipeline.evidence.ingest import Ingester, read_jsonl
 from pipeline.records.domain import Document, content_hash

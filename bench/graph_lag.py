@@ -26,7 +26,7 @@ from typing import Any
 import click
 import numpy as np
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evaluation import load_averitec
 from pipeline.evidence.chunking import chunk_text
 from pipeline.graph.build import GraphBuilder

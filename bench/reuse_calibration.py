@@ -58,7 +58,7 @@ from bots.runtime.reuse import (
     numbers_in,
     post_print,
 )
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.records.domain import Post
 from pipeline.util.text import clean_post_text, keywords
 

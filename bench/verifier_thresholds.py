@@ -35,7 +35,7 @@ import numpy as np
 from bots.app.root import App
 from bots.settings import Settings
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder_onnx import OnnxEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evaluation import GOLD_LABELS, EvalClaim, claim_post, load_averitec, stratified_sample
 from pipeline.evidence.ingest import Ingester

@@ -45,8 +45,8 @@ from bots.runtime.worker import JobHandler
 from bots.settings import Settings
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import LocalEmbedder
-from pipeline.embedding_backends import build_embedder
+from pipeline.embedding.backends import build_embedder
+from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.evidence.web import WebDeps
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier

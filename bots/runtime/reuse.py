@@ -69,7 +69,7 @@ import numpy.typing as npt
 
 from bots.settings import ReuseSettings
 from pipeline.claims.heuristic import extract_claims
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.errors import EmptyPostError
 from pipeline.records.domain import Check, Label, Post
 from pipeline.util.clock import SYSTEM, Clock

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.evidence.ranking import Rater
 from pipeline.evidence.web import WebDeps
 from pipeline.graph.verify import GraphVerifier

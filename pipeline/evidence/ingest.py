@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pipeline.credibility.domains import registrable_domain
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
 from pipeline.evidence.chunking import chunk_text, embedding_input
 from pipeline.evidence.pages import extract_fetched

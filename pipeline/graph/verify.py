@@ -34,7 +34,7 @@ from datetime import datetime
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.graph.build import TYPED, Edge, Graph, GraphBuilder, Node
 from pipeline.records.domain import Claim, ClaimGraph, Evidence, GraphConflict
 from pipeline.util.cpu import CpuPool, run_cpu

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import SkipJsonSchema
 
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.injection import find_instructions
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.review import Judge, combine

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.embedder import Embedder, Vectors
+from pipeline.embedding.embedder import Embedder, Vectors
 from pipeline.records.domain import Evidence, Narrative, content_hash
 from pipeline.util.cpu import CpuPool, run_cpu
 

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.records.domain import Basis, Claim, ClaimVerdict, Evidence, Label, Stance, Verdict
 
 _NEGATION_RE = re.compile(

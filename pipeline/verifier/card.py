@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedder_onnx import sha256_of
+from pipeline.embedding.onnx import sha256_of
 from pipeline.verifier import pairs as pairdata
 from pipeline.verifier.metrics import expected_calibration_error, pair_metrics
 from pipeline.verifier.pairs import LABELS, Pair

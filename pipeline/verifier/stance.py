@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedder_onnx import sha256_of
+from pipeline.embedding.onnx import sha256_of
 from pipeline.errors import ConfigError
 from pipeline.util.text import sentence_spans
 from pipeline.verifier.pairs import LABELS, REFUTES, SUPPORTS

@@ -19,7 +19,7 @@ import pytest
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings, load_settings
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.errors import ConfigError
 from pipeline.posts import post_from_text
 from pipeline.records.domain import Check, Label

@@ -9,7 +9,7 @@ import pytest
 from pipeline.claims.heuristic import extract_claims
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
 from pipeline.image.queries import image_queries

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.judge.model import JudgeOutput, ModelJudge, assess
 from pipeline.judge.review import ReviewMatchJudge
 from pipeline.judge.tiered import decide, missing_facets

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.graph.build import Edge, Graph, GraphBuilder, Node
 from pipeline.graph.places import Place, _meant, shared_gazetteer

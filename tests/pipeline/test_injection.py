@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.injection import find_instructions, strip_instructions
 from pipeline.judge.review import ReviewMatchJudge

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.records.domain import Document, Evidence, Passage, Tier
 

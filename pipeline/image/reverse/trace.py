@@ -28,7 +28,7 @@ from datetime import datetime
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.errors import FactbotError
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page

