@@ -57,8 +57,8 @@ def index(
     from pipeline.errors import EmptyPostError
     from pipeline.evidence.ingest import Ingester
     from pipeline.evidence.retrieval import retrieve
+    from pipeline.inputs.posts import post_from_text
     from pipeline.judge.review import ReviewMatchJudge
-    from pipeline.posts import post_from_text
     from pipeline.run import CheckDeps, run_check
     from storage import Store
 

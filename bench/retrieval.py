@@ -32,7 +32,7 @@ from pipeline.errors import EmptyPostError
 from pipeline.evidence.chunking import chunk_text
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.retrieval import retrieve
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import content_hash
 from pipeline.util.cpu import CpuPool
 from storage import Store

@@ -33,7 +33,7 @@ from pipeline.claims.queries import build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
-from pipeline.injection import screen_post
+from pipeline.inputs.injection import screen_post
 from pipeline.judge.review import combine
 from pipeline.llm.usage import metering
 from pipeline.records.domain import (

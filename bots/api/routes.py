@@ -65,7 +65,7 @@ from pipeline.errors import (
     NotFoundError,
     UnsafeURLError,
 )
-from pipeline.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
 from pipeline.records.domain import Post
 
 log = logging.getLogger(__name__)

@@ -58,10 +58,10 @@ from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.image.stage import Captioner, ImageDeps
+from pipeline.inputs.posts import linked_page, with_linked_page
 from pipeline.judge.model import ModelJudge
 from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
-from pipeline.posts import linked_page, with_linked_page
 from pipeline.records.domain import Check, Post
 from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
@@ -514,7 +514,7 @@ class App:
         """Run a check and return it unsaved (a worker stores it with its job).
 
         A post that is little more than a link is checked with the text of the page it shares
-        (`pipeline.posts.with_linked_page`); the check keeps the post as it was given.
+        (`pipeline.inputs.posts.with_linked_page`); the check keeps the post as it was given.
         """
         given = post
         if linked_page(post) is not None:

@@ -27,7 +27,7 @@ from bots.web._jobview import job_view
 from bots.web._views import Views
 from bots.web.forms import bounded_form, form_cap, read_upload
 from pipeline.errors import FactbotError, InputError, NotFoundError
-from pipeline.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
 from pipeline.records.domain import Post
 
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import SkipJsonSchema
 
 from pipeline.embedding.embedder import Embedder
-from pipeline.injection import find_instructions
+from pipeline.inputs.injection import find_instructions
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.review import Judge, combine
 from pipeline.judge.tiered import (

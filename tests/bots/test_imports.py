@@ -20,7 +20,7 @@ from pathlib import Path
 from bots.app.root import App
 from bots.settings import Settings
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = (

@@ -13,7 +13,7 @@ import pytest
 
 from bots.app.root import App
 from bots.settings import FetchSettings, SearchSettings, Settings
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Basis, Label
 from tests.support.httpserver import LocalServer, serve
 

@@ -12,8 +12,8 @@ from pipeline.credibility.importers import import_sources, load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
+from pipeline.inputs.posts import post_from_text
 from pipeline.judge.review import ReviewMatchJudge
-from pipeline.posts import post_from_text
 from pipeline.records.domain import Check, Label, Stance
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store

@@ -12,9 +12,9 @@ from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
-from pipeline.injection import find_instructions, strip_instructions
+from pipeline.inputs.injection import find_instructions, strip_instructions
+from pipeline.inputs.posts import post_from_text
 from pipeline.judge.review import ReviewMatchJudge
-from pipeline.posts import post_from_text
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
 from tests.conftest import FIXTURES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import EmptyPostError
-from pipeline.posts import ensure_checkable, linked_page
+from pipeline.inputs.posts import ensure_checkable, linked_page
 from pipeline.records.domain import Post
 
 

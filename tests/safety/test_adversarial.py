@@ -44,7 +44,7 @@ from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
 from pipeline.errors import InputError
 from pipeline.evidence.ingest import Ingester
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import FACETS, SourceRating, Tier
 from tests.conftest import FIXTURES
 from tests.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai

@@ -40,8 +40,8 @@ from bots.settings import (
     Settings,
     VerifierSettings,
 )
+from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
-from pipeline.posts import post_from_text
 from pipeline.records.domain import SourceRating, Tier
 from tests.conftest import REPO
 from tests.llm.fake_openai import FakeOpenAI, serve_openai

@@ -38,7 +38,7 @@ from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_i
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
 from pipeline.image.reverse.multi import ReverseDeps
-from pipeline.injection import find_instructions
+from pipeline.inputs.injection import find_instructions
 from pipeline.ports import EvidenceIndex
 from pipeline.records.domain import Document, Post
 from pipeline.records.image import (
