@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tests.web.factory import make_check
 
 from pipeline.records.domain import Label
+from tests.web.factory import make_check
 
 WORDS = (
     "vaccine moon election climate water tower virus border tax river bridge school army "

@@ -27,8 +27,8 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "averi
 
 def measure(data: Path, outside_sample: int | None, limit: int | None, show: int) -> dict[str, Any]:
     from bots.app.root import App
+    from bots.evaluation.averitec import calibration_part, load_averitec
     from bots.settings import Settings
-    from pipeline.evaluation import calibration_part, load_averitec
     from pipeline.evidence.chunking import chunk_text
     from pipeline.records.domain import Claim, Evidence, Passage, Tier
 

@@ -26,8 +26,8 @@ from typing import Any
 import click
 import numpy as np
 
+from bots.evaluation.averitec import load_averitec
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
-from pipeline.evaluation import load_averitec
 from pipeline.evidence.chunking import chunk_text
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier

@@ -29,9 +29,12 @@ import numpy as np
 from pipeline.embedding.onnx import sha256_of
 from pipeline.errors import ConfigError
 from pipeline.util.text import sentence_spans
-from pipeline.verifier.pairs import LABELS, REFUTES, SUPPORTS
 
 log = logging.getLogger(__name__)
+
+# The model's output order; training (bots.training.pairs) maps every dataset's labels onto it.
+LABELS = ("supports", "refutes", "not enough info")
+SUPPORTS, REFUTES, NEI = 0, 1, 2
 
 MANIFEST = "stance.json"
 MAX_WINDOWS = 12  # windows scored per passage; the rest of a very long passage is not read

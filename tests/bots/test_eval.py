@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from bots.cli.main import main
-from pipeline.evalscore import score
-from pipeline.evaluation import EvalClaim, Outcome, load_averitec
+from bots.evaluation.averitec import EvalClaim, Outcome, load_averitec
+from bots.evaluation.score import score
 from pipeline.records.domain import Label
 
 

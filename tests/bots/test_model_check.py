@@ -10,8 +10,8 @@ import pytest
 
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
+from bots.evaluation.averitec import trace_of
 from bots.settings import ModelSettings, Settings
-from pipeline.evaluation import trace_of
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Basis, Label, Relation

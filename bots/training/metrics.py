@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
-from pipeline.verifier.pairs import LABELS
+from pipeline.verifier.stance import LABELS
 
 
 def pair_metrics(gold: Sequence[int], predicted: Sequence[int]) -> dict[str, Any]:

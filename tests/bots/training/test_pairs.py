@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.verifier import pairs as pd
-from pipeline.verifier.pairs import NEI, REFUTES, SUPPORTS, PairDataError
+from bots.training import pairs as pd
+from bots.training.pairs import PairDataError
+from pipeline.verifier.stance import NEI, REFUTES, SUPPORTS
 
 
 def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:

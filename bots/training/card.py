@@ -17,12 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.onnx import sha256_of
-from pipeline.verifier import pairs as pairdata
-from pipeline.verifier.metrics import expected_calibration_error, pair_metrics
-from pipeline.verifier.pairs import LABELS, Pair
-from pipeline.verifier.stance import MANIFEST, StanceModel
-from pipeline.verifier.train import (
+from bots.training import pairs as pairdata
+from bots.training.metrics import expected_calibration_error, pair_metrics
+from bots.training.pairs import Pair
+from bots.training.train import (
     HELD_APART,
     HELD_APART_SALT,
     Prepared,
@@ -31,6 +29,8 @@ from pipeline.verifier.train import (
     fit_temperature,
     predict_logits,
 )
+from pipeline.embedding.onnx import sha256_of
+from pipeline.verifier.stance import LABELS, MANIFEST, StanceModel
 
 NAME = "factbot-stance-minilm-l6"
 HELD_APART_CAP = 2000  # pairs scored per source's held-apart part

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.evaluation import EvalClaim, Outcome, StageFailures
+from bots.evaluation.averitec import EvalClaim, Outcome, StageFailures
 from pipeline.records.domain import Label
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-LABELS = ("supports", "refutes", "not enough info")
-SUPPORTS, REFUTES, NEI = 0, 1, 2
+from pipeline.verifier.stance import LABELS, NEI, REFUTES, SUPPORTS
 
 _LABEL_MAP = {
     "supports": SUPPORTS,
@@ -202,8 +201,8 @@ def load_averitec(path: Path) -> Loaded:
     an answer may only give context); Conflicting claims are skipped (no one stance), and so are
     the claims of the threshold sample (`THRESHOLD_SAMPLE`, seed 0).
     """
-    from pipeline.evaluation import load_averitec as claims_of
-    from pipeline.evaluation import stratified_sample
+    from bots.evaluation.averitec import load_averitec as claims_of
+    from bots.evaluation.averitec import stratified_sample
 
     data = json.loads(path.read_text(encoding="utf-8"))
     held = {c.index for c in stratified_sample(claims_of(path), THRESHOLD_SAMPLE, seed=0)}

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.evaluation import GOLD_LABELS, Outcome, StageFailures
+from bots.evaluation.averitec import GOLD_LABELS, Outcome, StageFailures
 from pipeline.records.domain import Label
 
 BOOTSTRAP_RESAMPLES = 2000
