@@ -45,7 +45,7 @@ from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
-from pipeline.judge.review import ReviewMatchJudge, combine
+from pipeline.judge.claimreview import ReviewMatchJudge, combine
 from pipeline.records.domain import Claim, Evidence, Label
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.verifier.stance import StanceModel

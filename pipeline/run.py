@@ -34,7 +34,7 @@ from pipeline.image.queries import image_aware, image_queries, with_image_text, 
 from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
 from pipeline.inputs.injection import screen_post
-from pipeline.judge.review import combine
+from pipeline.judge.claimreview import combine
 from pipeline.llm.usage import metering
 from pipeline.records.domain import (
     Assessment,

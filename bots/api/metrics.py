@@ -286,7 +286,7 @@ class StoreCollector(Collector):
 
 
 def mount_metrics(api: FastAPI, app: App) -> None:
-    """Add GET /metrics to the API (who may read it: `bots.web._guard`)."""
+    """Add GET /metrics to the API (who may read it: `bots.dashboard._guard`)."""
     if not app.settings.metrics.enabled:
         return
 

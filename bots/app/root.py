@@ -48,6 +48,7 @@ from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.backends import build_embedder
 from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.evidence.web import WebDeps
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
 from pipeline.image.caption import STAGE as CAPTION_STAGE
@@ -59,8 +60,8 @@ from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.image.stage import Captioner, ImageDeps
 from pipeline.inputs.posts import linked_page, with_linked_page
+from pipeline.judge.claimreview import Judge, ReviewMatchJudge
 from pipeline.judge.model import ModelJudge
-from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
 from pipeline.records.domain import Check, Post
 from pipeline.records.search_status import LiveSearch, SearchStatus
@@ -69,7 +70,6 @@ from pipeline.util.clock import SYSTEM, Clock
 from pipeline.util.cpu import CpuPool
 from pipeline.verifier.stance import StanceModel
 from pipeline.verifier.verdict import Thresholds, VerifierJudge
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
 from storage.x_notes import NOTES_STATUS_KIND

@@ -20,6 +20,7 @@ import httpx
 
 from bots.settings import ReverseImageSettings, SearchSettings
 from pipeline.evidence.web import WebDeps
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.reverse.base import ReverseImageProvider
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.serpapi import SerpApiLens
@@ -44,7 +45,6 @@ from pipeline.search.providers import (
     google_news,
     tavily,
 )
-from pipeline.web.fetcher import Fetcher
 from storage.webcache import WebCache
 
 OFF_SWITCH = "FACTBOT_SEARCH__ENABLED=false"

@@ -127,7 +127,7 @@ def averitec(
     from bots.evaluation.score import score
     from pipeline.credibility.policy import SourcePolicy
     from pipeline.evidence.ingest import Ingester
-    from pipeline.judge.review import ReviewMatchJudge
+    from pipeline.judge.claimreview import ReviewMatchJudge
     from pipeline.records.domain import Check
     from pipeline.run import CheckDeps, run_check
     from storage import Store

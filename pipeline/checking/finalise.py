@@ -15,7 +15,7 @@ from pipeline.checking.deps import CheckDeps
 from pipeline.checking.images import describe_findings
 from pipeline.checking.stages import Stages
 from pipeline.image.conflicts import event_kind
-from pipeline.judge.review import combine
+from pipeline.judge.claimreview import combine
 from pipeline.judge.rules import enforce_rules
 from pipeline.records.domain import (
     Claim,

@@ -30,11 +30,11 @@ from pipeline.credibility.domains import registrable_domain
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
+from pipeline.fetch.fetcher import FetchedPage, Fetcher
 from pipeline.records.domain import Document
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
 from pipeline.util.cpu import CpuPool
-from pipeline.web.fetcher import FetchedPage, Fetcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

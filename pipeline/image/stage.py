@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pipeline.errors import FactbotError
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.describe import describe
 from pipeline.image.faces import FaceDeps, read_faces
 from pipeline.image.hashing import hash_image
@@ -38,7 +39,6 @@ from pipeline.records.image import (
     SeenFace,
 )
 from pipeline.util.cpu import CpuPool
-from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from datetime import datetime
 
 from pipeline.errors import EmptyPostError, ExtractionError, FetchError, InputError
 from pipeline.evidence.pages import extract_fetched
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.records.domain import Post, new_id, utcnow
 from pipeline.util.cpu import CpuPool
 from pipeline.util.text import URL_RE, clean_post_text
-from pipeline.web.fetcher import Fetcher
 
 
 def post_from_text(

@@ -36,8 +36,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from pipeline.embedding.embedder import Embedder
 from pipeline.inputs.injection import find_instructions
+from pipeline.judge.claimreview import Judge, combine
 from pipeline.judge.narratives import cluster_narratives
-from pipeline.judge.review import Judge, combine
 from pipeline.judge.tiered import (
     ImageProvenance,
     consistent,

@@ -33,7 +33,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.judge.review import combine
+from pipeline.judge.claimreview import combine
 from pipeline.records.domain import (
     Basis,
     Claim,

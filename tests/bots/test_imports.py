@@ -110,7 +110,7 @@ app.close()
 
 def test_the_report_sees_a_heavy_import(tmp_path: Path) -> None:
     code = """
-from pipeline.web.extract import extract_page
+from pipeline.fetch.extract import extract_page
 try:
     extract_page("<html><body><p>x</p></body></html>", url="https://a.test/", domain="a.test")
 except Exception:

@@ -12,12 +12,12 @@ from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.queries import image_queries
 from pipeline.image.stage import ImageDeps
-from pipeline.judge.review import ReviewMatchJudge
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.records.domain import Label, Post
 from pipeline.run import CheckConfig, CheckDeps, run_check
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.image.images import encode, photo, screenshot

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.judge.model import JudgeOutput, ModelJudge, assess
-from pipeline.judge.review import ReviewMatchJudge
 from pipeline.judge.tiered import decide, missing_facets
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.usage import UsageMeter

@@ -13,7 +13,7 @@ from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
-from pipeline.judge.review import ReviewMatchJudge
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.records.domain import Check, Label, Stance
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store

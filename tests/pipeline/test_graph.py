@@ -18,7 +18,7 @@ from pipeline.graph.places import Place, _meant, shared_gazetteer
 from pipeline.graph.values import DateSpan, parse_date, parse_quantity
 from pipeline.graph.verify import GraphVerifier, match_nodes, verify_graph
 from pipeline.inputs.posts import post_from_text
-from pipeline.judge.review import ReviewMatchJudge
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.records.domain import (
     Claim,
     ClaimGraph,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.records.domain import Label
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.support.httpserver import serve

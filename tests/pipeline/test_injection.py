@@ -14,7 +14,7 @@ from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.injection import find_instructions, strip_instructions
 from pipeline.inputs.posts import post_from_text
-from pipeline.judge.review import ReviewMatchJudge
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
 from tests.conftest import FIXTURES

@@ -16,9 +16,9 @@ import pytest
 
 from pipeline.errors import ExtractionError
 from pipeline.evidence.pages import extract_fetched
+from pipeline.fetch.fetcher import FetchedPage
 from pipeline.llm.local import LocalModelError, LocalModelServer
 from pipeline.util.cpu import CpuPool, run_cpu
-from pipeline.web.fetcher import FetchedPage
 from tests.conftest import FIXTURES
 from tests.support.slowloop import run_watched
 

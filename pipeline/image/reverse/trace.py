@@ -33,6 +33,7 @@ from pipeline.errors import FactbotError
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.hashing import compare, hash_image
 from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_image
 from pipeline.image.provenance import ImageIndex
@@ -55,7 +56,6 @@ from pipeline.search.merge import Outcome, ProviderReport
 from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
 from pipeline.util.cpu import CpuPool, run_cpu
-from pipeline.web.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from fastapi.testclient import TestClient
 
 from bots.api.routes import create_api
 from bots.app.root import App
+from bots.dashboard._access import COOKIE
 from bots.settings import ReplySettings, Settings
-from bots.web._access import COOKIE
-from tests.web.conftest import PASSWORD, csrf_of, sign_in
-from tests.web.factory import make_check, store_checks
+from tests.dashboard.conftest import PASSWORD, csrf_of, sign_in
+from tests.dashboard.factory import make_check, store_checks
 
 
 def test_open_mode_without_users_or_keys_lets_the_local_admin_in(make_app) -> None:  # type: ignore[no-untyped-def]

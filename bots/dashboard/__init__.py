@@ -18,6 +18,6 @@ if TYPE_CHECKING:
 
 def mount_dashboard(api: FastAPI, app: App) -> None:
     """Add the dashboard's routes, static files and access middleware to the API."""
-    from bots.web._mount import mount
+    from bots.dashboard._mount import mount
 
     mount(api, app)

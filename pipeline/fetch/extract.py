@@ -2,7 +2,7 @@
 ClaimReviews, and whether it is a wall (paywall, consent wall, bot protection) instead.
 
 What a reader of the rendered page cannot see is dropped before trafilatura reads the page
-(`pipeline.web.visibility`): scripts, styles and templates; `hidden`, `aria-hidden` and
+(`pipeline.fetch.visibility`): scripts, styles and templates; `hidden`, `aria-hidden` and
 `display:none`; text in a colour too close to its background, transparent, of no size, clipped
 away or pushed off the page, by inline styles or the page's own `<style>` rules. Hidden text -
 a favourite place for prompt injection - thus never reaches the document text, a model or a
@@ -42,10 +42,10 @@ import lxml.html
 from lxml import etree
 
 from pipeline.errors import ExtractionError
+from pipeline.fetch.feeds import parse_date
+from pipeline.fetch.visibility import drop_invisible
+from pipeline.fetch.walls import detect_wall
 from pipeline.records.domain import ClaimReview, Document, Label, document_id_for
-from pipeline.web.feeds import parse_date
-from pipeline.web.visibility import drop_invisible
-from pipeline.web.walls import detect_wall
 
 if TYPE_CHECKING:
     from trafilatura.settings import Document as TrafilaturaDocument

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from fastapi import Request
 
-from bots.web._access import CSRF_FIELD, CSRF_HEADER, Access, Principal
+from bots.dashboard._access import CSRF_FIELD, CSRF_HEADER, Access, Principal
 from storage.users import Role
 
 

@@ -11,9 +11,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from bots.web._access import Access, Principal
-from bots.web._deps import needs
-from bots.web._views import Views
+from bots.dashboard._access import Access, Principal
+from bots.dashboard._deps import needs
+from bots.dashboard._views import Views
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check, Evidence
 from storage.browse import CheckFilter

@@ -12,8 +12,8 @@ from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import ReviewQueue
 from pipeline.records.domain import Label
-from tests.web.conftest import PASSWORD
-from tests.web.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
+from tests.dashboard.conftest import PASSWORD
+from tests.dashboard.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
 
 pytestmark = pytest.mark.browser
 

@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from bots.web._access import Access, Principal
-from bots.web._deps import needs
-from bots.web._jobview import job_view
-from bots.web._views import Views
+from bots.dashboard._access import Access, Principal
+from bots.dashboard._deps import needs
+from bots.dashboard._jobview import job_view
+from bots.dashboard._views import Views
 from pipeline.credibility.importers import FORMATS, import_sources
 from pipeline.errors import FactbotError, NotFoundError
 from pipeline.records.domain import Tier

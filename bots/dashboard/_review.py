@@ -11,6 +11,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
+from bots.dashboard._access import Access, Principal
+from bots.dashboard._deps import needs
+from bots.dashboard._views import Views
 from bots.runtime.review import (
     AlreadyDecidedError,
     EditRefusedError,
@@ -18,9 +21,6 @@ from bots.runtime.review import (
     ReviewError,
     ReviewQueue,
 )
-from bots.web._access import Access, Principal
-from bots.web._deps import needs
-from bots.web._views import Views
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check
 

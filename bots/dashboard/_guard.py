@@ -21,7 +21,7 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 
-from bots.web._access import COOKIE, CSRF_HEADER, Access
+from bots.dashboard._access import COOKIE, CSRF_HEADER, Access
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -13,7 +13,7 @@ left of the page where no scrolling reaches (`left`, `top`, margins, `text-inden
 
 Styles are read from `style` attributes and from the page's own `<style>` blocks, with the
 cascade's order of importance, inline style and specificity. The CSS is parsed as a browser
-parses it (`pipeline.web.css`: tinycss2 for sheets and declarations, so strings, `url(...)`,
+parses it (`pipeline.fetch.css`: tinycss2 for sheets and declarations, so strings, `url(...)`,
 comments and unclosed blocks cannot knock the reading out of step) and selectors are matched by
 cssselect through lxml, combinators, attribute selectors and structural pseudo-classes included;
 pseudo-elements and dynamic pseudo-classes (`:hover`) never hide. External stylesheets are not
@@ -46,8 +46,8 @@ import cssselect
 from cssselect import HTMLTranslator
 from lxml import etree
 
-from pipeline.web.colours import RGB, RGBA, WHITE, blend, contrast, fraction, parse_colour
-from pipeline.web.css import CssRule, Declaration, inline_declarations, style_rules
+from pipeline.fetch.colours import RGB, RGBA, WHITE, blend, contrast, fraction, parse_colour
+from pipeline.fetch.css import CssRule, Declaration, inline_declarations, style_rules
 
 MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is taken for invisible ink
 MAX_OPACITY = 0.05

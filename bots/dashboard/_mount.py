@@ -7,11 +7,11 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from bots.app.root import App
-from bots.web import _checks, _ops, _overview, _review, _signin, _tryit
-from bots.web._access import Access
-from bots.web._deps import ForbiddenError, SignInRequiredError, signin_url
-from bots.web._guard import install_guard
-from bots.web._views import HERE, Views
+from bots.dashboard import _checks, _ops, _overview, _review, _signin, _tryit
+from bots.dashboard._access import Access
+from bots.dashboard._deps import ForbiddenError, SignInRequiredError, signin_url
+from bots.dashboard._guard import install_guard
+from bots.dashboard._views import HERE, Views
 
 
 def mount(api: FastAPI, app: App) -> None:

@@ -6,9 +6,9 @@ the vetted address itself (with the original `Host` header and TLS server name),
 answer cannot redirect it elsewhere. Redirects are followed by hand and vetted the same way.
 Bodies are streamed and decompressed here, under a byte cap, so a gzip bomb stops at the cap.
 
-Politeness: each hop first obeys its origin's robots.txt (`pipeline.web.robots`, fetched through
+Politeness: each hop first obeys its origin's robots.txt (`pipeline.fetch.robots`, fetched through
 this same vetted path, smaller and quicker, while the hop's own host is resolved and vetted),
-then waits for a slot under the per-host and global limits (`pipeline.web.gates`). `total_timeout`
+then waits for a slot under the per-host and global limits (`pipeline.fetch.gates`). `total_timeout`
 counts the time spent resolving, sending and reading, not the time spent waiting for a slot or
 for robots.txt (which has its own timeout). One fetcher is meant to be shared by every check of
 a process: its robots.txt cache and limits only work across the fetches that go through it.
@@ -44,9 +44,7 @@ import charset_normalizer
 import httpx
 
 from pipeline.errors import FetchError, UnsafeURLError
-from pipeline.records.domain import utcnow
-from pipeline.util.clock import SYSTEM, Clock
-from pipeline.web.addresses import (
+from pipeline.fetch.addresses import (
     MAX_URL_LENGTH,
     Resolver,
     check_url,
@@ -54,9 +52,11 @@ from pipeline.web.addresses import (
     parse_ip,
     resolve_host,
 )
-from pipeline.web.gates import HostGates
-from pipeline.web.robots import RobotsCache
-from pipeline.web.walls import BOT_STATUSES, detect_wall
+from pipeline.fetch.gates import HostGates
+from pipeline.fetch.robots import RobotsCache
+from pipeline.fetch.walls import BOT_STATUSES, detect_wall
+from pipeline.records.domain import utcnow
+from pipeline.util.clock import SYSTEM, Clock
 
 __all__ = [
     "MAX_URL_LENGTH",

@@ -18,8 +18,8 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from bots.dashboard._access import Access, Principal
 from bots.runtime.uploads import upload_name
-from bots.web._access import Access, Principal
 
 HERE = Path(__file__).resolve().parent
 ENV = Environment(

@@ -8,8 +8,8 @@ from fastapi.testclient import TestClient
 
 from bots.app.root import App
 from pipeline.records.domain import Basis, Evidence, Narrative, Stance
-from tests.web.conftest import sign_in
-from tests.web.factory import (
+from tests.dashboard.conftest import sign_in
+from tests.dashboard.factory import (
     CAPTION,
     IMAGE_URL,
     OCR_TEXT,

@@ -14,9 +14,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from bots.web._access import Access, Principal
-from bots.web._deps import needs
-from bots.web._views import Views
+from bots.dashboard._access import Access, Principal
+from bots.dashboard._deps import needs
+from bots.dashboard._views import Views
 
 
 def percentile(values: list[float], share: float) -> float:

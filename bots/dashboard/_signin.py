@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from bots.web._access import Access
-from bots.web._deps import check_csrf
-from bots.web._views import Views
+from bots.dashboard._access import Access
+from bots.dashboard._deps import check_csrf
+from bots.dashboard._views import Views
 from pipeline.errors import InputError
 from storage.platform import Bucket
 from storage.users import MIN_PASSWORD

@@ -1,4 +1,4 @@
-"""CSS read the way a browser reads it, for the hidden-text boundary in `pipeline.web.visibility`.
+"""CSS read the way a browser reads it, for the hidden-text boundary in `pipeline.fetch.visibility`.
 
 Hidden text is where prompt injection hides, so the reading of a page's CSS must not fall out of
 step with the browser's: a `;` inside `url(data:…;base64,…)` or a quoted string, a `}` or `/*`
@@ -27,7 +27,7 @@ from typing import Any
 import tinycss2
 from tinycss2 import ast
 
-from pipeline.web.colours import parse_colour
+from pipeline.fetch.colours import parse_colour
 
 Declaration = tuple[str, str, bool]  # property, value (lower case), !important
 

@@ -1,6 +1,6 @@
 """Try it: paste a text, a link or images, watch the check run, then read it.
 
-Images are uploaded as the API's are (`bots.web.forms`, `bots.runtime.uploads`): each becomes
+Images are uploaded as the API's are (`bots.dashboard.forms`, `bots.runtime.uploads`): each becomes
 one of the post's image refs, read by the image stage, whose report (and the notes on files
 that never reached it) the check page shows.
 
@@ -19,13 +19,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from bots.dashboard._access import Access, Principal
+from bots.dashboard._deps import needs
+from bots.dashboard._jobview import job_view
+from bots.dashboard._views import Views
+from bots.dashboard.forms import bounded_form, form_cap, read_upload
 from bots.runtime.checks import submit_check
 from bots.runtime.uploads import gather_images
-from bots.web._access import Access, Principal
-from bots.web._deps import needs
-from bots.web._jobview import job_view
-from bots.web._views import Views
-from bots.web.forms import bounded_form, form_cap, read_upload
 from pipeline.errors import FactbotError, InputError, NotFoundError
 from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
 from pipeline.records.domain import Post

@@ -7,8 +7,8 @@ from fastapi.testclient import TestClient
 from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import ReviewQueue
-from tests.web.conftest import csrf_of, sign_in
-from tests.web.factory import make_check, store_checks
+from tests.dashboard.conftest import csrf_of, sign_in
+from tests.dashboard.factory import make_check, store_checks
 
 
 def propose(app: App, key: str = "monitor:slack:1") -> str:

@@ -15,10 +15,10 @@ from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import Label
 from storage.browse import PAGE_SIZE
 from tests.conftest import FIXTURES
+from tests.dashboard.conftest import csrf_of, sign_in
+from tests.dashboard.factory import QUOTE, make_check, store_checks
 from tests.image.images import encode, photo
 from tests.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
-from tests.web.conftest import csrf_of, sign_in
-from tests.web.factory import QUOTE, make_check, store_checks
 
 
 def _ids(html: str) -> list[str]:
