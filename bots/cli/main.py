@@ -164,7 +164,7 @@ def check(
       factbot check "Is this real?" --image photo.jpg --image https://example.org/b.jpg
     """
     from bots.runtime.uploads import gather_images
-    from pipeline.posts import post_from_text, post_from_url
+    from pipeline.inputs.posts import post_from_text, post_from_url
 
     if text_or_url is None and not images:
         raise click.UsageError("give a text, a URL or at least one --image")

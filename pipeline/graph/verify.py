@@ -34,10 +34,10 @@ from datetime import datetime
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.graph.build import TYPED, Edge, Graph, GraphBuilder, Node
-from pipeline.records import Claim, ClaimGraph, Evidence, GraphConflict
+from pipeline.records.domain import Claim, ClaimGraph, Evidence, GraphConflict
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

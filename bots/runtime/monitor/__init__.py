@@ -24,7 +24,7 @@ from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 
 __all__ = ["ROUTE", "SCAN", "gather_sources", "monitor_handlers"]
