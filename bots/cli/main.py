@@ -126,7 +126,7 @@ def main(ctx: click.Context) -> None:
       factbot ingest ../shared/data/corpus/recovery/articles.jsonl
       factbot check "Hydroxychloroquine cures COVID-19."
       factbot serve
-    Settings come from FACTBOT_* environment variables or .env (see README).
+    Settings come from FACTBOT_* environment variables or .env (docs/configuration.md).
     """
 
 
@@ -384,7 +384,9 @@ def serve(
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
-        raise click.UsageError("--monitor needs FACTBOT_MONITOR__ENABLED=true (see README)")
+        raise click.UsageError(
+            "--monitor needs FACTBOT_MONITOR__ENABLED=true (see docs/monitor.md)"
+        )
     _ = app.store  # created and migrated first, so the summary describes what will serve
     click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(

@@ -2,7 +2,7 @@
 
 Off unless a provider's key is set. Each provider with a key is asked about every picture a
 check reads (by its public URL, or by its bytes when it has none and `upload` is on): the
-picture leaves factbot for that third party. See README *Reverse image search*.
+picture leaves factbot for that third party. See docs/checking/reverse-image.md.
 """
 
 from __future__ import annotations
