@@ -111,6 +111,8 @@ def _type_name(annotation: Any) -> str:
         inner = [a for a in args if a is not Ellipsis]
         return f"JSON list of {_type_name(inner[0])}" if inner else "JSON list"
     if origin is dict:
+        if args and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+            return "JSON object of objects (keys below)"
         return f"JSON object of {_type_name(args[1])}" if args else "JSON object"
     if annotation is SecretStr:
         return "secret"
