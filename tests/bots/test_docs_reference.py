@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,20 @@ def test_generation_is_deterministic_whatever_the_environment(
     monkeypatch.setenv("FACTBOT_SEARCH__ENABLED", "false")
     monkeypatch.setenv("COLUMNS", "40")
     assert docs.generate() == pages
+
+
+ROOT = REFERENCE.parents[1]
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"])
+def test_the_top_level_pages_link_to_files_that_exist(page: str) -> None:
+    # mkdocs checks the links inside docs/; these pages lie outside it.
+    text = (ROOT / page).read_text(encoding="utf-8")
+    targets = [t.split("#", 1)[0] for t in _LINK.findall(text) if "://" not in t]
+    assert targets, "no relative links found: the pattern is wrong"
+    assert [t for t in targets if t and not (ROOT / t).exists()] == []
+
+
+def test_the_readme_stays_a_front_page() -> None:
+    assert len((ROOT / "README.md").read_bytes()) <= 10_000
