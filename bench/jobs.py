@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from storage import Store
 
 CHECKOUT = Path(__file__).resolve().parents[1]

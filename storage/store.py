@@ -19,7 +19,7 @@ from types import TracebackType
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage.browse import BrowseRepo
 from storage.checks import CheckRepo
 from storage.faces import FaceGalleryRepo

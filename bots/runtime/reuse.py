@@ -26,8 +26,8 @@ both sides: a post with images is not looked up by embedding, and an image check
 
 Normalisation (`normalise`), in order: HTML entities unescaped, Unicode NFKC, a leading retweet
 marker ("RT @user:"), URLs and @mentions removed, the ``#`` of hashtags dropped (the word kept),
-emojis and other symbols removed (`pipeline.text.clean_post_text`); then case-folded, NFKC again
-(case folding can denormalise), every punctuation, symbol and control character replaced by a
+emojis and other symbols removed (`pipeline.util.text.clean_post_text`); then case-folded, NFKC
+again (case folding can denormalise), every punctuation, symbol and control character replaced by a
 space, and runs of whitespace collapsed to one space with the ends stripped. So "RT @a: Vaccines
 CAUSE autism!!! 😱 https://t.co/x #health" and "vaccines cause autism health" are the same text.
 
@@ -78,11 +78,11 @@ import numpy.typing as npt
 
 from bots.settings import ReuseSettings
 from pipeline.claims.heuristic import extract_claims
-from pipeline.clock import SYSTEM, Clock
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.errors import EmptyPostError
-from pipeline.records import Check, Label, Post
-from pipeline.text import clean_post_text
+from pipeline.records.domain import Check, Label, Post
+from pipeline.util.clock import SYSTEM, Clock
+from pipeline.util.text import clean_post_text
 from storage.reuse import Fingerprint, ReuseRepo
 
 log = logging.getLogger(__name__)

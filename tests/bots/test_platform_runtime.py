@@ -26,7 +26,7 @@ from bots.runtime.replies import ReplyRejectedError
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import BudgetSettings, GuardSettings, JobSettings, Settings
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.support.clock import FakeClock

@@ -14,8 +14,8 @@ import pytest
 from bench import reuse as bench_reuse
 from bots.runtime.reuse import ReuseIndex, normalise, numbers_in
 from bots.settings import ReuseSettings, Settings
-from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.records import (
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.records.domain import (
     Check,
     Claim,
     ClaimVerdict,

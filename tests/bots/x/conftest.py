@@ -21,7 +21,7 @@ from bots.platforms.x import XAdapter
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import FetchSettings, JobSettings, Settings, XSettings
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import SourceRating, Tier
+from pipeline.records.domain import SourceRating, Tier
 from tests.conftest import FIXTURES
 from tests.support.fake_x import FakeX
 from tests.support.httpserver import LocalServer as Server
