@@ -33,7 +33,7 @@ from bots.platforms.x._events import (
     tweets_of,
 )
 from bots.settings import XSettings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo
 
 log = logging.getLogger(__name__)
