@@ -57,8 +57,8 @@ def index(
     from pipeline.errors import EmptyPostError
     from pipeline.evidence.ingest import Ingester
     from pipeline.evidence.retrieval import retrieve
-    from pipeline.judge.review import ReviewMatchJudge
-    from pipeline.posts import post_from_text
+    from pipeline.inputs.posts import post_from_text
+    from pipeline.judge.claimreview import ReviewMatchJudge
     from pipeline.run import CheckDeps, run_check
     from storage import Store
 
@@ -239,8 +239,8 @@ def fetch(
     limit applies to each of them while the global limit caps the total.
     """
     from pipeline.errors import ExtractionError, FetchError, UnsafeURLError
-    from pipeline.web.extract import extract_document
-    from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy
+    from pipeline.fetch.extract import extract_document
+    from pipeline.fetch.fetcher import FetchedPage, Fetcher, FetchPolicy
     from storage import Store
     from storage.pagecache import StorePageCache
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import click
 
-from pipeline.records import Label
-from tests.web.factory import make_check
+from pipeline.records.domain import Label
+from tests.dashboard.factory import make_check
 
 WORDS = (
     "vaccine moon election climate water tower virus border tax river bridge school army "

@@ -25,11 +25,11 @@ from typing import Any
 import click
 import numpy as np
 
-from pipeline.embedder import LocalEmbedder, Vectors
-from pipeline.embedding_backends import BACKENDS, build_embedder
+from pipeline.embedding.backends import BACKENDS, build_embedder
+from pipeline.embedding.embedder import LocalEmbedder, Vectors
 from pipeline.evidence.chunking import chunk_text, embedding_input
 from pipeline.evidence.ingest import Ingester, read_jsonl
-from pipeline.records import Document, content_hash
+from pipeline.records.domain import Document, content_hash
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus"
 DEFAULT_DATA = (CORPUS / "recovery" / "articles.jsonl", CORPUS / "coaid" / "news.jsonl")

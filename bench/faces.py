@@ -41,7 +41,7 @@ from PIL import Image, ImageOps
 from pipeline.image.faces import DlibFaces
 from pipeline.image.gallery import DEFAULT_MARGIN, FaceMatching, GalleryIndex, name_face
 from pipeline.image.hashing import PHASH_DISTANCE, HashIndex, hash_picture
-from pipeline.imagerecords import Face
+from pipeline.records.image import Face
 
 VMU = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "multimodal" / "vmu"
 Point = tuple[float, float]

@@ -27,10 +27,10 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "averi
 
 def measure(data: Path, outside_sample: int | None, limit: int | None, show: int) -> dict[str, Any]:
     from bots.app.root import App
+    from bots.evaluation.averitec import calibration_part, load_averitec
     from bots.settings import Settings
-    from pipeline.evaluation import calibration_part, load_averitec
     from pipeline.evidence.chunking import chunk_text
-    from pipeline.records import Claim, Evidence, Passage, Tier
+    from pipeline.records.domain import Claim, Evidence, Passage, Tier
 
     claims = load_averitec(data, limit=limit)
     if outside_sample is not None:

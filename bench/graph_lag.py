@@ -26,13 +26,13 @@ from typing import Any
 import click
 import numpy as np
 
-from pipeline.cpu import CpuPool
-from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.evaluation import load_averitec
+from bots.evaluation.averitec import load_averitec
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.chunking import chunk_text
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
-from pipeline.records import Claim, Evidence, Passage, Tier
+from pipeline.records.domain import Claim, Evidence, Passage, Tier
+from pipeline.util.cpu import CpuPool
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "eval" / "averitec" / "dev.json"

@@ -20,7 +20,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from pipeline.image.ocr import TesseractOcr, ocr_engine
-from pipeline.imagerecords import OcrLine
+from pipeline.records.image import OcrLine
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FONTS = Path("/usr/share/fonts/truetype")

@@ -24,7 +24,7 @@ from pipeline.errors import ImageError
 from pipeline.image.hashing import PHASH_DISTANCE, HashIndex
 from pipeline.image.intake import decode_image
 from pipeline.image.stage import ImageDeps, read_one
-from pipeline.imagerecords import ImageDescription, ImageOrigin, ImageSource
+from pipeline.records.image import ImageDescription, ImageOrigin, ImageSource
 
 VMU = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "multimodal" / "vmu"
 

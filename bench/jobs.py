@@ -31,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from storage import Store
 
 CHECKOUT = Path(__file__).resolve().parents[1]

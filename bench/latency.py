@@ -140,7 +140,7 @@ def _run(settings: Settings, posts: Sequence[ScriptedPost]) -> list[_Timed]:
 
 
 async def _check_all(app: App, posts: Sequence[ScriptedPost]) -> list[_Timed]:
-    from pipeline.posts import post_from_text
+    from pipeline.inputs.posts import post_from_text
 
     timed = []
     try:

@@ -65,7 +65,7 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
 
 
 async def _check(app: Any, text: str) -> dict[str, Any]:
-    from pipeline.posts import post_from_text
+    from pipeline.inputs.posts import post_from_text
 
     start = time.monotonic()
     check = await app.check(post_from_text(text, max_chars=app.settings.max_post_chars))

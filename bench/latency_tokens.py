@@ -208,7 +208,7 @@ def measure(
 ) -> dict[str, Any]:
     """Check the first `posts` benchmark posts against the stand-ins; return the token figures."""
     from bots.app.root import App
-    from pipeline.posts import post_from_text
+    from pipeline.inputs.posts import post_from_text
 
     tokens = LocalTokenizer(model_path)
     states: list[list[int]] = []
@@ -280,7 +280,7 @@ def latency_tokens(
 
     \b
     Examples:
-      factbot bench latency-tokens --models-dir /work/main/.models
+      factbot bench latency-tokens --models-dir .models
       factbot bench latency-tokens --undecided --posts 3
     """
     from pipeline.llm.models import DEFAULT_MODEL

@@ -18,7 +18,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, generate_latest
 
 from bots.api.metrics import StoreCollector
-from pipeline.clock import SYSTEM
+from pipeline.util.clock import SYSTEM
 from storage import Store
 
 STAGES = (

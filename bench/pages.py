@@ -21,8 +21,8 @@ from typing import Any
 
 from pipeline.errors import ExtractionError
 from pipeline.evidence.pages import read_page
-from pipeline.web.extract import extract_document, extract_metadata
-from pipeline.web.fetcher import FetchedPage
+from pipeline.fetch.extract import extract_document, extract_metadata
+from pipeline.fetch.fetcher import FetchedPage
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pages"
 

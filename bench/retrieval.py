@@ -26,15 +26,15 @@ import numpy as np
 from bench.embedding import DEFAULT_DATA, _documents, _peak_rss_mb
 from pipeline.claims.heuristic import extract_claims
 from pipeline.claims.queries import Query, build_queries
-from pipeline.cpu import CpuPool
-from pipeline.embedder import LocalEmbedder
-from pipeline.embedding_backends import BACKENDS, build_embedder
+from pipeline.embedding.backends import BACKENDS, build_embedder
+from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.chunking import chunk_text
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.retrieval import retrieve
-from pipeline.posts import post_from_text
-from pipeline.records import content_hash
+from pipeline.inputs.posts import post_from_text
+from pipeline.records.domain import content_hash
+from pipeline.util.cpu import CpuPool
 from storage import Store
 from storage.codec import dt_out
 

@@ -36,9 +36,9 @@ import numpy.typing as npt
 from bench.reuse_calibration import DATA, averitec_items, coaid_items, muse_items
 from bots.runtime.reuse import ReuseIndex, normalise, post_print
 from bots.settings import ReuseSettings
-from pipeline.clock import SYSTEM
-from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.records import Post, new_id
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.records.domain import Post, new_id
+from pipeline.util.clock import SYSTEM
 from storage import Store
 from storage.reuse import Fingerprint
 

@@ -12,7 +12,7 @@ exact keys already catch them):
 - ``coaid-claim``: CoAID fake-news rows, the fact-checker's wording of the claim (`claim_title`)
   against the headline of the article that spread it (`title`).
 - Both CoAID kinds are kept only when the two share at least half of the shorter one's content
-  words (`pipeline.text.keywords`): many scraped titles are not the story at all ("Access
+  words (`pipeline.util.text.keywords`): many scraped titles are not the story at all ("Access
   denied | www.webmd.com ...", "CNN.com - Transcripts"). The filter is lexical, so it does not
   favour the embedding being calibrated, but it does leave out rewordings with few shared words,
   so recall on paraphrases that share little vocabulary is lower than reported.
@@ -58,9 +58,9 @@ from bots.runtime.reuse import (
     numbers_in,
     post_print,
 )
-from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.records import Post
-from pipeline.text import clean_post_text, keywords
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.records.domain import Post
+from pipeline.util.text import clean_post_text, keywords
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MAX_FALSE_REUSE = 0.005  # at most 1 in 200 posts without a stored copy gets a wrong answer

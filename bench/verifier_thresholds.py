@@ -2,7 +2,7 @@
 
 The verdict (`pipeline.verifier.verdict.label_from`) turns each claim's strongest support S and
 refutation R into a label with three thresholds (support, refute, mixed). They are chosen here,
-on claims of AVeriTeC's training set, never on dev (the data the README reports on):
+on claims of AVeriTeC's training set, never on dev (the data docs/results/ reports on):
 
 1. each sampled train claim runs through the same gold-mode check as `factbot eval averitec
    --mode gold --judge verifier` (its evidence documents indexed, heuristic claims, retrieval,
@@ -33,14 +33,20 @@ from typing import Any
 import numpy as np
 
 from bots.app.root import App
+from bots.evaluation.averitec import (
+    GOLD_LABELS,
+    EvalClaim,
+    claim_post,
+    load_averitec,
+    stratified_sample,
+)
 from bots.settings import Settings
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder_onnx import OnnxEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import EmptyPostError
-from pipeline.evaluation import GOLD_LABELS, EvalClaim, claim_post, load_averitec, stratified_sample
 from pipeline.evidence.ingest import Ingester
-from pipeline.judge.review import ReviewMatchJudge, combine
-from pipeline.records import Claim, Evidence, Label
+from pipeline.judge.claimreview import ReviewMatchJudge, combine
+from pipeline.records.domain import Claim, Evidence, Label
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.verifier.stance import StanceModel
 from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_from, sides

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bots.runtime.uploads import upload_name
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Check
+from pipeline.records.domain import Check
+from pipeline.records.image import ImageReport
 from pipeline.reply.render import item_json, reference_json
 
 

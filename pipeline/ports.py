@@ -1,7 +1,7 @@
 """What the pipeline needs from storage, as Protocols it owns: it never imports `storage`.
 
 `storage` implements them (`DocumentIndex`, `SourceTable`, `WebCache`); tests may pass any object
-with these methods. Records that cross the boundary live in `pipeline.records`.
+with these methods. Records that cross the boundary live in `pipeline.records.domain`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.records import Document, Passage, Reachability, SourceRating
+from pipeline.records.domain import Document, Passage, Reachability, SourceRating
 
 UpsertStatus = Literal["added", "updated", "unchanged"]
 

@@ -33,11 +33,10 @@ from pipeline.claims.queries import build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
-from pipeline.imagerecords import ImageReport
-from pipeline.injection import screen_post
-from pipeline.judge.review import combine
+from pipeline.inputs.injection import screen_post
+from pipeline.judge.claimreview import combine
 from pipeline.llm.usage import metering
-from pipeline.records import (
+from pipeline.records.domain import (
     Assessment,
     Basis,
     Check,
@@ -51,6 +50,7 @@ from pipeline.records import (
     new_id,
     utcnow,
 )
+from pipeline.records.image import ImageReport
 from pipeline.verifier.verdict import Decided, settle
 
 __all__ = [

@@ -10,7 +10,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from pipeline.errors import NotFoundError
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     Check,
     Claim,
@@ -29,7 +29,7 @@ from pipeline.records import (
     Tier,
     Verdict,
 )
-from pipeline.search_status import SearchStatus
+from pipeline.records.search_status import SearchStatus
 from storage.codec import (
     correction_in,
     correction_items_out,

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.records import (
+from pipeline.records.domain import (
     ClaimReview,
     Correction,
     CorrectionItem,

@@ -26,8 +26,8 @@ from typing import Any, TypeVar, cast
 
 from sqlite_utils import Database
 
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Assessment, ImageTrace, Narrative, Quote
+from pipeline.records.domain import Assessment, ImageTrace, Narrative, Quote
+from pipeline.records.image import ImageReport
 
 T = TypeVar("T")
 

@@ -18,9 +18,9 @@ from datetime import datetime
 import numpy as np
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
 from pipeline.image.gallery import GalleryIndex
-from pipeline.imagerecords import Face
+from pipeline.records.image import Face
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out
 
 _INSERT = (

@@ -15,8 +15,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from pipeline.image.hashing import HashIndex
-from pipeline.imagerecords import ImageHashes, IndexedImage
-from pipeline.records import utcnow
+from pipeline.records.domain import utcnow
+from pipeline.records.image import ImageHashes, IndexedImage
 from storage.codec import dt_in, dt_out
 
 _INSERT = (

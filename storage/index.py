@@ -21,7 +21,7 @@ from sqlite_utils import Database
 from pipeline.errors import EmbeddingMismatchError
 from pipeline.evidence.chunking import embedding_input
 from pipeline.ports import UpsertStatus, VectorTable
-from pipeline.records import Document, Passage, document_id_for, utcnow
+from pipeline.records.domain import Document, Passage, document_id_for, utcnow
 from storage.codec import claim_review_out, document_from_row, dt_out
 from storage.tx import immediate
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out, post_from_row, post_row
 from storage.tx import immediate
 

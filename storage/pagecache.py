@@ -14,8 +14,8 @@ import sqlite3
 import zlib
 from datetime import timedelta
 
-from pipeline.records import utcnow
-from pipeline.web.fetcher import FetchedPage
+from pipeline.fetch.fetcher import FetchedPage
+from pipeline.records.domain import utcnow
 from storage.webcache import CachedPage, WebCache
 
 log = logging.getLogger(__name__)

@@ -25,8 +25,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
-from pipeline.records import new_id
+from pipeline.records.domain import new_id
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out
 from storage.tx import immediate
 

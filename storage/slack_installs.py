@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_out
 from storage.tx import immediate
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.records import SourceRating, Tier, utcnow
+from pipeline.records.domain import SourceRating, Tier, utcnow
 from storage.codec import dt_out
 from storage.tx import immediate
 

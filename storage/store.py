@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage import pg_migrations
 from storage.browse import BrowseRepo
 from storage.checks import CheckRepo

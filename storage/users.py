@@ -22,8 +22,8 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import InputError
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out
 from storage.tx import immediate
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
-from pipeline.records import Reachability
+from pipeline.records.domain import Reachability
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out
 from storage.tx import immediate
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from sqlite_utils import Database
 
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out
 
 

@@ -14,8 +14,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from pipeline.clock import SYSTEM, Clock
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from tests.support.postgres import PostgresServer, find_bindir
 

@@ -46,7 +46,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from bots.app.root import App
-from pipeline.clock import Clock
+from pipeline.util.clock import Clock
 from storage import Store
 from storage.metrics import Histogram
 
@@ -286,7 +286,7 @@ class StoreCollector(Collector):
 
 
 def mount_metrics(api: FastAPI, app: App) -> None:
-    """Add GET /metrics to the API (who may read it: `bots.web._guard`)."""
+    """Add GET /metrics to the API (who may read it: `bots.dashboard._guard`)."""
     if not app.settings.metrics.enabled:
         return
 

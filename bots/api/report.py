@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from html import escape
 
-from pipeline.imagerecords import ImageDescription
-from pipeline.records import Check
+from pipeline.records.domain import Check
+from pipeline.records.image import ImageDescription
 
 OWN_PLATFORMS = ("api", "cli", "web")  # posts given to factbot directly
 

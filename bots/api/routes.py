@@ -15,7 +15,7 @@ GET  /healthz               alive (and index counts)
 GET  /readyz                ready: database, workers, model (503 with the reasons when not),
                             and `doctor`: `factbot doctor`'s facts (no settings), cached 30 s
 GET  /metrics               Prometheus' text format, read from the database (bots/api/metrics.py)
-/ (and /try, /jobs, ...)    the dashboard (bots/web), which also decides who may call the API
+/ (and /try, /jobs, ...)    the dashboard (bots/dashboard), which also decides who may call the API
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
 Images become the post's `image_refs` as a platform attachment's do (`bots.runtime.uploads`):
@@ -49,13 +49,13 @@ from bots.api.metrics import mount_metrics
 from bots.api.report import report_html
 from bots.app.doctor import diagnose
 from bots.app.root import App
+from bots.dashboard import mount_dashboard
+from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from bots.render import check_to_json
 from bots.runtime.checks import submit_check
 from bots.runtime.privacy import retention_loop
 from bots.runtime.service import build_pool, close_senders
 from bots.runtime.uploads import Upload, gather_images
-from bots.web import mount_dashboard
-from bots.web.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
@@ -65,8 +65,8 @@ from pipeline.errors import (
     NotFoundError,
     UnsafeURLError,
 )
-from pipeline.posts import ensure_checkable, post_from_text, post_from_url
-from pipeline.records import Post
+from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.records.domain import Post
 
 log = logging.getLogger(__name__)
 DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts
@@ -191,7 +191,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
     for adapter in adapters.values():
         adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
-    mount_dashboard(api, app)  # the web pages under /, and who may use the API (bots/web)
+    mount_dashboard(api, app)  # the web pages under /, and who may use the API (bots/dashboard)
     mount_metrics(api, app)  # GET /metrics for Prometheus (bots/api/metrics.py)
 
     @api.exception_handler(FactbotError)

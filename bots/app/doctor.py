@@ -392,7 +392,7 @@ def _embedder(settings: Settings, problems: list[Problem]) -> dict[str, Any]:
     ref = settings.embedding.model
     if ref == "bundled":
         try:
-            from pipeline.embedder import bundled_model_path
+            from pipeline.embedding.embedder import bundled_model_path
 
             path = bundled_model_path()
         except ConfigError as exc:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 
-from pipeline.cpu import CpuPool
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.intake import ImageLimits
 from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
-from pipeline.imagerecords import IndexedImage
-from pipeline.records import Check
-from pipeline.web.fetcher import Fetcher
+from pipeline.records.domain import Check
+from pipeline.records.image import IndexedImage
+from pipeline.util.cpu import CpuPool
 
 log = logging.getLogger(__name__)
 

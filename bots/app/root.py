@@ -43,13 +43,12 @@ from bots.runtime.reuse import ReuseIndex
 from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
-from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import LocalEmbedder
-from pipeline.embedding_backends import build_embedder
+from pipeline.embedding.backends import build_embedder
+from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.evidence.web import WebDeps
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
 from pipeline.image.caption import STAGE as CAPTION_STAGE
@@ -60,16 +59,17 @@ from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.image.stage import Captioner, ImageDeps
+from pipeline.inputs.posts import linked_page, with_linked_page
+from pipeline.judge.claimreview import Judge, ReviewMatchJudge
 from pipeline.judge.model import ModelJudge
-from pipeline.judge.review import Judge, ReviewMatchJudge
 from pipeline.llm.client import LLMClient
-from pipeline.posts import linked_page, with_linked_page
-from pipeline.records import Check, Post
+from pipeline.records.domain import Check, Post
+from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
-from pipeline.search_status import LiveSearch, SearchStatus
+from pipeline.util.clock import SYSTEM, Clock
+from pipeline.util.cpu import CpuPool
 from pipeline.verifier.stance import StanceModel
 from pipeline.verifier.verdict import Thresholds, VerifierJudge
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from storage.pagecache import StorePageCache
 from storage.x_notes import NOTES_STATUS_KIND
@@ -519,7 +519,7 @@ class App:
         """Run a check and return it unsaved (a worker stores it with its job).
 
         A post that is little more than a link is checked with the text of the page it shares
-        (`pipeline.posts.with_linked_page`); the check keeps the post as it was given.
+        (`pipeline.inputs.posts.with_linked_page`); the check keeps the post as it was given.
         """
         given = post
         if linked_page(post) is not None:

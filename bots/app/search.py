@@ -20,11 +20,13 @@ import httpx
 
 from bots.settings import ReverseImageSettings, SearchSettings
 from pipeline.evidence.web import WebDeps
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.reverse.base import ReverseImageProvider
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.serpapi import SerpApiLens
 from pipeline.image.reverse.tineye import TinEyeSearch
 from pipeline.image.reverse.vision import VisionWebDetection
+from pipeline.records.search_status import SearchStatus, probed
 from pipeline.search.base import SearchProvider
 from pipeline.search.http import ProviderClient
 from pipeline.search.merge import MultiSearch
@@ -43,8 +45,6 @@ from pipeline.search.providers import (
     google_news,
     tavily,
 )
-from pipeline.search_status import SearchStatus, probed
-from pipeline.web.fetcher import Fetcher
 from storage.webcache import WebCache
 
 OFF_SWITCH = "FACTBOT_SEARCH__ENABLED=false"

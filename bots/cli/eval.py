@@ -115,10 +115,7 @@ def averitec(
     from tqdm import tqdm
 
     from bots.cli.context import app_from as _app
-    from pipeline.credibility.policy import SourcePolicy
-    from pipeline.evaljournal import Journal, JournalMismatchError, journal_outcomes
-    from pipeline.evalscore import score
-    from pipeline.evaluation import (
+    from bots.evaluation.averitec import (
         EvalClaim,
         calibration_part,
         claim_post,
@@ -126,9 +123,12 @@ def averitec(
         load_averitec,
         stratified_sample,
     )
+    from bots.evaluation.journal import Journal, JournalMismatchError, journal_outcomes
+    from bots.evaluation.score import score
+    from pipeline.credibility.policy import SourcePolicy
     from pipeline.evidence.ingest import Ingester
-    from pipeline.judge.review import ReviewMatchJudge
-    from pipeline.records import Check
+    from pipeline.judge.claimreview import ReviewMatchJudge
+    from pipeline.records.domain import Check
     from pipeline.run import CheckDeps, run_check
     from storage import Store
 
@@ -318,7 +318,7 @@ def relevance(
     import numpy as np
 
     from bots.cli.context import app_from as _app
-    from pipeline.evaluation import calibration_part, load_averitec, relevance_calibration
+    from bots.evaluation.averitec import calibration_part, load_averitec, relevance_calibration
     from pipeline.evidence.chunking import chunk_text
 
     app = _app(ctx)

@@ -37,7 +37,7 @@ def import_gallery(
     from pipeline.image.faces import gallery_face
     from pipeline.image.gallery import gallery_photos
     from pipeline.image.intake import ImageLimits, decode_image
-    from pipeline.imagerecords import ImageOrigin, ImageSource
+    from pipeline.records.image import ImageOrigin, ImageSource
 
     report = ImportReport()
     limits = ImageLimits(max_bytes=max_bytes)

@@ -48,6 +48,7 @@ _LAZY = {
     "doctor": "bots.cli.doctor:doctor_command",
     "train": "bots.cli.train:train_group",
     "db": "bots.cli.db:db_group",
+    "docs": "bots.cli.docs:docs_group",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
@@ -60,6 +61,7 @@ _LAZY_HELP = {
     "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
     "train": "Train factbot's own stance model from public data.",
     "db": "The database's engine and migrations (SQLite, or PostgreSQL when scaled out).",
+    "docs": "Generate the reference pages of docs/ from the code (from a source checkout).",
 }
 
 
@@ -126,7 +128,7 @@ def main(ctx: click.Context) -> None:
       factbot ingest ../shared/data/corpus/recovery/articles.jsonl
       factbot check "Hydroxychloroquine cures COVID-19."
       factbot serve
-    Settings come from FACTBOT_* environment variables or .env (see README).
+    Settings come from FACTBOT_* environment variables or .env (docs/configuration.md).
     """
 
 
@@ -164,7 +166,7 @@ def check(
       factbot check "Is this real?" --image photo.jpg --image https://example.org/b.jpg
     """
     from bots.runtime.uploads import gather_images
-    from pipeline.posts import post_from_text, post_from_url
+    from pipeline.inputs.posts import post_from_text, post_from_url
 
     if text_or_url is None and not images:
         raise click.UsageError("give a text, a URL or at least one --image")
@@ -384,7 +386,9 @@ def serve(
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
-        raise click.UsageError("--monitor needs FACTBOT_MONITOR__ENABLED=true (see README)")
+        raise click.UsageError(
+            "--monitor needs FACTBOT_MONITOR__ENABLED=true (see docs/monitor.md)"
+        )
     _ = app.store  # created and migrated first, so the summary describes what will serve
     click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(

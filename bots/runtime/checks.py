@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import Outcome, PermanentJobError
-from pipeline.records import Check, Post, new_id
+from pipeline.records.domain import Check, Post, new_id
 from pipeline.run import Progress
 from storage import Store
 from storage.jobs import Job

@@ -37,7 +37,7 @@ from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
-from pipeline.records import Check
+from pipeline.records.domain import Check
 from pipeline.reply.links import unretrieved_links
 from storage import Store
 from storage.jobs import Job

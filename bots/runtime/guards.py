@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from bots.runtime import messages
 from bots.runtime.platform import CheckRequest
 from bots.settings import BudgetSettings, GuardSettings
-from pipeline.clock import Clock
+from pipeline.util.clock import Clock
 from storage import Store
 from storage.platform import Bucket
 

@@ -29,8 +29,8 @@ from bots.runtime.platform import Answer, CheckRequest
 from bots.runtime.privacy import Pseudonyms
 from bots.runtime.reuse import ReuseIndex
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.codec import dt_out
 from storage.platform import Forgotten

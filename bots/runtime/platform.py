@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pipeline.records import Check, Correction, Post
+from pipeline.records.domain import Check, Correction, Post
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     import asyncio
 
     from bots.settings import Settings
-    from pipeline.clock import Clock
+    from pipeline.util.clock import Clock
     from storage import Store
 
 PLATFORMS = ("discord", "slack", "x", "bluesky", "mastodon")

@@ -46,10 +46,10 @@ from bots.runtime.review_card import (
     proposed_text,
 )
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import NotFoundError
-from pipeline.records import Check
+from pipeline.records.domain import Check
 from pipeline.reply.links import unretrieved_links
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.review import Decision, Proposal
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bots.runtime.platform import Destination
-from pipeline.records import Check, Reference
+from pipeline.records.domain import Check, Reference
 from pipeline.reply.render import render_plain
 from storage.review import Decision, Proposal
 

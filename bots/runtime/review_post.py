@@ -25,7 +25,7 @@ from bots.runtime.replies import ReplyKey, send_once
 from bots.runtime.review import NotReadyError, ReviewCard, ReviewError, ReviewQueue
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.jobs import Job
 

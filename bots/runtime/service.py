@@ -22,7 +22,7 @@ from bots.runtime.platform import ReplySender
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import JobHandler, WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
-from pipeline.clock import Clock
+from pipeline.util.clock import Clock
 from storage import Store
 from storage.jobs import Backoff
 

@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bots.runtime.jobtypes import JobHandler, Outcome, PermanentJobError, RetryLaterError
-from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import InputError
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.jobs import Backoff, Job, LeaseLostError
 

@@ -10,19 +10,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from pipeline.cpu import CpuPool
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.evidence.ranking import Rater
 from pipeline.evidence.web import WebDeps
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.graph.verify import GraphVerifier
 from pipeline.image.stage import ImageDeps
+from pipeline.judge.claimreview import Judge
 from pipeline.judge.model import ModelJudge
-from pipeline.judge.review import Judge
 from pipeline.llm.client import LLMClient
 from pipeline.ports import EvidenceIndex, ReachabilityCache
-from pipeline.search_status import SearchStatus
+from pipeline.records.search_status import SearchStatus
+from pipeline.util.cpu import CpuPool
 from pipeline.verifier.verdict import VerifierJudge
-from pipeline.web.fetcher import Fetcher
 
 # Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
 Progress = Callable[[str, float | None], None]

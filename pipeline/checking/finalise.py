@@ -15,10 +15,19 @@ from pipeline.checking.deps import CheckDeps
 from pipeline.checking.images import describe_findings
 from pipeline.checking.stages import Stages
 from pipeline.image.conflicts import event_kind
-from pipeline.imagerecords import ImageReport
-from pipeline.judge.review import combine
+from pipeline.judge.claimreview import combine
 from pipeline.judge.rules import enforce_rules
-from pipeline.records import Claim, ClaimGraph, Correction, Evidence, Label, Quote, Tier, Verdict
+from pipeline.records.domain import (
+    Claim,
+    ClaimGraph,
+    Correction,
+    Evidence,
+    Label,
+    Quote,
+    Tier,
+    Verdict,
+)
+from pipeline.records.image import ImageReport
 from pipeline.reply.citations import enforce_citations
 from pipeline.reply.writer import write_correction
 

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from pipeline.checking.stages import Stages
-from pipeline.cpu import run_cpu
 from pipeline.image.conflicts import day, event_frame
 from pipeline.image.provenance import caption_excerpt, find_earlier, provenance_evidence
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Claim, Correction, Evidence, ImageTrace, Reference
+from pipeline.records.domain import Claim, Correction, Evidence, ImageTrace, Reference
+from pipeline.records.image import ImageReport
 from pipeline.reply.links import scrub_links
+from pipeline.util.cpu import run_cpu
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from pipeline.checking.stages import Stages
 from pipeline.checking.steps import Judged, extract_all, judge_claims
 from pipeline.claims.queries import Query
 from pipeline.judge.tiered import missing_facets
-from pipeline.records import Claim, Label
-from pipeline.text import keywords
+from pipeline.records.domain import Claim, Label
+from pipeline.util.text import keywords
 
 _FACET_HINTS = {
     "who": "who",

@@ -21,9 +21,9 @@ from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import gather_web_evidence
-from pipeline.injection import PageScreen
-from pipeline.records import Claim, ClaimGraph, Evidence, Post, StageTiming
-from pipeline.search_status import SearchStatus
+from pipeline.inputs.injection import PageScreen
+from pipeline.records.domain import Claim, ClaimGraph, Evidence, Post, StageTiming
+from pipeline.records.search_status import SearchStatus
 
 T = TypeVar("T")
 

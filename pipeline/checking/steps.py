@@ -15,7 +15,7 @@ from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps
 from pipeline.checking.finalise import defer_to_fact_checks
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.quotes import extract_quotes
-from pipeline.records import (
+from pipeline.records.domain import (
     Assessment,
     Claim,
     ClaimGraph,

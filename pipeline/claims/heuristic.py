@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import EmptyPostError
-from pipeline.records import Claim, Post, new_id
-from pipeline.text import STOPWORDS, clean_post_text, split_sentences, words
+from pipeline.records.domain import Claim, Post, new_id
+from pipeline.util.cpu import CpuPool, run_cpu
+from pipeline.util.text import STOPWORDS, clean_post_text, split_sentences, words
 
 MIN_WORDS = 3
 MAX_CLAIM_CHARS = 600

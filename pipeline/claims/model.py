@@ -49,8 +49,8 @@ from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableErr
 from pipeline.llm.output import bounded
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.usage import UsageMeter, count_fallback
-from pipeline.records import Claim, Post, new_id
-from pipeline.text import STOPWORDS, clean_post_text, keywords, split_sentences
+from pipeline.records.domain import Claim, Post, new_id
+from pipeline.util.text import STOPWORDS, clean_post_text, keywords, split_sentences
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.records import Claim
-from pipeline.text import keywords
+from pipeline.records.domain import Claim
+from pipeline.util.text import keywords
 
 
 @dataclass(frozen=True)

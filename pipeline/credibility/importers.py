@@ -48,7 +48,7 @@ from pathlib import Path
 from pipeline.credibility.domains import normalize_entry
 from pipeline.errors import SourceImportError
 from pipeline.ports import RatingTable
-from pipeline.records import SourceRating, Tier
+from pipeline.records.domain import SourceRating, Tier
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from typing import Literal, get_args
 
 from pipeline.credibility.domains import candidate_keys
 from pipeline.ports import RatingTable
-from pipeline.records import SourceRating, Tier
+from pipeline.records.domain import SourceRating, Tier
 
 UNRATED_ORIGIN = "none"
 

@@ -8,7 +8,7 @@ Failure policy: never raises; empty text gives no passages.
 
 from __future__ import annotations
 
-from pipeline.text import split_sentences
+from pipeline.util.text import split_sentences
 
 MAX_WORDS = 150
 MAX_PASSAGES = 200  # a huge page is truncated rather than flooding the index

@@ -16,18 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.errors import ExtractionError, FactbotError, IngestError
 from pipeline.evidence.chunking import chunk_text, embedding_input
 from pipeline.evidence.pages import extract_fetched
 from pipeline.evidence.sourcerecords import canonical_url, record_from_json
+from pipeline.fetch.extract import ExtractedPage, extract_page
+from pipeline.fetch.feeds import parse_feed, parse_sitemap, sniff_kind
+from pipeline.fetch.fetcher import FetchedPage, Fetcher
 from pipeline.ports import EvidenceIndex
-from pipeline.records import Document, content_hash, utcnow
-from pipeline.web.extract import ExtractedPage, extract_page
-from pipeline.web.feeds import parse_feed, parse_sitemap, sniff_kind
-from pipeline.web.fetcher import FetchedPage, Fetcher
+from pipeline.records.domain import Document, content_hash, utcnow
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

@@ -4,19 +4,19 @@ Decoding (charset detection on legacy pages), parsing, the visibility pass and t
 all CPU-bound, so `extract_fetched` runs the whole of `read_page` in the CPU pool.
 
 Failure policy: `read_page` raises `ExtractionError` when the page has no usable text (see
-`pipeline.web.extract`) and ValueError when its URL has no registrable domain.
+`pipeline.fetch.extract`) and ValueError when its URL has no registrable domain.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.credibility.domains import registrable_domain
 from pipeline.errors import ExtractionError, FactbotError
-from pipeline.records import utcnow
-from pipeline.web.extract import ExtractedPage, extract_page
-from pipeline.web.fetcher import FetchedPage, Fetcher
+from pipeline.fetch.extract import ExtractedPage, extract_page
+from pipeline.fetch.fetcher import FetchedPage, Fetcher
+from pipeline.records.domain import utcnow
+from pipeline.util.cpu import CpuPool, run_cpu
 
 
 def read_page(page: FetchedPage, *, fetched_at: datetime | None = None) -> ExtractedPage:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Protocol
 
 from pipeline.evidence.retrieval import Candidate
-from pipeline.records import Evidence, SourceRating, Tier, new_id
+from pipeline.records.domain import Evidence, SourceRating, Tier, new_id
 
 
 class Rater(Protocol):

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from pipeline.errors import FactbotError, RobotsDisallowedError
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.ports import ReachabilityCache
-from pipeline.records import Evidence, Reachability, utcnow
-from pipeline.web.fetcher import Fetcher
+from pipeline.records.domain import Evidence, Reachability, utcnow
 
 log = logging.getLogger(__name__)
 

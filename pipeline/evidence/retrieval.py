@@ -27,10 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.claims.queries import Query
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.ports import EvidenceIndex, VectorTable
-from pipeline.records import Document, Passage
+from pipeline.records.domain import Document, Passage
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 from dateutil import parser as dateparser
 
 from pipeline.credibility.domains import registrable_domain
-from pipeline.records import ClaimReview, Document, document_id_for
-from pipeline.web.extract import rating_to_label
+from pipeline.fetch.extract import rating_to_label
+from pipeline.records.domain import ClaimReview, Document, document_id_for
 
 _DATE_FIELDS = ("published_at", "publish_date", "date", "datePublished", "published")
 _TEXT_FIELDS = ("text", "content", "body")

@@ -26,15 +26,15 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pipeline.claims.queries import Query
-from pipeline.cpu import CpuPool
 from pipeline.credibility.domains import registrable_domain
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
-from pipeline.records import Document
+from pipeline.fetch.fetcher import FetchedPage, Fetcher
+from pipeline.records.domain import Document
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
-from pipeline.web.fetcher import FetchedPage, Fetcher
+from pipeline.util.cpu import CpuPool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -23,12 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ImageError
-from pipeline.imagerecords import Caption, LoadedImage
 from pipeline.llm.client import LLMClient
 from pipeline.llm.output import bounded
 from pipeline.llm.prompts import system_prompt
+from pipeline.records.image import Caption, LoadedImage
+from pipeline.util.cpu import CpuPool, run_cpu
 
 STAGE = "caption"
 SEND_SIDE = 1024  # pictures are sent at most this many pixels on a side

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from pipeline.graph.places import Gazetteer, Place, shared_gazetteer
 from pipeline.graph.values import parse_date
-from pipeline.imagerecords import IndexedImage
+from pipeline.records.image import IndexedImage
 
 MARGIN = timedelta(days=2)  # an appearance this much before the event is from another event
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.imagerecords import (
+from pipeline.records.image import (
     Caption,
     ImageDescription,
     ImageHashes,

@@ -32,10 +32,10 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import FactbotError, ImageError
 from pipeline.image.gallery import FaceGallery, FaceMatching, name_face
-from pipeline.imagerecords import Face, FaceBox, LoadedImage, SeenFace
+from pipeline.records.image import Face, FaceBox, LoadedImage, SeenFace
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pipeline.imagerecords import Face, SeenFace
+from pipeline.records.image import Face, SeenFace
 
 # Calibrated with `python -m bench.faces` on the VMU photos: the largest distance at which no
 # calibration negative was accepted (lowest 0.4536); edited copies of a face stay under 0.44.

@@ -33,8 +33,8 @@ import imagehash
 import numpy as np
 from PIL import Image, ImageOps
 
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.imagerecords import ImageHashes, LoadedImage
+from pipeline.records.image import ImageHashes, LoadedImage
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

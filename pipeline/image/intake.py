@@ -37,11 +37,11 @@ from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import FactbotError, ImageError
-from pipeline.imagerecords import ImageFailure, ImageOrigin, ImageSource, LoadedImage
-from pipeline.records import Post
-from pipeline.web.fetcher import Fetcher
+from pipeline.fetch.fetcher import Fetcher
+from pipeline.records.domain import Post
+from pipeline.records.image import ImageFailure, ImageOrigin, ImageSource, LoadedImage
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

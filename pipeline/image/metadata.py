@@ -23,8 +23,8 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.imagerecords import ContentCredentials, ExifInfo, ImageMetadata, LoadedImage
+from pipeline.records.image import ContentCredentials, ExifInfo, ImageMetadata, LoadedImage
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

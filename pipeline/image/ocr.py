@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 from PIL import Image, ImageOps
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ConfigError, ImageError
-from pipeline.imagerecords import LoadedImage, OcrLine, OcrText
+from pipeline.records.image import LoadedImage, OcrLine, OcrText
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

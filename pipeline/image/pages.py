@@ -21,13 +21,13 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from pipeline.cpu import CpuPool, run_cpu
+from pipeline.fetch.fetcher import FetchedPage, Fetcher
 from pipeline.image.hashing import hash_picture
 from pipeline.image.intake import ImageLimits, load_image
 from pipeline.image.provenance import ImageIndex
-from pipeline.imagerecords import ImageOrigin, ImageSource, IndexedImage, LoadedImage
-from pipeline.records import Document
-from pipeline.web.fetcher import FetchedPage, Fetcher
+from pipeline.records.domain import Document
+from pipeline.records.image import ImageOrigin, ImageSource, IndexedImage, LoadedImage
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

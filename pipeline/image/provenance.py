@@ -26,9 +26,8 @@ from pipeline.evidence.ranking import Rater
 from pipeline.graph.places import Gazetteer
 from pipeline.image.conflicts import MARGIN, Conflict, EventFrame, day, find_conflict
 from pipeline.image.hashing import PHASH_DISTANCE
-from pipeline.imagerecords import ImageDescription, ImageHashes, ImageReport, IndexedImage
 from pipeline.ports import EvidenceIndex
-from pipeline.records import (
+from pipeline.records.domain import (
     Document,
     Evidence,
     ImageTrace,
@@ -38,6 +37,7 @@ from pipeline.records import (
     document_id_for,
     new_id,
 )
+from pipeline.records.image import ImageDescription, ImageHashes, ImageReport, IndexedImage
 
 MAX_CAPTION = 120  # characters of an earlier caption quoted in a reply
 

@@ -16,9 +16,9 @@ from typing import TypeVar
 
 from pipeline.claims.queries import Query
 from pipeline.errors import EmptyPostError
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Claim, Post
-from pipeline.text import keywords
+from pipeline.records.domain import Claim, Post
+from pipeline.records.image import ImageReport
+from pipeline.util.text import keywords
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pipeline.cpu import CpuPool
 from pipeline.errors import FactbotError
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.describe import describe
 from pipeline.image.faces import FaceDeps, read_faces
 from pipeline.image.hashing import hash_image
@@ -29,7 +29,8 @@ from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
 from pipeline.image.pages import PageImages
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.reverse.multi import ReverseDeps
-from pipeline.imagerecords import (
+from pipeline.records.domain import Post
+from pipeline.records.image import (
     Caption,
     ImageDescription,
     ImageReport,
@@ -37,8 +38,7 @@ from pipeline.imagerecords import (
     OcrText,
     SeenFace,
 )
-from pipeline.records import Post
-from pipeline.web.fetcher import Fetcher
+from pipeline.util.cpu import CpuPool
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import SkipJsonSchema
 
-from pipeline.embedder import Embedder
-from pipeline.injection import find_instructions
+from pipeline.embedding.embedder import Embedder
+from pipeline.inputs.injection import find_instructions
+from pipeline.judge.claimreview import Judge, combine
 from pipeline.judge.narratives import cluster_narratives
-from pipeline.judge.review import Judge, combine
 from pipeline.judge.tiered import (
     ImageProvenance,
     consistent,
@@ -49,7 +49,7 @@ from pipeline.llm.client import LLMClient, ModelError
 from pipeline.llm.output import bounded, one_of
 from pipeline.llm.prompts import data_block, system_prompt
 from pipeline.llm.usage import UsageMeter, count_fallback
-from pipeline.records import (
+from pipeline.records.domain import (
     FACETS,
     Assessment,
     Basis,

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.embedder import Embedder, Vectors
-from pipeline.records import Evidence, Narrative, content_hash
+from pipeline.embedding.embedder import Embedder, Vectors
+from pipeline.records.domain import Evidence, Narrative, content_hash
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

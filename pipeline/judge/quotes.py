@@ -36,8 +36,8 @@ from pipeline.llm.client import LLMClient, ModelOutputError, ModelUnavailableErr
 from pipeline.llm.output import one_of
 from pipeline.llm.prompts import data_block, neutralise, system_prompt
 from pipeline.llm.usage import UsageMeter, count_fallback
-from pipeline.records import Claim, Evidence, Quote, Stance
-from pipeline.text import sentence_spans
+from pipeline.records.domain import Claim, Evidence, Quote, Stance
+from pipeline.util.text import sentence_spans
 
 log = logging.getLogger(__name__)
 

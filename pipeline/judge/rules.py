@@ -39,9 +39,9 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 
-from pipeline.judge.review import combine
+from pipeline.judge.claimreview import combine
 from pipeline.judge.tiered import out_of_context_verdict
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     ClaimGraph,
     ClaimVerdict,

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pipeline.records import (
+from pipeline.records.domain import (
     FACETS,
     Assessment,
     Basis,

@@ -8,8 +8,8 @@ JSON matching a pydantic schema, and returns the validated object. It owns:
   so the policy below is the only one;
 - a per-call timeout and per-endpoint bounded concurrency (an `asyncio.Semaphore`);
 - retries of 429, 408 and 5xx answers, timeouts and connection errors with jittered exponential
-  backoff (`pipeline.retrying`), honouring `Retry-After` and `retry-after-ms`
-  (`pipeline.retry_after`) up to `RetryPolicy.max_wait`;
+  backoff (`pipeline.util.retrying`), honouring `Retry-After` and `retry-after-ms`
+  (`pipeline.util.retry_after`) up to `RetryPolicy.max_wait`;
 - one retry after invalid output (bad or truncated JSON, a schema violation, `finish_reason`
   "length"), telling the model what was wrong;
 - token, cost and time accounting per stage (see `pipeline.llm.usage`).
@@ -43,8 +43,8 @@ from pipeline.errors import FactbotError
 from pipeline.llm import output
 from pipeline.llm.endpoint import ModelEndpoint, RetryPolicy
 from pipeline.llm.usage import MeterScope, StageUsage, UsageMeter, metering, open_meters
-from pipeline.retry_after import retry_after
-from pipeline.retrying import Retryable, retried
+from pipeline.util.retry_after import retry_after
+from pipeline.util.retrying import Retryable, retried
 
 if TYPE_CHECKING:  # the SDK is imported when a client is built: processes without one skip it
     import openai

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pydantic import SecretStr
 
 from pipeline.errors import ConfigError
-from pipeline.retrying import Backoff
+from pipeline.util.retrying import Backoff
 
 
 @dataclass(frozen=True)

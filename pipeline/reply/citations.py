@@ -16,8 +16,8 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 
-from pipeline.judge.review import combine
-from pipeline.records import Document, Evidence, Label, Quote, Verdict
+from pipeline.judge.claimreview import combine
+from pipeline.records.domain import Document, Evidence, Label, Quote, Verdict
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.records import Correction, CorrectionItem, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Reference
 from pipeline.reply.links import scrub_links
 
 MIN_BUDGET = 120

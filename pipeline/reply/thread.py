@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import regex
 
-from pipeline.records import Correction
+from pipeline.records.domain import Correction
 from pipeline.reply.links import scrub_links
 from pipeline.reply.render import Fitted, shrinking
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.records import (
+from pipeline.records.domain import (
     Claim,
     ClaimGraph,
     Correction,
@@ -28,13 +28,13 @@ from pipeline.records import (
     Stance,
     Verdict,
 )
+from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.reply.links import has_link, scrub_links
 from pipeline.reply.render import (
     markdown_without_reference_links,
     render_markdown,
     render_plain,
 )
-from pipeline.search_status import LiveSearch, SearchStatus
 
 OPENING = {
     Label.ACCURATE: "This post is accurate.",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from pipeline.records import ClaimReview
+from pipeline.records.domain import ClaimReview
 
 
 @dataclass(frozen=True)

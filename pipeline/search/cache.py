@@ -12,7 +12,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from pipeline.records import ClaimReview, Label
+from pipeline.records.domain import ClaimReview, Label
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.parsing import to_utc
 

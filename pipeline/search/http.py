@@ -1,9 +1,10 @@
 """The one HTTP helper every search provider speaks through.
 
-`ProviderClient` wraps a shared `httpx.AsyncClient` for one provider: it bounds concurrency,
-applies a timeout, retries 429 and 5xx answers (and network errors) with exponential backoff
-(`pipeline.retrying`), honours `Retry-After` (`pipeline.retry_after`) up to `max_retry_wait` and
-fails at once when the server asks for longer, and spends the caller's per-check request budget.
+`ProviderClient` wraps a shared `httpx.AsyncClient` for one provider: it bounds concurrency, applies
+a timeout, retries 429 and 5xx answers (and network errors) with exponential backoff
+(`pipeline.util.retrying`), honours `Retry-After` (`pipeline.util.retry_after`) up to
+`max_retry_wait` and fails at once when the server asks for longer, and spends the caller's
+per-check request budget.
 
 Budgets are scoped, not global: `request_budgets({"brave": 5})` (or `client.budget(5)`) opens a
 fresh budget for the code inside the block, including tasks it starts. Every request sent, retries
@@ -33,8 +34,8 @@ import httpx
 from pydantic import SecretStr
 
 from pipeline.errors import BudgetExceededError, SearchError
-from pipeline.retry_after import retry_after
-from pipeline.retrying import Backoff, Retryable, Sleep, retried
+from pipeline.util.retry_after import retry_after
+from pipeline.util.retrying import Backoff, Retryable, Sleep, retried
 
 log = logging.getLogger(__name__)
 

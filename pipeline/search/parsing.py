@@ -19,7 +19,7 @@ from lxml import etree
 
 from pipeline.credibility.domains import candidate_keys
 from pipeline.errors import SearchError
-from pipeline.web.feeds import parse_date as parse_feed_date
+from pipeline.fetch.feeds import parse_date as parse_feed_date
 
 _RELATIVE = re.compile(
     r"^(?:(an?|\d+)\s+(second|minute|min|hour|day|week)s?\s+ago|(just now|today|yesterday))$",

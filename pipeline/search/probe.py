@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from pipeline.search_status import ProviderStatus
+from pipeline.records.search_status import ProviderStatus
 
 log = logging.getLogger(__name__)
 

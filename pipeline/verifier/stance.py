@@ -26,12 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedder_onnx import sha256_of
+from pipeline.embedding.onnx import sha256_of
 from pipeline.errors import ConfigError
-from pipeline.text import sentence_spans
-from pipeline.verifier.pairs import LABELS, REFUTES, SUPPORTS
+from pipeline.util.text import sentence_spans
 
 log = logging.getLogger(__name__)
+
+# The model's output order; training (bots.training.pairs) maps every dataset's labels onto it.
+LABELS = ("supports", "refutes", "not enough info")
+SUPPORTS, REFUTES, NEI = 0, 1, 2
 
 MANIFEST = "stance.json"
 MAX_WINDOWS = 12  # windows scored per passage; the rest of a very long passage is not read

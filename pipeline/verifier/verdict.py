@@ -33,9 +33,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.judge.review import combine
-from pipeline.records import (
+from pipeline.judge.claimreview import combine
+from pipeline.records.domain import (
     Basis,
     Claim,
     ClaimVerdict,
@@ -45,6 +44,7 @@ from pipeline.records import (
     Stance,
     Verdict,
 )
+from pipeline.util.cpu import CpuPool, run_cpu
 from pipeline.verifier.stance import PassageStance, StanceModel
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class Thresholds:
 
     The defaults are the best of `python -m bench.verifier_thresholds` on 600 AVeriTeC train
     claims (reports/verifier-thresholds.json); `confident` is not fitted (the hybrid judge was
-    not measured on the local model: README "Verdicts").
+    not measured on the local model: docs/results/2026-12-03-verdicts.md).
     """
 
     support: float = 0.15

@@ -17,7 +17,7 @@ from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import FetchSettings, Settings
 from pipeline.evidence.ingest import Ingester
-from pipeline.web.fetcher import Fetcher
+from pipeline.fetch.fetcher import Fetcher
 from tests.conftest import FIXTURES
 from tests.support.httpserver import serve
 

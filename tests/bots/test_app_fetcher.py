@@ -11,7 +11,7 @@ import pytest
 
 from bots.app.root import App
 from bots.settings import FetchSettings, ReferenceSettings, SearchSettings, Settings
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 from tests.support.httpserver import LocalServer, serve
 
 ARTICLE = """<!DOCTYPE html><html><head><title>No, 5G does not spread the coronavirus</title>

@@ -151,7 +151,7 @@ def test_forget_deletes_a_users_platform_requests(run, tmp_path: Path) -> None: 
     from bots.runtime.intake import PlatformService
     from bots.runtime.platform import Actor, CheckRequest, Destination
     from bots.settings import Settings
-    from pipeline.records import Post
+    from pipeline.records.domain import Post
     from storage import Store
 
     settings = Settings(data_dir=tmp_path / "data")

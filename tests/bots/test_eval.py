@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from bots.cli.main import main
-from pipeline.evalscore import score
-from pipeline.evaluation import EvalClaim, Outcome, load_averitec
-from pipeline.records import Label
+from bots.evaluation.averitec import EvalClaim, Outcome, load_averitec
+from bots.evaluation.score import score
+from pipeline.records.domain import Label
 
 
 def _outcome(gold: Label, predicted: Label, refs: int = 1, gold_refs: int = 1) -> Outcome:

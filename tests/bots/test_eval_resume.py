@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from bots.cli.main import main
-from pipeline.evaljournal import outcome_from_record, outcome_record, read_journal
-from pipeline.evaluation import EvalClaim, Outcome, StageFailures
-from pipeline.records import Label
+from bots.evaluation.averitec import EvalClaim, Outcome, StageFailures
+from bots.evaluation.journal import outcome_from_record, outcome_record, read_journal
+from pipeline.records.domain import Label
 
 # figures that depend on the clock, not on the verdicts
 TIMED = {"latency_p50_s", "latency_p95_s", "wall_seconds", "resume"}
@@ -84,7 +84,7 @@ def test_a_cut_run_resumed_reports_what_an_uncut_run_does(
 
     # Cut after 3 claims, the 4th half-written by a crash.
     journal.write_text("\n".join(lines[:4]) + "\n" + lines[4][: len(lines[4]) // 2])
-    with caplog.at_level(logging.WARNING, logger="pipeline.evaljournal"):
+    with caplog.at_level(logging.WARNING, logger="bots.evaluation.journal"):
         resumed = _run(dev, tmp_path / "resumed.json", "--resume", str(journal))
     assert any("unreadable journal line" in r.message for r in caplog.records)
     assert resumed["resume"]["claims_from_file"] == 3

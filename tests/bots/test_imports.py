@@ -19,8 +19,8 @@ from pathlib import Path
 
 from bots.app.root import App
 from bots.settings import Settings
-from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.posts import post_from_text
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.inputs.posts import post_from_text
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -110,7 +110,7 @@ app.close()
 
 def test_the_report_sees_a_heavy_import(tmp_path: Path) -> None:
     code = """
-from pipeline.web.extract import extract_page
+from pipeline.fetch.extract import extract_page
 try:
     extract_page("<html><body><p>x</p></body></html>", url="https://a.test/", domain="a.test")
 except Exception:

@@ -17,8 +17,8 @@ import pytest
 from bots.app.root import App
 from bots.render import check_to_json
 from bots.settings import FetchSettings, GraphSettings, SearchSettings, Settings
-from pipeline.posts import post_from_text
-from pipeline.search_status import LiveSearch
+from pipeline.inputs.posts import post_from_text
+from pipeline.records.search_status import LiveSearch
 from tests.support.httpserver import HTML, LocalServer, Response, json_response, serve
 
 CLAIM = "The WHO declared in 2023 that 5G towers spread COVID-19."

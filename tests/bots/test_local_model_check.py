@@ -12,8 +12,8 @@ import pytest
 from bots.app.root import App
 from bots.settings import ModelSettings, Settings, VerifierSettings
 from pipeline.evidence.ingest import Ingester
+from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
-from pipeline.posts import post_from_text
 from tests.conftest import FIXTURES, REPO
 
 MODELS = Path(os.environ.get("FACTBOT_MODEL__MODELS_DIR") or REPO / ".models")

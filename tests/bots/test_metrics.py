@@ -29,8 +29,8 @@ from bots.settings import (
     Settings,
 )
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import ModelUsage, new_id
-from pipeline.search_status import LiveSearch, ProviderStatus, SearchStatus
+from pipeline.records.domain import ModelUsage, new_id
+from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from storage import Store
 from storage.jobs import Backoff
 from tests.bots.test_api import serving

@@ -10,11 +10,11 @@ import pytest
 
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
+from bots.evaluation.averitec import trace_of
 from bots.settings import ModelSettings, Settings
-from pipeline.evaluation import trace_of
 from pipeline.evidence.ingest import Ingester
-from pipeline.posts import post_from_text
-from pipeline.records import Basis, Label, Relation
+from pipeline.inputs.posts import post_from_text
+from pipeline.records.domain import Basis, Label, Relation
 from tests.conftest import FIXTURES
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
 

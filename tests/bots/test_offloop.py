@@ -19,10 +19,10 @@ import pytest
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings, load_settings
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.errors import ConfigError
-from pipeline.posts import post_from_text
-from pipeline.records import Check, Label
+from pipeline.inputs.posts import post_from_text
+from pipeline.records.domain import Check, Label
 from tests.bots.test_web_check import publishers
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
 from tests.support.httpserver import LocalServer

@@ -21,7 +21,7 @@ from bots.app.root import App
 from bots.settings import FetchSettings, ImageSettings, ModelSettings, SearchSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from pipeline.image.intake import ImageLimits
-from pipeline.records import Label, Post, SourceRating, Tier
+from pipeline.records.domain import Label, Post, SourceRating, Tier
 from pipeline.reply.writer import verify_references
 from tests.image.images import encode, photo
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai

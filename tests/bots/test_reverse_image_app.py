@@ -22,7 +22,7 @@ from bots.settings import (
     Settings,
     load_settings,
 )
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from tests.image.images import encode, photo
 from tests.image.test_reverse_trace import PAGE
 from tests.support.fake_reverse_image import Appearance, FakeTinEye

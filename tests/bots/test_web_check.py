@@ -13,8 +13,8 @@ import pytest
 
 from bots.app.root import App
 from bots.settings import FetchSettings, SearchSettings, Settings
-from pipeline.posts import post_from_text
-from pipeline.records import Basis, Label
+from pipeline.inputs.posts import post_from_text
+from pipeline.records.domain import Basis, Label
 from tests.support.httpserver import LocalServer, serve
 
 FACT_CHECK = """<!DOCTYPE html><html><head><title>No, 5G does not spread the coronavirus</title>

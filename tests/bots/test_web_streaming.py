@@ -18,7 +18,7 @@ from pipeline.claims.queries import Query
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.web import gather_web_evidence
-from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from storage import Store
 
 

@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from bots.runtime.checks import submit_check
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 from storage import Store
 from tests.support.httpserver import LocalServer, Request, Response, json_response, serve
 

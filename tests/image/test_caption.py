@@ -10,8 +10,8 @@ from pipeline.errors import ImageError
 from pipeline.image.caption import LocalCaptioner, VisionCaptioner
 from pipeline.image.intake import decode_image
 from pipeline.image.stage import ImageDeps, read_one
-from pipeline.imagerecords import ImageOrigin, ImageSource, LoadedImage
 from pipeline.llm.client import LLMClient, ModelEndpoint, ModelUnavailableError, RetryPolicy
+from pipeline.records.image import ImageOrigin, ImageSource, LoadedImage
 from tests.image.images import encode, photo
 from tests.image.tiny_captioner import WORDS, build_tiny_captioner
 from tests.llm.fake_openai import answer, error, serve_openai

@@ -9,15 +9,15 @@ import pytest
 from pipeline.claims.heuristic import extract_claims
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.queries import image_queries
 from pipeline.image.stage import ImageDeps
-from pipeline.judge.review import ReviewMatchJudge
-from pipeline.records import Label, Post
+from pipeline.judge.claimreview import ReviewMatchJudge
+from pipeline.records.domain import Label, Post
 from pipeline.run import CheckConfig, CheckDeps, run_check
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.image.images import encode, photo, screenshot
@@ -79,7 +79,7 @@ async def test_an_image_post_without_text_says_what_the_images_gave(
 
 async def test_image_names_add_terms_and_queries_up_to_five() -> None:
     from pipeline.claims.queries import build_queries
-    from pipeline.imagerecords import ImageReport
+    from pipeline.records.image import ImageReport
     from tests.image.test_stage import HEADLINE
 
     post = Post(id="p", platform="t", platform_id="p", text="The stock exchange was flooded.")
@@ -108,7 +108,7 @@ async def test_a_reused_photo_is_traced_to_the_older_page_and_cited(
 
     from bench.image_transforms import caption_bar
     from pipeline.image.hashing import hash_picture
-    from pipeline.imagerecords import IndexedImage
+    from pipeline.records.image import IndexedImage
     from pipeline.reply.writer import verify_references
 
     older = "https://www.metoffice.gov.uk/news/heatwave-record"  # ingested, dated 2022-07-19

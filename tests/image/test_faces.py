@@ -23,8 +23,8 @@ from pipeline.image.faces import DlibFaces, FaceDeps, read_faces
 from pipeline.image.gallery import FaceMatching, GalleryIndex, gallery_photos, name_face
 from pipeline.image.intake import decode_image
 from pipeline.image.stage import ImageDeps, read_images
-from pipeline.imagerecords import Face, FaceBox, ImageOrigin, ImageSource, LoadedImage
-from pipeline.records import Post
+from pipeline.records.domain import Post
+from pipeline.records.image import Face, FaceBox, ImageOrigin, ImageSource, LoadedImage
 from storage import Store
 
 ONE_FACE = "BostonMarathon/fakes/boston_fake_11.jpg"

@@ -7,10 +7,9 @@ from datetime import UTC, datetime
 
 from pipeline.checking.images import describe_findings
 from pipeline.image.conflicts import Conflict, EventFrame, event_frame, find_conflict, places_in
-from pipeline.imagerecords import ImageHashes, IndexedImage
 from pipeline.judge.rules import enforce_rules
 from pipeline.judge.tiered import decide, is_image_provenance, out_of_context
-from pipeline.records import (
+from pipeline.records.domain import (
     Assessment,
     Basis,
     Claim,
@@ -27,6 +26,7 @@ from pipeline.records import (
     Tier,
     Verdict,
 )
+from pipeline.records.image import ImageHashes, IndexedImage
 from pipeline.reply.writer import verify_references
 
 POSTED = datetime(2024, 9, 27, 12, tzinfo=UTC)

@@ -8,10 +8,10 @@ import pytest
 from PIL import Image
 
 from pipeline.errors import ImageError
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.intake import ImageLimits, collect_images, declared_images, decode_image
-from pipeline.imagerecords import ImageOrigin, ImageSource, LoadedImage
-from pipeline.records import Post
-from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.records.domain import Post
+from pipeline.records.image import ImageOrigin, ImageSource, LoadedImage
 from tests.image.images import SVG_WITH_SCRIPT, animated_gif, encode, photo, png_bomb
 from tests.support.httpserver import Response, serve
 

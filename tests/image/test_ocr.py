@@ -20,7 +20,7 @@ from pipeline.image.ocr import (
     rapidocr_missing,
     read_text,
 )
-from pipeline.imagerecords import ImageOrigin, ImageSource
+from pipeline.records.image import ImageOrigin, ImageSource
 from tests.image.images import encode, photo, screenshot
 
 HEADLINE = [

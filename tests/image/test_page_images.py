@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.hashing import hash_picture
 from pipeline.image.pages import PageImages, main_images
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.image.images import encode, photo
 from tests.support.httpserver import serve

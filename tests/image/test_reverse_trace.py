@@ -19,20 +19,20 @@ from pydantic import SecretStr
 from bench.image_transforms import caption_bar
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.tineye import TinEyeSearch
 from pipeline.image.reverse.trace import public_url, search_image_copies, with_reverse_image
 from pipeline.image.reverse.vision import VisionWebDetection
 from pipeline.image.stage import ImageDeps, read_images
-from pipeline.judge.review import ReviewMatchJudge
-from pipeline.records import Post, document_id_for
+from pipeline.judge.claimreview import ReviewMatchJudge
+from pipeline.records.domain import Post, document_id_for
+from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from pipeline.reply.writer import verify_references
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.search.merge import Outcome
-from pipeline.search_status import LiveSearch, ProviderStatus, SearchStatus
-from pipeline.web.fetcher import Fetcher, FetchPolicy
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.image.images import encode, photo

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.cpu import CpuPool
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.describe import names_in
 from pipeline.image.stage import ImageDeps, read_images
-from pipeline.records import Post
-from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.records.domain import Post
+from pipeline.util.cpu import CpuPool
 from tests.image.c2pa_signing import sign_jpeg
 from tests.image.images import encode, exif_jpeg, photo, screenshot
 from tests.support.httpserver import serve

@@ -12,8 +12,8 @@ from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.errors import EmptyPostError
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.prompts import PREAMBLE
-from pipeline.records import Post
-from pipeline.text import keywords
+from pipeline.records.domain import Post
+from pipeline.util.text import keywords
 from tests.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai
 
 TEXT = (

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.claims.model import decompose_post
 from pipeline.errors import EmptyPostError
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from tests.llm.fake_openai import serve_openai
 from tests.llm.test_decompose import claims_answer, client_for
 

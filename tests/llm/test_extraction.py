@@ -10,7 +10,17 @@ from pipeline.claims.model import decompose_post
 from pipeline.judge.quotes import extract_quotes
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.prompts import PREAMBLE
-from pipeline.records import Claim, Document, Evidence, Passage, Post, Quote, Stance, Tier, new_id
+from pipeline.records.domain import (
+    Claim,
+    Document,
+    Evidence,
+    Passage,
+    Post,
+    Quote,
+    Stance,
+    Tier,
+    new_id,
+)
 from tests.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai
 
 NOTHING: dict[str, list[Any]] = {"quotes": []}

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.judge.model import JudgeOutput, ModelJudge, assess
-from pipeline.judge.review import ReviewMatchJudge
 from pipeline.judge.tiered import decide, missing_facets
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.usage import UsageMeter
-from pipeline.records import (
+from pipeline.records.domain import (
     FACETS,
     Assessment,
     Claim,

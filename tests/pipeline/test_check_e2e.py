@@ -10,11 +10,11 @@ import pytest
 
 from pipeline.credibility.importers import import_sources, load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
-from pipeline.judge.review import ReviewMatchJudge
-from pipeline.posts import post_from_text
-from pipeline.records import Check, Label, Stance
+from pipeline.inputs.posts import post_from_text
+from pipeline.judge.claimreview import ReviewMatchJudge
+from pipeline.records.domain import Check, Label, Stance
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
 from tests.conftest import FIXTURES

@@ -4,8 +4,8 @@ import pytest
 
 from pipeline.claims.heuristic import extract_claims
 from pipeline.errors import EmptyPostError
-from pipeline.records import Post
-from pipeline.text import clean_post_text, keywords, sentence_spans, split_sentences
+from pipeline.records.domain import Post
+from pipeline.util.text import clean_post_text, keywords, sentence_spans, split_sentences
 
 
 def _post(text: str) -> Post:

@@ -6,7 +6,7 @@ import pytest
 
 from pipeline.claims.heuristic import addresses_the_checker, extract_claims
 from pipeline.errors import EmptyPostError
-from pipeline.records import Post
+from pipeline.records.domain import Post
 
 
 def _post(text: str) -> Post:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.web.colours import WHITE, contrast, parse_colour
-from pipeline.web.visibility import MIN_CONTRAST
+from pipeline.fetch.colours import WHITE, contrast, parse_colour
+from pipeline.fetch.visibility import MIN_CONTRAST
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pipeline.records import Claim, ClaimVerdict, Label, Verdict
+from pipeline.records.domain import Claim, ClaimVerdict, Label, Verdict
+from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from pipeline.reply.render import render_json, render_markdown, render_plain
 from pipeline.reply.writer import BLIND_ITEM, write_correction
-from pipeline.search_status import LiveSearch, ProviderStatus, SearchStatus
 
 CLAIM = Claim(id="c1", post_id="p1", position=0, text="5G towers spread COVID-19.")
 VERDICT = Verdict(

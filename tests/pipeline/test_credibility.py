@@ -26,7 +26,7 @@ from pipeline.credibility.importers import (
 )
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.errors import SourceImportError
-from pipeline.records import SourceRating, Tier
+from pipeline.records.domain import SourceRating, Tier
 from storage import Store
 from storage.sources import SourceTable
 

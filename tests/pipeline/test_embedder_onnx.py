@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from pipeline.claims.queries import Query
-from pipeline.embedder import SentenceTransformerEmbedder
-from pipeline.embedder_onnx import ONNX_MODEL_NAME, OnnxEmbedder
-from pipeline.embedding_backends import build_embedder
+from pipeline.embedding.backends import build_embedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import ONNX_MODEL_NAME, OnnxEmbedder
 from pipeline.errors import ConfigError, EmbeddingMismatchError
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.retrieval import RRF_K, retrieve
-from pipeline.records import Document
+from pipeline.records.domain import Document
 from storage import Store
 from storage.codec import dt_out
 

@@ -7,8 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from pipeline.evalscore import accuracy_of, bootstrap_interval, codes, macro_f1_of
-from pipeline.evaluation import (
+from bots.evaluation.averitec import (
     GOLD_LABELS,
     EvalClaim,
     Outcome,
@@ -17,7 +16,8 @@ from pipeline.evaluation import (
     check_references,
     stratified_sample,
 )
-from pipeline.records import (
+from bots.evaluation.score import accuracy_of, bootstrap_interval, codes, macro_f1_of
+from pipeline.records.domain import (
     Check,
     Correction,
     Document,

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ExtractionError
-from pipeline.records import Label
-from pipeline.web.extract import (
+from pipeline.fetch.extract import (
     PageMetadata,
     extract_document,
     extract_metadata,
     parse_claim_reviews,
     rating_to_label,
 )
+from pipeline.records.domain import Label
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
 URL = "https://x.example/a"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ExtractionError
-from pipeline.web.feeds import parse_date, parse_feed, parse_sitemap, sniff_kind
+from pipeline.fetch.feeds import parse_date, parse_feed, parse_sitemap, sniff_kind
 
 FEEDS = Path(__file__).parent.parent / "fixtures" / "feeds"
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from pipeline.errors import FetchError, UnsafeURLError
-from pipeline.web.fetcher import (
+from pipeline.fetch.fetcher import (
     FetchedPage,
     Fetcher,
     FetchPolicy,

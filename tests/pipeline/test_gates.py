@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline.web.fetcher import Fetcher, FetchPolicy
-from pipeline.web.gates import HostGates
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.gates import HostGates
 from tests.support.httpserver import LocalServer, Request, Response, serve
 
 

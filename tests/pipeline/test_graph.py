@@ -9,18 +9,17 @@ from datetime import UTC, date, datetime
 import numpy as np
 import pytest
 
-from pipeline.cpu import CpuPool
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.graph.build import Edge, Graph, GraphBuilder, Node
 from pipeline.graph.places import Place, _meant, shared_gazetteer
 from pipeline.graph.values import DateSpan, parse_date, parse_quantity
 from pipeline.graph.verify import GraphVerifier, match_nodes, verify_graph
-from pipeline.judge.review import ReviewMatchJudge
-from pipeline.posts import post_from_text
-from pipeline.records import (
+from pipeline.inputs.posts import post_from_text
+from pipeline.judge.claimreview import ReviewMatchJudge
+from pipeline.records.domain import (
     Claim,
     ClaimGraph,
     ClaimVerdict,
@@ -34,6 +33,7 @@ from pipeline.records import (
 )
 from pipeline.reply.writer import write_correction
 from pipeline.run import CheckConfig, CheckDeps, run_check
+from pipeline.util.cpu import CpuPool
 from storage import Store
 from tests.conftest import FIXTURES
 

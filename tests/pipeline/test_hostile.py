@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from pipeline.errors import ExtractionError, FetchError, RobotsDisallowedError, UnsafeURLError
-from pipeline.web.extract import extract_document
-from pipeline.web.fetcher import Fetcher, FetchPolicy, resolve_host
+from pipeline.fetch.extract import extract_document
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy, resolve_host
 from tests.support.httpserver import LocalServer, Request, Response, redirect, repeat
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"

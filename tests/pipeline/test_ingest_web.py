@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import Label
-from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.records.domain import Label
 from storage import Store
 from tests.conftest import FIXTURES
 from tests.support.httpserver import serve

@@ -10,11 +10,11 @@ import pytest
 
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.evidence.ingest import Ingester
-from pipeline.injection import find_instructions, strip_instructions
-from pipeline.judge.review import ReviewMatchJudge
-from pipeline.posts import post_from_text
+from pipeline.inputs.injection import find_instructions, strip_instructions
+from pipeline.inputs.posts import post_from_text
+from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
 from tests.conftest import FIXTURES

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import EmptyPostError
-from pipeline.posts import ensure_checkable, linked_page
-from pipeline.records import Post
+from pipeline.inputs.posts import ensure_checkable, linked_page
+from pipeline.records.domain import Post
 
 
 def _post(text: str, links: tuple[str, ...] = (), images: tuple[str, ...] = ()) -> Post:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.judge.narratives import cluster_narratives
-from pipeline.records import Document, Evidence, Passage, Tier
+from pipeline.records.domain import Document, Evidence, Passage, Tier
 
 FLOOD = [
     "Flash floods in Valencia, Spain killed more than 200 people after torrential rain.",

@@ -14,11 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.cpu import CpuPool, run_cpu
 from pipeline.errors import ExtractionError
 from pipeline.evidence.pages import extract_fetched
+from pipeline.fetch.fetcher import FetchedPage
 from pipeline.llm.local import LocalModelError, LocalModelServer
-from pipeline.web.fetcher import FetchedPage
+from pipeline.util.cpu import CpuPool, run_cpu
 from tests.conftest import FIXTURES
 from tests.support.slowloop import run_watched
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from pipeline.web.fetcher import FetchedPage, Fetcher, FetchPolicy, PageCache
+from pipeline.fetch.fetcher import FetchedPage, Fetcher, FetchPolicy, PageCache
 from storage import Store
 from storage.pagecache import StorePageCache
 from tests.support.clock import FakeClock

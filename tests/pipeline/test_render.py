@@ -6,7 +6,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from pipeline.records import Correction, CorrectionItem, CorrectionQuote, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 from pipeline.reply.render import (
     MIN_BUDGET,
     Fitted,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 from bots.render import check_to_json, render_text
-from pipeline.records import (
+from pipeline.records.domain import (
     Check,
     Correction,
     CorrectionItem,

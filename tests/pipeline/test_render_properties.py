@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pipeline.records import Correction, CorrectionItem, CorrectionQuote, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 from pipeline.reply.render import (
     MIN_BUDGET,
     markdown_url,

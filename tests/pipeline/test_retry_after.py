@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from pipeline.retry_after import parse_duration, parse_milliseconds, parse_retry_after, retry_after
+from pipeline.util.retry_after import (
+    parse_duration,
+    parse_milliseconds,
+    parse_retry_after,
+    retry_after,
+)
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from pipeline.retrying import Backoff, Retryable, retried
+from pipeline.util.retrying import Backoff, Retryable, retried
 
 
 class Sleeps(list[float]):

@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from pipeline.errors import FetchError, RobotsDisallowedError, UnsafeURLError
-from pipeline.web.fetcher import Fetcher, FetchPolicy
-from pipeline.web.robots import (
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.robots import (
     RobotsCache,
     RobotsRules,
     parse_robots,

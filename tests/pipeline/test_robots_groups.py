@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.web.robots import parse_robots
+from pipeline.fetch.robots import parse_robots
 
 
 def refusal(robots: str, path: str, product: str = "factbot") -> str | None:

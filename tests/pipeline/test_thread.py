@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.records import Correction, CorrectionItem, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from pipeline.reply.render import omission_line
 from pipeline.reply.thread import (
     defuse_mentions,

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from pipeline.judge.rules import enforce_rules
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     ClaimGraph,
     ClaimReview,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.web.css import inline_declarations, style_rules
-from pipeline.web.extract import extract_document
+from pipeline.fetch.css import inline_declarations, style_rules
+from pipeline.fetch.extract import extract_document
 from tests.pipeline.test_extract import LANES, ORDER, URL, WORKS, article
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ExtractionError, FetchError
-from pipeline.web.extract import extract_document
-from pipeline.web.fetcher import Fetcher, FetchPolicy
-from pipeline.web.walls import detect_wall
+from pipeline.fetch.extract import extract_document
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.walls import detect_wall
 from tests.support.httpserver import Response, serve
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"

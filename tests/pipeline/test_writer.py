@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from pipeline.records import (
+from pipeline.records.domain import (
     Claim,
     ClaimVerdict,
     Correction,

@@ -404,7 +404,7 @@ PAGE_CASES = [
           "review-match-rules", reaches=False),
 ]  # fmt: skip
 
-# Orders that `pipeline.injection` finds before any model reads them: the defences downstream
+# Orders that `pipeline.inputs.injection` finds before any model reads them: the defences downstream
 # (claims grounded, the judge never seeing the post, escaping the delimiters of the sentence
 # that was removed, ...) are no longer reached, so these cases now assert the screening itself;
 # `_check_case` still asserts for every case that no raw delimiter or invisible character

@@ -3,7 +3,7 @@
 The web stand-in serves a credible news page that refutes the claim (`NEWS`, rated high) and the
 attacker's page (`/blog`, unrated) for the post `PAGE_POST` ("5G networks spread the
 coronavirus!"); no page carries a ClaimReview, so `_defer_to_fact_checks` has nothing to defer
-to and only the other defences stand: the instruction screen (`pipeline.injection`), data
+to and only the other defences stand: the instruction screen (`pipeline.inputs.injection`), data
 blocks, verbatim quotes, the tiered rule and the verdict rules in code, link stripping.
 
 A page case puts its attack into `/blog`; a post case appends it to the post (the blog clean).

@@ -44,8 +44,8 @@ from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
 from pipeline.errors import InputError
 from pipeline.evidence.ingest import Ingester
-from pipeline.posts import post_from_text
-from pipeline.records import FACETS, SourceRating, Tier
+from pipeline.inputs.posts import post_from_text
+from pipeline.records.domain import FACETS, SourceRating, Tier
 from tests.conftest import FIXTURES
 from tests.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai
 from tests.safety import cases as c

@@ -40,9 +40,9 @@ from bots.settings import (
     Settings,
     VerifierSettings,
 )
+from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
-from pipeline.posts import post_from_text
-from pipeline.records import SourceRating, Tier
+from pipeline.records.domain import SourceRating, Tier
 from tests.conftest import REPO
 from tests.llm.fake_openai import FakeOpenAI, serve_openai
 from tests.safety import cases as c

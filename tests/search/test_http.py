@@ -12,8 +12,8 @@ import pytest
 from pydantic import SecretStr
 
 from pipeline.errors import BudgetExceededError, SearchError
-from pipeline.retry_after import parse_retry_after
 from pipeline.search.http import ProviderClient, request_budgets
+from pipeline.util.retry_after import parse_retry_after
 from tests.search.conftest import Sleeps
 from tests.search.fakeapi import FakeAPI, Reply
 

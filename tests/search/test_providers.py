@@ -9,7 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from pipeline.errors import ConfigError, SearchError
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from pipeline.search.base import SearchQuery
 from pipeline.search.providers import (
     BraveSearch,

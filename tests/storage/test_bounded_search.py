@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from pipeline.records import Document, document_id_for
+from pipeline.records.domain import Document, document_id_for
 from storage import Store
 
 T0 = datetime(2020, 1, 1, tzinfo=UTC)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from storage import Store
 from storage.browse import CheckFilter
-from tests.web.factory import make_check
+from tests.dashboard.factory import make_check
 
 
 def _fill(store: Store) -> None:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlite_utils import Database
 
-from pipeline.imagerecords import ImageReport
-from pipeline.records import Basis, Relation, Stance
+from pipeline.records.domain import Basis, Relation, Stance
+from pipeline.records.image import ImageReport
 from storage import Store
 from storage.details import from_plain, images_in, redact_images, to_json
 from storage.migrations import migrations
-from tests.web.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
+from tests.dashboard.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
 
 
 def test_a_check_keeps_its_basis_narratives_assessments_and_images(store: Store) -> None:

@@ -9,7 +9,7 @@ from pipeline.image.describe import describe
 from pipeline.image.hashing import hash_picture
 from pipeline.image.intake import decode_image
 from pipeline.image.provenance import appearances, older_than
-from pipeline.imagerecords import ImageMetadata, ImageOrigin, ImageSource, IndexedImage
+from pipeline.records.image import ImageMetadata, ImageOrigin, ImageSource, IndexedImage
 from storage import Store
 from tests.image.images import encode, photo
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from storage import Store
 from storage.jobs import Backoff, LeaseLostError
 from tests.support.clock import FakeClock

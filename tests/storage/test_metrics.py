@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.records import Check, Correction, Label, ModelUsage, Post, StageTiming, Verdict
-from pipeline.search_status import LiveSearch, ProviderStatus, SearchStatus
+from pipeline.records.domain import Check, Correction, Label, ModelUsage, Post, StageTiming, Verdict
+from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from storage import Store
 
 BOUNDS = (0.5, 1.0, 300.0)

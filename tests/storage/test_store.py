@@ -11,7 +11,7 @@ import pytest
 from sqlite_utils import Database
 
 from pipeline.errors import NotFoundError
-from pipeline.records import (
+from pipeline.records.domain import (
     Check,
     Claim,
     ClaimReview,

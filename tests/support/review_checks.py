@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from pipeline.records import (
+from pipeline.records.domain import (
     Check,
     Claim,
     ClaimVerdict,

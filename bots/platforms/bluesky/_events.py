@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
-from pipeline.text import URL_RE
+from pipeline.records.domain import Post, new_id
+from pipeline.util.text import URL_RE
 
 PLATFORM = "bluesky"
 POST_TYPE = "app.bsky.feed.post"

@@ -33,7 +33,7 @@ from bots.platforms.bluesky._events import MalformedNotificationError, check_req
 from bots.platforms.bluesky._session import BlueskySession
 from bots.platforms.bluesky._session import query as _query
 from bots.settings import BlueskySettings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from bots.platforms.bluesky._events import (
 from bots.platforms.bluesky._session import BlueskySession
 from bots.platforms.bluesky._session import query as _query
 from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)
 PROFILES_PER_CALL = 25

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 import discord
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
-from pipeline.text import URL_RE
+from pipeline.records.domain import Post, new_id
+from pipeline.util.text import URL_RE
 
 PLATFORM = "discord"
 TOKEN_LIFETIME = timedelta(minutes=14)  # Discord's is 15; keep a margin for the clock and the call

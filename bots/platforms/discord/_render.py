@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bots.runtime.platform import Answer, Destination, Rendered
-from pipeline.records import Correction, CorrectionItem, Label
+from pipeline.records.domain import Correction, CorrectionItem, Label
 from pipeline.reply.render import Fitted, escape_markdown, fit, markdown_url
 
 EMBED_TOTAL = 6000

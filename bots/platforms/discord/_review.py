@@ -32,7 +32,7 @@ from bots.platforms.discord._render import COLOURS, escape
 from bots.platforms.discord._sender import DiscordSender
 from bots.runtime.review import ReviewCard, ReviewError, ReviewQueue
 from bots.settings import ReviewSettings
-from pipeline.records import Label
+from pipeline.records.domain import Label
 from pipeline.reply.render import markdown_url
 
 log = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ from bots.platforms.discord._render import DiscordReply, render
 from bots.runtime.platform import Answer, Destination, Rendered
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import DiscordSettings
-from pipeline.clock import Clock
+from pipeline.util.clock import Clock
 
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004  # "A thread has already been created for this message"

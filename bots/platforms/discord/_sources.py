@@ -30,8 +30,8 @@ from bots.platforms.discord._sender import DiscordSender
 from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
 from bots.runtime.platform import Actor, Destination
 from bots.runtime.replies import ReplyRejectedError
-from pipeline.records import Post, new_id
-from pipeline.text import URL_RE
+from pipeline.records.domain import Post, new_id
+from pipeline.util.text import URL_RE
 
 PLATFORM = "discord"
 PAGE = 100  # Discord's largest page of channel messages

@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 
 PLATFORM = "mastodon"
 VISIBILITIES = ("direct", "private", "unlisted", "public")  # narrowest first

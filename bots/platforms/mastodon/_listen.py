@@ -31,7 +31,7 @@ from bots.platforms.mastodon._events import (
     parse_time,
 )
 from bots.settings import MastodonSettings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo
 
 log = logging.getLogger(__name__)

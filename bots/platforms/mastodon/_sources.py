@@ -26,7 +26,7 @@ from bots.platforms.mastodon._events import (
 )
 from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
 from bots.runtime.platform import Destination
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)
 

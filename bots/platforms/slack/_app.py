@@ -40,7 +40,7 @@ from bots.runtime.acks import acknowledge
 from bots.runtime.platform import Answer, CheckRequest, Destination
 from bots.settings import SlackSettings
 from pipeline.errors import InputError
-from pipeline.posts import ensure_checkable
+from pipeline.inputs.posts import ensure_checkable
 
 log = logging.getLogger(__name__)
 # Bolt and Socket Mode log request bodies (text, raw user ids) below WARNING through the logger

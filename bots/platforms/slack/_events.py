@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 from pipeline.reply.links import has_link
-from pipeline.text import URL_RE
+from pipeline.util.text import URL_RE
 
 PLATFORM = "slack"
 MAX_IMAGE_BYTES = 20_000_000  # larger files are not downloaded for the image stage

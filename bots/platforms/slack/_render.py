@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from bots.runtime.platform import Answer, Destination, Rendered
-from pipeline.records import Correction, CorrectionItem, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Reference
 from pipeline.reply.links import scrub_links
 from pipeline.reply.render import Fitted, fit
 

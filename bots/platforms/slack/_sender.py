@@ -34,7 +34,7 @@ from bots.platforms.slack import _render
 from bots.runtime.platform import Answer, Destination, Rendered
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import SlackSettings
-from pipeline.records import Label
+from pipeline.records.domain import Label
 
 log = logging.getLogger(__name__)
 TokenLookup = Callable[[str], Awaitable[str | None]]

@@ -33,8 +33,8 @@ from tweepy.asynchronous import AsyncClient
 from yarl import URL
 
 from bots.settings import XSettings
-from pipeline.clock import SYSTEM, Clock
-from pipeline.retry_after import retry_after
+from pipeline.util.clock import SYSTEM, Clock
+from pipeline.util.retry_after import retry_after
 from storage.x_notes import ApiCosts
 
 log = logging.getLogger(__name__)

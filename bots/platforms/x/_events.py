@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from bots.runtime.platform import Actor, CheckRequest, Destination
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
 
 PLATFORM = "x"
 _MEDIA_HOSTS = ("pic.twitter.com", "pic.x.com")

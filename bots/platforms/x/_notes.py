@@ -20,7 +20,7 @@ Mapping factbot's verdict and reasons to the API's fields (`misleading_tags`):
 Local scores (high is better), what the open-source admission evaluator measures:
 
 - UrlValidity: every URL of the note answers 200, fetched through the SSRF-safe fetcher
-  (`pipeline.web.fetcher`) — `high`, else `low` (with each URL's status or error).
+  (`pipeline.fetch.fetcher`) — `high`, else `low` (with each URL's status or error).
 - ClaimOpinion, a documented heuristic: the note *addresses the claim* when it shares at least
   two content words (4+ letters, not stop words) with the claim, or a third of the claim's; it
   *expresses opinion* through each marker found: first-person stances ("I think", "we
@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import FetchError, UnsafeURLError
-from pipeline.records import Check, CorrectionItem, Label, Reference, Tier
+from pipeline.fetch.fetcher import Fetcher
+from pipeline.records.domain import Check, CorrectionItem, Label, Reference, Tier
 from pipeline.reply.links import scrub_links
 from pipeline.reply.thread import defuse_mentions, x_weighted
-from pipeline.web.fetcher import Fetcher
 
 NOTE_CHARS = 280
 MISLEADING = "misinformed_or_potentially_misleading"

@@ -30,8 +30,8 @@ from bots.platforms.x._notes import Draft, Scores, score, write_note
 from bots.runtime.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
-from pipeline.records import new_id
-from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.records.domain import new_id
 from storage.x_notes import XNote, XNotesRepo
 
 log = logging.getLogger(__name__)

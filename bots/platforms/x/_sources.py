@@ -23,7 +23,7 @@ from bots.platforms.x._events import Includes, MalformedPayloadError, actor, to_
 from bots.runtime.candidates import Batch, Candidate, CandidateSource, SourceUnavailableError
 from bots.runtime.platform import Destination
 from bots.settings import XSettings
-from pipeline.clock import Clock
+from pipeline.util.clock import Clock
 
 NOTES_FEED = "x:notes:eligible"
 NOTES_FEED_FIELDS = "author_id,created_at,referenced_tweets,entities,attachments,note_tweet"

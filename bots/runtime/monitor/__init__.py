@@ -9,8 +9,8 @@
 Modules: `scheduler` (APScheduler + lease), `scan` (the scan job), `score` (check-worthiness),
 `budget` (checks and money), `policy` (where a result goes), `route` (the route job). Sources
 come from the platform adapters (`PlatformAdapter.candidate_sources()`, optional); the
-composition root (`bots.app.root.App`) gathers them and the handlers below. See README.md,
-"Proactive monitor".
+composition root (`bots.app.root.App`) gathers them and the handlers below. See
+docs/monitor.md.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 
 __all__ = ["ROUTE", "SCAN", "gather_sources", "monitor_handlers"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bots.settings import Settings
-from pipeline.records import Check, Label, Tier
+from pipeline.records.domain import Check, Label, Tier
 
 Route = Literal["reply", "note", "review", "nothing"]
 CORRECTABLE = (Label.FALSE, Label.MISLEADING)

@@ -33,9 +33,9 @@ from bots.runtime.monitor.scan import ANSWER
 from bots.runtime.platform import Destination
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
 from pipeline.errors import NotFoundError
-from pipeline.records import Check
+from pipeline.records.domain import Check
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.jobs import Job
 from storage.monitor import REUSED, CandidateRow

@@ -43,8 +43,8 @@ from bots.runtime.privacy import Pseudonyms
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
-from pipeline.clock import SYSTEM, Clock
-from pipeline.records import Post, new_id
+from pipeline.records.domain import Post, new_id
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.codec import post_row
 from storage.jobs import Job

@@ -33,7 +33,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bots.runtime.monitor.scan import SCAN
 from bots.runtime.worker import worker_name
 from bots.settings import MonitorSettings
-from pipeline.clock import SYSTEM, Clock
+from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.jobs import Job
 from storage.tx import immediate

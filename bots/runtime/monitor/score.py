@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from bots.runtime.candidates import Candidate
 from bots.settings import MonitorSettings
 from pipeline.claims.heuristic import checkworthiness
-from pipeline.text import clean_post_text, split_sentences
+from pipeline.util.text import clean_post_text, split_sentences
 
 WEIGHTS = {"claim": 0.55, "reach": 0.20, "engagement": 0.15, "topic": 0.10}
 CLAIM_MAX = 1.1  # checkworthiness of a sentence with a number, a named entity and a factual verb

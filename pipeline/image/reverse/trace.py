@@ -28,18 +28,21 @@ from datetime import datetime
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
-from pipeline.cpu import CpuPool, run_cpu
-from pipeline.embedder import Embedder
+from pipeline.embedding.embedder import Embedder
 from pipeline.errors import FactbotError
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.pages import fetch_page
 from pipeline.evidence.ranking import Rater
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.hashing import compare, hash_image
 from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_image
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
 from pipeline.image.reverse.multi import ReverseDeps
-from pipeline.imagerecords import (
+from pipeline.inputs.injection import find_instructions
+from pipeline.ports import EvidenceIndex
+from pipeline.records.domain import Document, Post
+from pipeline.records.image import (
     ImageDescription,
     ImageHashes,
     ImageOrigin,
@@ -48,14 +51,11 @@ from pipeline.imagerecords import (
     IndexedImage,
     LoadedImage,
 )
-from pipeline.injection import find_instructions
-from pipeline.ports import EvidenceIndex
-from pipeline.records import Document, Post
+from pipeline.records.search_status import ProviderStatus, SearchStatus
 from pipeline.search.merge import Outcome, ProviderReport
 from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
-from pipeline.search_status import ProviderStatus, SearchStatus
-from pipeline.web.fetcher import Fetcher
+from pipeline.util.cpu import CpuPool, run_cpu
 
 log = logging.getLogger(__name__)
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import httpx
 from pydantic import Field, SecretStr
 
-from pipeline.records import ClaimReview
+from pipeline.fetch.extract import rating_to_label
+from pipeline.records.domain import ClaimReview
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import on_sites, parse_date, site_domain
 from pipeline.search.providers._common import Answer, KeyedProvider, validate
-from pipeline.web.extract import rating_to_label
 
 DEFAULT_URL = "https://factchecktools.googleapis.com"
 MAX_PAGE = 100

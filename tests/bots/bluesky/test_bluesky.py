@@ -21,7 +21,7 @@ from bots.runtime.candidates import SourceUnavailableError
 from bots.runtime.platform import Answer, Destination
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import BlueskySettings
-from pipeline.records import Correction, CorrectionItem, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from storage import Store
 from tests.support.fake_bluesky import BOT_DID, BOT_HANDLE, PASSWORD, FakeBluesky, graphemes
 

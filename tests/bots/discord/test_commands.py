@@ -11,7 +11,7 @@ from discord import app_commands
 from bots.platforms.discord._bot import FactbotClient, commands_hash_key
 from bots.runtime.platform import PlatformContext
 from bots.settings import DiscordSettings, Settings
-from pipeline.clock import SYSTEM
+from pipeline.util.clock import SYSTEM
 from storage import Store
 from tests.bots.discord.conftest import start_bot, stop_bot
 from tests.support.fake_discord import FakeDiscord, zstandard

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from bots.platforms.discord import _render
 from bots.platforms.discord._render import DiscordReply, render
 from bots.runtime.platform import Answer, Destination
-from pipeline.records import Correction, CorrectionItem, CorrectionQuote, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 
 DEST = Destination("discord", "10", "20", message_id="40", public={"event_key": "50"})
 NASTY = (

@@ -13,7 +13,7 @@ from bots.platforms.discord._sender import DiscordSender
 from bots.runtime.platform import Answer, Destination
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import DiscordSettings
-from pipeline.records import Correction, CorrectionItem, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from tests.support import discord_payloads as p
 from tests.support.clock import FakeClock
 from tests.support.fake_discord import FakeDiscord

@@ -20,7 +20,7 @@ from bots.runtime.candidates import SourceUnavailableError
 from bots.runtime.platform import Answer, Destination
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import MastodonSettings
-from pipeline.records import Correction, CorrectionItem, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from storage import Store
 from tests.support.fake_mastodon import BOT_ACCT, BOT_ID, TOKEN, FakeMastodon
 

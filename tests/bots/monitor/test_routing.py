@@ -25,7 +25,7 @@ from bots.runtime.platform import Actor, Destination
 from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import PermanentJobError
 from bots.settings import MonitorSettings, Settings
-from pipeline.records import (
+from pipeline.records.domain import (
     Check,
     Claim,
     ClaimVerdict,
@@ -90,7 +90,7 @@ def check_for(
         tier=tier,
     )
     verdict = Verdict(label, (ClaimVerdict(claim.id, label, "r", evidence_ids=(evidence.id,)),))
-    from pipeline.records import ModelUsage
+    from pipeline.records.domain import ModelUsage
 
     usage = (ModelUsage("judge", 1, 10, 10, cost, 0.1),) if cost else ()
     return Check(

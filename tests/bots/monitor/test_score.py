@@ -11,7 +11,7 @@ from bots.runtime.candidates import Candidate
 from bots.runtime.monitor.score import claim_strength, log_scaled, score
 from bots.runtime.platform import Actor, Destination
 from bots.settings import MonitorSettings
-from pipeline.records import Post
+from pipeline.records.domain import Post
 
 
 def candidate(text: str, **fields: object) -> Candidate:

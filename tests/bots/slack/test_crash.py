@@ -22,7 +22,7 @@ from bots.runtime.intake import PlatformService
 from bots.runtime.platform import Actor, CheckRequest, Destination
 from bots.settings import Settings
 from pipeline.evidence.ingest import Ingester
-from pipeline.records import Post
+from pipeline.records.domain import Post
 from tests.conftest import FIXTURES
 from tests.support.fake_slack import FakeSlack
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bots.platforms.slack import _render
 from bots.runtime.platform import Answer, Destination
-from pipeline.records import Correction, CorrectionItem, CorrectionQuote, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 from tests.support.fake_slack import block_problem
 
 DEST = Destination(platform="slack", workspace_id="T1", channel_id="C1", message_id="1.2")

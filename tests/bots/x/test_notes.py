@@ -10,8 +10,8 @@ from bots.platforms.x._notes import (
     tags_for,
     url_validity,
 )
-from pipeline.records import Label
-from pipeline.web.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.records.domain import Label
 from storage.x_notes import XNote, summarize
 from tests.support.httpserver import Response, serve
 

@@ -20,7 +20,7 @@ from bots.platforms.x._sender import (
 from bots.runtime.platform import Answer, Destination
 from bots.runtime.replies import ReplyKey, send_once
 from bots.settings import XSettings
-from pipeline.records import Correction, CorrectionItem, Label, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from pipeline.reply.thread import x_weighted
 from storage import Store
 from storage.x_notes import ApiCosts

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from pipeline.records import (
+from pipeline.records.domain import (
     Basis,
     Claim,
     ClaimVerdict,

@@ -1,0 +1,23 @@
+"""The web dashboard: checks, try it, review, jobs, sources and the overview, under `/`.
+
+Server-rendered pages (FastAPI + Jinja2) that htmx only enhances: every page reads with
+JavaScript off. htmx 2.0 and Chart.js 4 are shipped in `static/` with their licences (no CDN).
+`mount_dashboard` is the one door: `create_api` calls it; the implementation modules are
+private and imported inside it. See `_access` for sessions, roles and the open mode.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from bots.app.root import App
+
+
+def mount_dashboard(api: FastAPI, app: App) -> None:
+    """Add the dashboard's routes, static files and access middleware to the API."""
+    from bots.dashboard._mount import mount
+
+    mount(api, app)

@@ -1,0 +1,119 @@
+"""Jobs (queued, running, dead, with a retry button) and Sources (ratings, rules, imports)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from bots.dashboard._access import Access, Principal
+from bots.dashboard._deps import needs
+from bots.dashboard._jobview import job_view
+from bots.dashboard._views import Views
+from pipeline.credibility.importers import FORMATS, import_sources
+from pipeline.errors import FactbotError, NotFoundError
+from pipeline.records.domain import Tier
+from storage.browse import find_sources
+from storage.jobs import STATUSES
+
+MAX_IMPORT = 20_000_000
+
+
+def router(access: Access, views: Views) -> APIRouter:
+    """Return the jobs and sources routes."""
+    routes = APIRouter()
+    as_admin = Depends(needs(access, "admin"))
+    as_viewer = Depends(needs(access, "viewer"))
+    app = access.app
+    store = app.store
+
+    @routes.get("/jobs", response_class=HTMLResponse)
+    async def jobs(request: Request, status: str = "", me: Principal = as_viewer) -> HTMLResponse:
+        shown = status if status in STATUSES else None
+        listed = [job_view(store, j) for j in store.jobs.list(status=shown, limit=100)]
+        return views.render(
+            request, "jobs.html", jobs=listed, counts=store.jobs.counts(), status=shown or ""
+        )
+
+    @routes.post("/jobs/{job_id}/retry", response_class=HTMLResponse)
+    async def retry(request: Request, job_id: str, me: Principal = as_admin) -> Response:
+        if store.jobs.get(job_id) is None:
+            raise NotFoundError(f"no job {job_id!r}")
+        retried = store.jobs.retry(job_id)
+        job = store.jobs.get(job_id)
+        assert job is not None
+        if request.headers.get("hx-request"):
+            return views.render(request, "_job_row.html", job=job_view(store, job), retried=retried)
+        return RedirectResponse("/jobs?status=dead", status_code=303)
+
+    @routes.get("/sources", response_class=HTMLResponse)
+    async def sources(
+        request: Request,
+        q: str = "",
+        domain: str = "",
+        me: Principal = as_viewer,
+    ) -> HTMLResponse:
+        rule = None
+        if domain.strip():
+            policy = app.rater
+            rating = policy.rate(domain.strip()[:500])
+            rule = {"rating": rating, "citable": policy.citable(rating)}
+        return views.render(
+            request,
+            "sources.html",
+            q=q,
+            domain=domain,
+            rule=rule,
+            rows=find_sources(store.db, q.strip()[:200]),
+            total=store.sources.count(),
+            formats=FORMATS,
+            tiers=[t.value for t in Tier],
+            report=None,
+            error=None,
+        )
+
+    @routes.post("/sources/import", response_class=HTMLResponse)
+    async def import_table(
+        request: Request,
+        table: Annotated[UploadFile, File()],
+        fmt: str = Form(default=""),
+        tier: str = Form(default=""),
+        me: Principal = as_admin,
+    ) -> HTMLResponse:
+        report, error = None, None
+        data = await table.read(MAX_IMPORT + 1)
+        name = Path(table.filename or "upload.csv").name or "upload.csv"
+        if len(data) > MAX_IMPORT:
+            error = f"the table is larger than {MAX_IMPORT:,} bytes"
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / name
+                path.write_bytes(data)
+                try:
+                    report = import_sources(
+                        store.sources,
+                        path,
+                        fmt=fmt or None,
+                        tier=Tier(tier) if tier in {t.value for t in Tier} else None,
+                    )
+                except FactbotError as exc:
+                    error = str(exc)
+        return views.render(
+            request,
+            "sources.html",
+            code=200 if error is None else 422,
+            q="",
+            domain="",
+            rule=None,
+            rows=find_sources(store.db, ""),
+            total=store.sources.count(),
+            formats=FORMATS,
+            tiers=[t.value for t in Tier],
+            report=report,
+            error=error,
+        )
+
+    return routes

@@ -1,0 +1,176 @@
+"""Scores of an AVeriTeC run, each with what it needs to be read right.
+
+Accuracy and macro-F1 come with 95 % percentile-bootstrap intervals (claims resampled with
+replacement, a seeded generator: the same outcomes and seed give the same interval); a sample of
+100 claims leaves intervals about ±0.1 wide, so a difference smaller than that is not a finding.
+Besides the usual per-label figures the report counts the errors that cost most
+(accurate→false: a true claim called false; false→accurate), how each claim was decided
+(fact-check review, model, no evidence, fallback, verdict rules), every model failure, timeout
+and fallback per stage, the share of cited references that are the claim's own gold evidence,
+and the share of decided claims whose shown quote's stance agrees with the verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from bots.evaluation.averitec import GOLD_LABELS, Outcome, StageFailures
+from pipeline.records.domain import Label
+
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def _f1s(gold: np.ndarray, predicted: np.ndarray) -> list[float]:
+    """Return the F1 of each gold label (label codes are indexes into `list(Label)`)."""
+    f1s = []
+    for code in (list(Label).index(label) for label in GOLD_LABELS):
+        tp = int(np.sum((predicted == code) & (gold == code)))
+        fp = int(np.sum((predicted == code) & (gold != code)))
+        fn = int(np.sum((predicted != code) & (gold == code)))
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return f1s
+
+
+def accuracy_of(gold: np.ndarray, predicted: np.ndarray) -> float:
+    """Return the share of claims whose predicted label is the gold one."""
+    return float(np.mean(gold == predicted)) if len(gold) else 0.0
+
+
+def macro_f1_of(gold: np.ndarray, predicted: np.ndarray) -> float:
+    """Return the mean F1 over the four gold labels."""
+    return float(np.mean(_f1s(gold, predicted)))
+
+
+def codes(outcomes: Sequence[Outcome]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the gold and predicted labels of outcomes as integer arrays."""
+    order = list(Label)
+    gold = np.array([order.index(o.claim.gold) for o in outcomes], dtype=np.int64)
+    predicted = np.array([order.index(o.predicted) for o in outcomes], dtype=np.int64)
+    return gold, predicted
+
+
+def bootstrap_interval(
+    gold: np.ndarray,
+    predicted: np.ndarray,
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    *,
+    seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Return the percentile-bootstrap interval of metric over claims resampled with replacement."""
+    n = len(gold)
+    if n == 0:
+        return (0.0, 0.0)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(resamples, n))
+    values = np.array([metric(gold[p], predicted[p]) for p in picks])
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return (round(float(low), 4), round(float(high), 4))
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _failures(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
+    """Return failures, timeouts, invalid answers and fallbacks added up per stage."""
+    totals: dict[str, Counter[str]] = {}
+    for o in outcomes:
+        for stage, f in o.stages.items():
+            totals.setdefault(stage, Counter()).update(asdict(f))
+    keys = list(asdict(StageFailures()))
+    return {stage: {k: int(c[k]) for k in keys} for stage, c in sorted(totals.items())}
+
+
+def score(outcomes: Sequence[Outcome], *, seed: int = 0) -> dict[str, Any]:
+    """Return the run's figures: accuracy and macro-F1 with intervals, errors, how claims were
+    decided, failures per stage, evidence and quote checks, cost and latency."""
+    predicted_labels = sorted(
+        {o.predicted for o in outcomes} | set(GOLD_LABELS), key=list(Label).index
+    )
+    confusion = {g.value: {p.value: 0 for p in predicted_labels} for g in GOLD_LABELS}
+    for o in outcomes:
+        confusion[o.claim.gold.value][o.predicted.value] += 1
+    per_label: dict[str, dict[str, float]] = {}
+    for label in GOLD_LABELS:
+        tp = sum(1 for o in outcomes if o.predicted is label and o.claim.gold is label)
+        fp = sum(1 for o in outcomes if o.predicted is label and o.claim.gold is not label)
+        fn = sum(1 for o in outcomes if o.predicted is not label and o.claim.gold is label)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_label[label.value] = {
+            "precision": round(precision, 4),
+            "recall": round(recall, 4),
+            "f1": round(f1, 4),
+            "support": tp + fn,
+        }
+    gold, predicted = codes(outcomes)
+    latencies = np.array([o.seconds for o in outcomes]) if outcomes else np.zeros(1)
+    n_claims = max(len(outcomes), 1)
+    decided = [o for o in outcomes if o.predicted is not Label.UNVERIFIABLE]
+    cited = sum(o.references for o in outcomes)
+    quoted = sum(o.quoted for o in outcomes)
+    return {
+        "claims": len(outcomes),
+        "gold_labels": {g.value: int(np.sum(gold == list(Label).index(g))) for g in GOLD_LABELS},
+        "accuracy": round(accuracy_of(gold, predicted), 4),
+        "accuracy_ci95": bootstrap_interval(gold, predicted, accuracy_of, seed=seed),
+        "macro_f1": round(macro_f1_of(gold, predicted), 4),
+        "macro_f1_ci95": bootstrap_interval(gold, predicted, macro_f1_of, seed=seed),
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": seed, "level": 0.95},
+        "per_label": per_label,
+        "confusion": confusion,
+        "accurate_called_false": confusion["accurate"].get("false", 0),
+        "false_called_accurate": confusion["false"].get("accurate", 0),
+        "predicted": dict(Counter(o.predicted.value for o in outcomes)),
+        "decided_by": dict(Counter(o.decided_by for o in outcomes)),
+        "claims_with_fallback": sum(1 for o in outcomes if o.fallback),
+        "model_failures_by_stage": _failures(outcomes),
+        "references": cited,
+        # Of the references cited, the share that are the claim's own gold evidence (in
+        # retrieval mode the rest are other claims' documents; a lower bound on precision).
+        "cited_gold_share": _share(sum(o.cited_gold for o in outcomes), cited),
+        # Of the decided claims shown with a quote, the share whose quote's stance agrees
+        # with the label (accurate: supports; false: refutes; misleading: refutes or context).
+        "decided_claims_quoted": quoted,
+        "quote_stance_agrees_share": _share(sum(o.quote_agrees for o in outcomes), quoted),
+        "decided_posts": len(decided),
+        "own_evidence_found_share": round(
+            sum(o.found_own_evidence for o in outcomes) / n_claims, 4
+        ),
+        # Of the documents kept as evidence, the share that belong to the claim itself (a lower
+        # bound on precision: other claims' evidence can be relevant too).
+        "own_evidence_precision": round(
+            sum(o.own_evidence_documents for o in outcomes)
+            / max(sum(o.evidence_documents for o in outcomes), 1),
+            4,
+        ),
+        "errors": sum(1 for o in outcomes if o.error),
+        "model_calls_per_claim": round(sum(o.model_calls for o in outcomes) / n_claims, 2),
+        "input_tokens_per_claim": round(sum(o.input_tokens for o in outcomes) / n_claims, 1),
+        "output_tokens_per_claim": round(sum(o.output_tokens for o in outcomes) / n_claims, 1),
+        "cost_usd_per_claim": round(sum(o.cost_usd for o in outcomes) / n_claims, 6),
+        "latency_p50_s": round(float(np.percentile(latencies, 50)), 4),
+        "latency_p95_s": round(float(np.percentile(latencies, 95)), 4),
+        "per_claim": [
+            {
+                "index": o.claim.index,
+                "gold": o.claim.gold.value,
+                "predicted": o.predicted.value,
+                "decided_by": o.decided_by,
+                "fallback": o.fallback,
+                "seconds": round(o.seconds, 2),
+                "model_calls": o.model_calls,
+                "references": o.references,
+            }
+            for o in outcomes
+        ],
+    }

@@ -1,0 +1,310 @@
+"""Claim/passage pairs from the public fact-checking and NLI sets, with one label space.
+
+Each loader reads one file format of ../shared/data/train (README there) into `Pair`s; `load`
+picks the loader by file name. Labels map to `LABELS` by the README's label map. Every pair keeps
+a `group` (the claim or case it came from) so that splits are claim-disjoint: a claim's pairs
+all land on one side.
+
+Failure policy: a malformed file raises `PairDataError` naming the file and line; a row with an
+unknown label is skipped and counted (`Loaded.skipped`), never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.verifier.stance import LABELS, NEI, REFUTES, SUPPORTS
+
+_LABEL_MAP = {
+    "supports": SUPPORTS,
+    "support": SUPPORTS,
+    "supported": SUPPORTS,
+    "entailment": SUPPORTS,
+    "refutes": REFUTES,
+    "refute": REFUTES,
+    "refuted": REFUTES,
+    "not enough info": NEI,
+    "notenoughinfo": NEI,
+    "not enough": NEI,
+    "neutral": NEI,
+}
+
+
+class PairDataError(ValueError):
+    """A pair file that cannot be read as the format its name says."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (claim, evidence passage) with its stance label (an index into `LABELS`)."""
+
+    claim: str
+    evidence: str
+    label: int
+    group: str
+    source: str
+
+
+@dataclass
+class Loaded:
+    """The pairs read from one file and how many rows were skipped."""
+
+    pairs: list[Pair] = field(default_factory=list)
+    skipped: int = 0
+
+
+def label_index(raw: str, *, not_entailment: int | None = None) -> int | None:
+    """Return the label index of a data set's label string, or None when it has none."""
+    key = raw.strip().lower().replace("_", " ")
+    if key in ("not entailment", "notentailment"):
+        return not_entailment
+    return _LABEL_MAP.get(key)
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PairDataError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise PairDataError(f"{path}:{number}: expected a JSON object")
+            yield number, row
+
+
+def _text(row: dict[str, object], key: str) -> str:
+    value = row.get(key)
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def load_claim_evidence_jsonl(path: Path, source: str) -> Loaded:
+    """VitaminC, FEVER (symmetric, adversarial, triggers), ANLI: `claim`, `evidence`, `label`."""
+    out = Loaded()
+    for number, row in _jsonl(path):
+        label = label_index(str(row.get("label") or row.get("gold_label") or ""))
+        claim, evidence = _text(row, "claim"), _text(row, "evidence")
+        if label is None or not claim or not evidence:
+            out.skipped += 1
+            continue
+        group = str(row.get("case_id") or row.get("id") or f"{path.name}:{number}")
+        out.pairs.append(Pair(claim, evidence, label, f"{source}:{group}", source))
+    return out
+
+
+def load_sufficient_facts(path: Path) -> Loaded:
+    """SufficientFacts: the evidence after removal, labelled `label_after` (hard NEI pairs)."""
+    out = Loaded()
+    for number, row in _jsonl(path):
+        label = label_index(str(row.get("label_after") or row.get("label") or ""))
+        evidence = row.get("evidence") or row.get("evidence_after") or ""
+        if isinstance(evidence, list):
+            evidence = " ".join(str(e) for e in evidence)
+        claim = _text(row, "claim")
+        evidence = " ".join(str(evidence).split())
+        if label is None or not claim or not evidence:
+            out.skipped += 1
+            continue
+        group = str(row.get("id") or f"{number}")
+        out.pairs.append(Pair(claim, evidence, label, f"sufficient:{group}", "sufficient_facts"))
+    return out
+
+
+def load_checkcovid(path: Path, corpus: Path | None = None) -> Loaded:
+    """Check-COVID: claims against CORD-19 abstracts (`corpus.json` beside the claims file).
+
+    The evidence is the annotated sentences in abstract order; a claim with none (NOT ENOUGH
+    INFO) is paired with the abstract's first sentences, which is what a reader would have.
+    """
+    corpus = corpus or path.with_name("corpus.json")
+    abstracts = {str(row.get("cord_id")): row.get("abstract") or [] for _, row in _jsonl(corpus)}
+    out = Loaded()
+    for number, row in _jsonl(path):
+        label = label_index(str(row.get("label") or ""))
+        sentences = abstracts.get(str(row.get("cord_id")))
+        claim = _text(row, "claim")
+        if label is None or not claim or not isinstance(sentences, list) or not sentences:
+            out.skipped += 1
+            continue
+        annotated = row.get("evidence_set")
+        indices = sorted(
+            {
+                int(e["sent_index"])
+                for e in (annotated if isinstance(annotated, list) else [])
+                if isinstance(e, dict) and isinstance(e.get("sent_index"), int)
+            }
+        )
+        chosen = [sentences[i] for i in indices if 0 <= i < len(sentences)] or sentences[:3]
+        evidence = " ".join(" ".join(str(s) for s in chosen).split())
+        group = str(row.get("id") or number).rsplit("_", 1)[0]
+        out.pairs.append(Pair(claim, evidence, label, f"checkcovid:{group}", "checkcovid"))
+    return out
+
+
+def load_rte_tsv(path: Path, source: str, *, not_entailment: int) -> Loaded:
+    """COVID-Fact / SciFact RTE: `sentence1` evidence, `sentence2` claim, entailment label."""
+    out = Loaded()
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = [h.strip().lower() for h in next(reader, [])]
+        if "sentence1" not in header or "sentence2" not in header:
+            raise PairDataError(f"{path}: expected sentence1/sentence2 columns, got {header}")
+        ev, cl, lb = header.index("sentence1"), header.index("sentence2"), len(header) - 1
+        for number, row in enumerate(reader, 2):
+            if len(row) <= max(ev, cl, lb):
+                out.skipped += 1
+                continue
+            label = label_index(row[lb], not_entailment=not_entailment)
+            if label is None:
+                out.skipped += 1
+                continue
+            claim, evidence = " ".join(row[cl].split()), " ".join(row[ev].split())
+            out.pairs.append(Pair(claim, evidence, label, f"{source}:{claim}", source))
+            del number
+    return out
+
+
+def load_healthver(path: Path) -> Loaded:
+    """HealthVer CSV: `evidence`, `claim`, `label` (Supports / Refutes / Neutral)."""
+    out = Loaded()
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            label = label_index(row.get("label") or "")
+            claim = " ".join((row.get("claim") or "").split())
+            evidence = " ".join((row.get("evidence") or "").split())
+            if label is None or not claim or not evidence:
+                out.skipped += 1
+                continue
+            out.pairs.append(Pair(claim, evidence, label, f"healthver:{claim}", "healthver"))
+    return out
+
+
+# The AVeriTeC train claims `bench.verifier_thresholds` fits thresholds on (its default sample):
+# never training pairs, so a model trained on AVeriTeC gets thresholds from claims it never saw.
+THRESHOLD_SAMPLE = 600
+_AVERITEC_STANCE = {"Supported": SUPPORTS, "Refuted": REFUTES, "Not Enough Evidence": NEI}
+
+
+def load_averitec(path: Path) -> Loaded:
+    """AVeriTeC train: each answer (question and answer, as the eval indexes it) with its claim.
+
+    The claim's label stands for each of its answers (the AVeriTeC baseline's assumption: noisy,
+    an answer may only give context); Conflicting claims are skipped (no one stance), and so are
+    the claims of the threshold sample (`THRESHOLD_SAMPLE`, seed 0).
+    """
+    from bots.evaluation.averitec import load_averitec as claims_of
+    from bots.evaluation.averitec import stratified_sample
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    held = {c.index for c in stratified_sample(claims_of(path), THRESHOLD_SAMPLE, seed=0)}
+    out = Loaded()
+    for index, item in enumerate(data):
+        label = _AVERITEC_STANCE.get(str(item.get("label")))
+        if label is None or index in held:
+            out.skipped += 1
+            continue
+        for question in item.get("questions") or []:
+            for answer in question.get("answers") or []:
+                if answer.get("answer_type") == "Unanswerable":
+                    continue
+                text = str(answer.get("answer") or "").strip()
+                explanation = str(answer.get("boolean_explanation") or "").strip()
+                text = f"{text}. {explanation}" if explanation else text
+                evidence = " ".join(f"{question.get('question', '')} {text}".split())
+                claim = " ".join(str(item.get("claim") or "").split())
+                if claim and evidence:
+                    out.pairs.append(Pair(claim, evidence, label, f"averitec:{index}", "averitec"))
+    return out
+
+
+def load(path: Path) -> Loaded:
+    """Read a pair file of ../shared/data/train by its name (see that README's table)."""
+    name, parent = path.name, path.parent.name
+    if not path.is_file():
+        raise PairDataError(f"{path}: no such file")
+    if parent == "averitec":
+        return load_averitec(path)
+    if parent == "checkcovid" or name.startswith("covidCheck"):
+        return load_checkcovid(path)
+    if parent == "sufficient_facts":
+        return load_sufficient_facts(path)
+    if name.startswith("rte_covidfact"):
+        return load_rte_tsv(path, "covidfact", not_entailment=REFUTES)
+    if name.startswith("rte_scifact"):
+        return load_rte_tsv(path, "scifact", not_entailment=NEI)
+    if name.startswith("healthver"):
+        return load_healthver(path)
+    if path.suffix == ".jsonl":
+        return load_claim_evidence_jsonl(path, f"{parent}/{path.stem}")
+    raise PairDataError(f"{path}: unknown pair file (see ../shared/data/train/README.md)")
+
+
+def held_apart(group: str, fraction: float, salt: str = "factbot") -> bool:
+    """Return whether a group falls in the held-apart part (a stable hash, not the seed)."""
+    digest = hashlib.sha256(f"{salt}:{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def split(pairs: Iterable[Pair], fraction: float, salt: str) -> tuple[list[Pair], list[Pair]]:
+    """Split pairs claim-disjointly: (kept, held apart), each group wholly on one side."""
+    kept: list[Pair] = []
+    apart: list[Pair] = []
+    for pair in pairs:
+        (apart if held_apart(pair.group, fraction, salt) else kept).append(pair)
+    return kept, apart
+
+
+def with_unrelated(pairs: Sequence[Pair], count: int, seed: int) -> list[Pair]:
+    """Return `count` not-enough-info pairs: claims beside evidence from another group.
+
+    Retrieval hands the verifier many passages about something else; these teach it that a
+    passage on another subject is not evidence either way.
+    """
+    rng = random.Random(seed)
+    made: list[Pair] = []
+    if len({p.group for p in pairs}) < 2:
+        return made
+    while len(made) < count:
+        a, b = rng.choice(pairs), rng.choice(pairs)
+        if a.group != b.group:
+            made.append(Pair(a.claim, b.evidence, NEI, a.group, f"{a.source}+unrelated"))
+    return made
+
+
+def balanced(pairs: Sequence[Pair], limit: int, seed: int) -> list[Pair]:
+    """Return at most `limit` pairs, as near an equal share per label as the data allows."""
+    rng = random.Random(seed)
+    by_label: dict[int, list[Pair]] = {}
+    for pair in pairs:
+        by_label.setdefault(pair.label, []).append(pair)
+    for bucket in by_label.values():
+        rng.shuffle(bucket)
+    chosen: list[Pair] = []
+    remaining = dict(by_label)
+    budget = min(limit, len(pairs))
+    while remaining and len(chosen) < budget:
+        share = max(1, (budget - len(chosen)) // len(remaining))
+        for label in list(remaining):
+            bucket = remaining[label]
+            chosen.extend(bucket[:share])
+            remaining[label] = bucket[share:]
+            if not remaining[label]:
+                del remaining[label]
+    chosen = chosen[:budget]
+    rng.shuffle(chosen)
+    return chosen
+
+
+def label_counts(pairs: Iterable[Pair]) -> dict[str, int]:
+    """Return how many pairs carry each label, by label name."""
+    counts = Counter(p.label for p in pairs)
+    return {name: counts.get(i, 0) for i, name in enumerate(LABELS)}

@@ -1,0 +1,110 @@
+"""Pair files of every format read into one label space; splits keep a claim's pairs together."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bots.training import pairs as pd
+from bots.training.pairs import PairDataError
+from pipeline.verifier.stance import NEI, REFUTES, SUPPORTS
+
+
+def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_claim_evidence_files_map_labels_and_skip_unknown_ones(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path / "vitaminc" / "real.jsonl",
+        [
+            {"case_id": "a", "claim": "X is big .", "evidence": "X is huge .", "label": "SUPPORTS"},
+            {
+                "case_id": "a",
+                "claim": "X is small .",
+                "evidence": "X is huge .",
+                "label": "REFUTES",
+            },
+            {"case_id": "b", "claim": "Y.", "evidence": "Z.", "label": "NOT ENOUGH INFO"},
+            {"case_id": "c", "claim": "W.", "evidence": "V.", "label": "MAYBE"},
+        ],
+    )
+    loaded = pd.load(path)
+    assert [p.label for p in loaded.pairs] == [SUPPORTS, REFUTES, NEI]
+    assert loaded.skipped == 1
+    assert loaded.pairs[0].group == loaded.pairs[1].group == "vitaminc/real:a"
+
+
+def test_checkcovid_takes_the_annotated_sentences_of_its_abstract(tmp_path: Path) -> None:
+    folder = tmp_path / "checkcovid"
+    _jsonl(folder / "corpus.json", [{"cord_id": "c1", "abstract": ["S0.", "S1.", "S2.", "S3."]}])
+    claims = _jsonl(
+        folder / "covidCheck_test_composed.json",
+        [
+            {"id": "k_0", "claim": "A.", "cord_id": "c1", "label": "REFUTE",
+             "evidence_set": [{"sent_index": 2}, {"sent_index": 1}]},
+            {"id": "k_1", "claim": "B.", "cord_id": "c1", "label": "NOTENOUGHINFO",
+             "evidence_set": []},
+            {"id": "m_0", "claim": "C.", "cord_id": "missing", "label": "SUPPORT"},
+        ],
+    )  # fmt: skip
+    loaded = pd.load(claims)
+    assert [(p.evidence, p.label) for p in loaded.pairs] == [
+        ("S1. S2.", REFUTES),
+        ("S0. S1. S2.", NEI),
+    ]
+    assert loaded.skipped == 1
+    assert loaded.pairs[0].group == loaded.pairs[1].group  # one composed claim family
+
+
+def test_rte_files_read_not_entailment_by_their_source(tmp_path: Path) -> None:
+    rows = "index\tsentence1\tsentence2\tentailment\n0\tEv one.\tClaim one.\tnot_entailment\n"
+    rows += "1\tEv two.\tClaim two.\tentailment\n2\tbroken\n"
+    (tmp_path / "rte_scifact_train.tsv").write_text(rows, encoding="utf-8")
+    (tmp_path / "rte_covidfact_train.tsv").write_text(rows, encoding="utf-8")
+    scifact = pd.load(tmp_path / "rte_scifact_train.tsv")
+    covidfact = pd.load(tmp_path / "rte_covidfact_train.tsv")
+    assert [p.label for p in scifact.pairs] == [NEI, SUPPORTS]
+    assert [p.label for p in covidfact.pairs] == [REFUTES, SUPPORTS]
+    assert scifact.skipped == covidfact.skipped == 1
+    assert scifact.pairs[0].claim == "Claim one." and scifact.pairs[0].evidence == "Ev one."
+
+
+def test_a_malformed_file_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "fever" / "x.jsonl"
+    path.parent.mkdir()
+    path.write_text('{"claim": "a", "evidence": "b", "label": "SUPPORTS"}\n{oops\n')
+    with pytest.raises(PairDataError, match=r"x.jsonl:2"):
+        pd.load(path)
+    with pytest.raises(PairDataError, match="no such file"):
+        pd.load(tmp_path / "nothing.jsonl")
+
+
+def _many(n: int) -> list[pd.Pair]:
+    return [
+        pd.Pair(f"claim {i // 3}", f"evidence {i}", i % 3, f"g{i // 3}", "src") for i in range(n)
+    ]
+
+
+def test_split_is_claim_disjoint_and_stable() -> None:
+    data = _many(600)
+    kept, apart = pd.split(data, 0.2, salt="s")
+    assert {p.group for p in kept}.isdisjoint({p.group for p in apart})
+    assert 0.1 < len(apart) / len(data) < 0.3
+    assert pd.split(data, 0.2, salt="s") == (kept, apart)
+    assert pd.split(data, 0.2, salt="other") != (kept, apart)
+
+
+def test_balanced_evens_labels_and_unrelated_pairs_cross_groups() -> None:
+    data = _many(300) + [pd.Pair("c", "e", SUPPORTS, "extra", "src") for _ in range(300)]
+    chosen = pd.balanced(data, 150, seed=1)
+    counts = pd.label_counts(chosen)
+    assert len(chosen) == 150 and set(counts.values()) == {50}
+    unrelated = pd.with_unrelated(data, 40, seed=1)
+    assert len(unrelated) == 40 and all(p.label == NEI for p in unrelated)
+    by_evidence = {p.evidence: p.group for p in data}
+    assert all(by_evidence[p.evidence] != p.group for p in unrelated if p.evidence in by_evidence)
