@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.posts import post_from_text
+from pipeline.inputs.posts import post_from_text
 from storage import Store
 from storage.health import database_health
 from storage.pg import PgDatabase, translate
