@@ -54,12 +54,12 @@ def _database(server_url: str | None) -> Iterator[str | None]:
 
     name = f"factbot_bench_{os.getpid()}_{time.monotonic_ns()}"
     with psycopg.connect(server_url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+        admin.execute(f"CREATE DATABASE {name}")
     try:
         yield urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
     finally:
         with psycopg.connect(server_url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def run_one(
