@@ -37,7 +37,7 @@ async def serving(
 
     With log_level, uvicorn logs as under `factbot serve` (at that level, through factbot's
     handler); without, it keeps to warnings on its own handler."""
-    if ingest and not app.store.db.execute("SELECT 1 FROM documents LIMIT 1").fetchone():
+    if ingest and not app.store.documents.document_count():
         await Ingester(app.store.documents, app.embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     logs: dict[str, Any] = {"log_level": "warning"}
     if log_level is not None:

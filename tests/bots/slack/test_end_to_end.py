@@ -1,6 +1,9 @@
 """Slack end to end: the real slack-bolt / slack_sdk against the stand-in Slack, the real
 `factbot serve` API (uvicorn on port 0) with its worker pool, the real PlatformService, check
-and reply jobs over a small ingested index. Assertions are on what the library sent."""
+and reply jobs over a small ingested index. Assertions are on what the library sent.
+
+Each test runs on both engines: on PostgreSQL every App is a node with its own data folder
+(its own index) sharing the database; on SQLite replicas share one folder."""
 
 from __future__ import annotations
 
@@ -26,16 +29,25 @@ SECRET = "e2e-signing-secret"
 
 
 @pytest.fixture
-def corpus_app(tmp_path: Path, embedder: Any) -> Iterator[Callable[[SlackSettings], App]]:
-    """Return a maker of an App over the small corpus, with Slack settings given."""
+def corpus_app(
+    tmp_path: Path, embedder: Any, database_url: str | None
+) -> Iterator[Callable[..., App]]:
+    """Return a maker of an App over the small corpus, with Slack settings given; a replica
+    serves the same data as the App made before it (another node on PostgreSQL)."""
     made: list[App] = []
 
-    def make(slack: SlackSettings) -> App:
+    def make(slack: SlackSettings, *, replica: bool = False) -> App:
         jobs = JobSettings(
             poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0
         )
+        folder = len(made) - 1 if replica and database_url is None else len(made)
         app = App(
-            Settings(data_dir=tmp_path / f"d{len(made)}", jobs=jobs, slack=slack),
+            Settings(
+                data_dir=tmp_path / f"d{folder}",
+                jobs=jobs,
+                slack=slack,
+                database_url=database_url,
+            ),
             embedder=embedder,
         )
         made.append(app)
@@ -121,6 +133,24 @@ async def test_a_mention_redelivered_three_times_gets_one_reply_in_the_thread(
     assert {r.url for r in check.correction.references} == set(urls)
     assert "Fact-check: false" in str(reply.body["blocks"][0])
     assert slack.unknown == []
+
+
+async def test_the_same_event_delivered_to_two_replicas_gets_one_reply(
+    slack: FakeSlack, corpus_app: Callable[..., App]
+) -> None:
+    first = corpus_app(settings_for(slack))
+    second = corpus_app(settings_for(slack), replica=True)
+    async with serving(first) as one, serving(second) as two:
+        statuses = [
+            (await slack.deliver_event(one + "/slack/events", mention()))[0],
+            (await slack.deliver_event(two + "/slack/events", mention(), retry_num=1))[0],
+        ]
+        await idle(first)
+        await idle(second)
+    assert statuses == [200, 200]
+    [reply] = slack.calls("chat.postMessage")
+    assert reply.body["thread_ts"] == PARENT
+    assert jobs_count(first) == jobs_count(second)  # one queue, whichever replica asks
 
 
 async def test_a_command_and_a_shortcut_are_acked_checked_and_answered_once(
