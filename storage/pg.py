@@ -52,6 +52,7 @@ MIGRATION_LOCK = 0x4D494752  # "MIGR": held while migrations are applied
 
 _IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _RETURNING = re.compile(r"\sRETURNING\s", re.IGNORECASE)
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _IS_NOT = re.compile(r"\bIS\s+NOT\s+\?")
 _IS = re.compile(r"\bIS\s+\?")
 _JSON_EXTRACT = re.compile(r"json_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)")
@@ -103,8 +104,9 @@ def _split_literals(sql: str) -> list[tuple[bool, str]]:
 
 
 @functools.lru_cache(maxsize=2048)
-def translate(sql: str) -> str:
-    """Return sql (SQLite dialect, `?` placeholders) as PostgreSQL with `%s` placeholders."""
+def translate(sql: str, *, named: bool = False) -> str:
+    """Return sql (SQLite dialect, `?` placeholders, or `:name` ones when named) as PostgreSQL
+    with `%s` (`%(name)s`) placeholders."""
     ignore = bool(_IGNORE.match(sql))
     if ignore:
         sql = _IGNORE.sub("INSERT INTO", sql, count=1)
@@ -114,7 +116,9 @@ def translate(sql: str) -> str:
     out = []
     for literal, text in _split_literals(sql):
         text = text.replace("%", "%%")
-        out.append(text if literal else text.replace("?", "%s"))
+        if not literal:
+            text = _NAMED.sub(r"%(\1)s", text) if named else text.replace("?", "%s")
+        out.append(text)
     sql = "".join(out)
     if ignore:
         found = _RETURNING.search(sql)
@@ -251,7 +255,10 @@ class PgDatabase:
             for attempt in (1, 2):
                 try:
                     with self._cursor() as cur:
-                        cur.execute(translate(sql), list(parameters or []))
+                        if isinstance(parameters, dict):
+                            cur.execute(translate(sql, named=True), parameters)
+                        else:
+                            cur.execute(translate(sql), list(parameters or []))
                         rows = cur.fetchall() if cur.description else []
                         columns = [d.name for d in cur.description or []]
                         return PgCursor(rows, cur.rowcount, columns)

@@ -29,6 +29,9 @@ def test_statements_are_translated_outside_string_literals() -> None:
         "SELECT 1 FROM jobs WHERE (payload::jsonb ->> 'check_id') = %s"
     )
     assert translate("SELECT 'it''s ?'") == "SELECT 'it''s ?'"
+    assert translate("INSERT INTO t (a, b) VALUES (:a, :b_2) -- x::jsonb ':c'", named=True) == (
+        "INSERT INTO t (a, b) VALUES (%(a)s, %(b_2)s) -- x::jsonb ':c'"
+    )
 
 
 def test_processes_opening_a_new_database_at_once_migrate_it_once(
