@@ -201,10 +201,14 @@ class MonitorRepo:
                 [dt_out(cutoff)],
             ).fetchall()
             for candidate_id, platform, post_id in rows:
+                # Edited here, not by SQL JSON functions: the same on both engines.
+                (raw,) = self.db.execute(
+                    "SELECT post FROM monitor_candidates WHERE id = ?", [candidate_id]
+                ).fetchone()
+                post = {**json.loads(raw), "text": "", "links": [], "image_refs": [], "url": None}
                 self.db.execute(
-                    "UPDATE monitor_candidates SET post = json_set(post, '$.text', '', "
-                    "'$.links', '[]', '$.image_refs', '[]', '$.url', NULL) WHERE id = ?",
-                    [candidate_id],
+                    "UPDATE monitor_candidates SET post = ? WHERE id = ?",
+                    [json.dumps(post), candidate_id],
                 )
                 self.db.execute(
                     "UPDATE posts SET text = '', links = '[]', image_refs = '[]', url = NULL "

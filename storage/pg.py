@@ -14,7 +14,7 @@ without a conflict target) branch on `db.dialect` inside their repository.
 The SQLite dialect is translated once per statement text (`translate`, cached): `?`
 placeholders become `%s` (a literal `%` becomes `%%`), and `INSERT OR IGNORE` becomes
 `INSERT ... ON CONFLICT DO NOTHING`. `json_extract(x, '$.a')` becomes `(x::jsonb ->> 'a')`
-(text: what the callers compare it with).
+(text: what the callers compare it with) and `json_remove(x, '$.a')` `(x::jsonb - 'a')::text`.
 
 Transactions. The repositories were written for SQLite's one-writer-at-a-time model: a
 read-then-write transaction (`immediate`) sees no concurrent writer between its read and its
@@ -56,6 +56,7 @@ _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _IS_NOT = re.compile(r"\bIS\s+NOT\s+\?")
 _IS = re.compile(r"\bIS\s+\?")
 _JSON_EXTRACT = re.compile(r"json_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)")
+_JSON_REMOVE = re.compile(r"json_remove\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)")
 
 
 class _BytesLoader(Loader):
@@ -111,6 +112,7 @@ def translate(sql: str, *, named: bool = False) -> str:
     if ignore:
         sql = _IGNORE.sub("INSERT INTO", sql, count=1)
     sql = _JSON_EXTRACT.sub(r"(\1::jsonb ->> '\2')", sql)
+    sql = _JSON_REMOVE.sub(r"(\1::jsonb - '\2')::text", sql)
     # SQLite's IS / IS NOT compare with NULL as a value; PostgreSQL spells that DISTINCT FROM.
     sql = _IS.sub("IS NOT DISTINCT FROM ?", _IS_NOT.sub("IS DISTINCT FROM ?", sql))
     out = []

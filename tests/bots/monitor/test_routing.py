@@ -9,6 +9,7 @@ author limits, and where each result goes (reply, Community Note, review, nothin
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -131,8 +132,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def db(tmp_path: Path, clock: FakeClock) -> Store:
-    return Store.open(tmp_path / "m.db", clock=clock)
+def db(tmp_path: Path, clock: FakeClock, open_store: Callable[..., Store]) -> Store:
+    return open_store(tmp_path / "m.db", clock=clock)
 
 
 def settings_with(**monitor: Any) -> Settings:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,8 +78,8 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path, clock: FakeClock) -> Iterator[Store]:
-    with Store.open(db_path, clock=clock) as opened:
+def store(db_path: Path, clock: FakeClock, open_store: Callable[..., Store]) -> Iterator[Store]:
+    with open_store(db_path, clock=clock) as opened:
         yield opened
 
 
@@ -183,7 +183,11 @@ def test_the_first_decision_wins_and_later_clicks_are_told_who_decided(
 
 
 def test_concurrent_approvals_from_threads_decide_once_and_enqueue_one_reply(
-    store: Store, db_path: Path, tmp_path: Path, clock: FakeClock
+    store: Store,
+    db_path: Path,
+    tmp_path: Path,
+    clock: FakeClock,
+    open_store: Callable[..., Store],
 ) -> None:
     settings = settings_for(tmp_path)
     proposal = propose(ReviewQueue(store, settings, clock=clock), store)
@@ -191,7 +195,7 @@ def test_concurrent_approvals_from_threads_decide_once_and_enqueue_one_reply(
     barrier = threading.Barrier(8)
 
     def click(n: int) -> None:
-        with Store.open(db_path, clock=clock) as own:  # its own connection, like a process
+        with open_store(db_path, clock=clock) as own:  # its own connection, like a process
             queue = ReviewQueue(own, settings, clock=clock)
             barrier.wait()
             try:
@@ -215,11 +219,15 @@ def test_concurrent_approvals_from_threads_decide_once_and_enqueue_one_reply(
 
 
 async def test_concurrent_approvals_from_tasks_decide_once(
-    store: Store, db_path: Path, tmp_path: Path, clock: FakeClock
+    store: Store,
+    db_path: Path,
+    tmp_path: Path,
+    clock: FakeClock,
+    open_store: Callable[..., Store],
 ) -> None:
     settings = settings_for(tmp_path)
     proposal = propose(ReviewQueue(store, settings, clock=clock), store)
-    stores = [Store.open(db_path, clock=clock) for _ in range(4)]
+    stores = [open_store(db_path, clock=clock) for _ in range(4)]
 
     async def click(own: Store, n: int) -> str:
         queue = ReviewQueue(own, settings, clock=clock)
