@@ -89,8 +89,9 @@ def _settings(folder: Path, **groups: Any) -> Settings:
 
 
 @pytest.fixture
-def app(tmp_path: Path, embedder: Any) -> Iterator[App]:
-    opened = App(_settings(tmp_path / "d"), embedder=embedder)
+def app(tmp_path: Path, embedder: Any, database_url: str | None) -> Iterator[App]:
+    """The App over the small corpus, on each engine (SQLite, PostgreSQL)."""
+    opened = App(_settings(tmp_path / "d", database_url=database_url), embedder=embedder)
     asyncio.run(Ingester(opened.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
     yield opened
     opened.close()
