@@ -1,4 +1,4 @@
-"""Persistence: one store over SQLite through sqlite-utils."""
+"""Persistence: one store over SQLite through sqlite-utils, or its shared tables in PostgreSQL."""
 
 from storage.store import Store
 
