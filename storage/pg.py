@@ -29,7 +29,8 @@ One process shares one connection between the event loop and the CPU pool's thre
 SQLite (see storage/tx.py): an `RLock` makes threads take turns, a transaction holds it from
 start to end. A lost connection (the server restarted) is opened again on the next statement
 outside a transaction; inside one the error propagates and the caller's transaction is lost
-as a whole, as with any database error.
+as a whole, as with any database error. A connection that cannot be had back raises
+`DatabaseUnavailableError` (storage/tx.py), which workers wait out.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from typing import Any
 import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
+
+from storage.tx import DatabaseUnavailableError
 
 DIALECT = "postgresql"
 WRITE_LOCK = 0x46414354  # "FACT": the advisory lock `immediate` transactions take
@@ -232,7 +235,10 @@ class PgDatabase:
         self.conn = _ConnShim(self)
 
     def _connect(self) -> psycopg.Connection[Any]:
-        connection = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        try:
+            connection = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailableError(str(exc)) from exc
         connection.adapters.register_loader("bytea", _BytesLoader)
         connection.adapters.register_loader("bytea", _BytesBinaryLoader)
         return connection
@@ -268,11 +274,13 @@ class PgDatabase:
                     # The repositories' error contract is sqlite3's (DB-API) exception types:
                     # callers that catch a constraint violation need not know the engine.
                     raise sqlite3.IntegrityError(str(exc)) from exc
-                except psycopg.OperationalError:
+                except psycopg.OperationalError as exc:
                     # One retry outside a transaction, on a fresh connection (a restarted server).
                     lost = self.connection.closed or self.connection.broken
-                    if attempt == 2 or self._depth > 0 or not lost:
+                    if not lost:
                         raise
+                    if attempt == 2 or self._depth > 0:
+                        raise DatabaseUnavailableError(str(exc)) from exc
             raise AssertionError("unreachable")
 
     def query(
@@ -311,6 +319,10 @@ class PgDatabase:
             try:
                 with self.connection.transaction():
                     yield self
+            except psycopg.OperationalError as exc:
+                if self.connection.closed or self.connection.broken:
+                    raise DatabaseUnavailableError(str(exc)) from exc
+                raise
             finally:
                 self._depth -= 1
 

@@ -25,6 +25,14 @@ from typing import Any
 from sqlite_utils import Database
 
 
+class DatabaseUnavailableError(sqlite3.OperationalError):
+    """The database server cannot be reached now (restarting, a network fault); try later.
+
+    Raised by the PostgreSQL engine (storage/pg.py) when its connection is lost and cannot be
+    opened again; a sqlite3.OperationalError, so the callers need not know the engine.
+    """
+
+
 class SerialDatabase(Database):
     """A sqlite-utils Database whose connection one thread uses at a time."""
 

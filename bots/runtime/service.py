@@ -25,6 +25,7 @@ from bots.settings import JobSettings, Settings
 from pipeline.util.clock import Clock
 from storage import Store
 from storage.jobs import Backoff
+from storage.tx import DatabaseUnavailableError
 
 
 class RuntimeApp(CheckRunner, Protocol):
@@ -98,7 +99,10 @@ async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> N
     """Set stop once no job is queued or running (`factbot worker --until-idle`, benchmarks)."""
     while not stop.is_set():
         await asyncio.sleep(poll)
-        counts = store.jobs.counts()
+        try:
+            counts = store.jobs.counts()
+        except DatabaseUnavailableError:
+            continue  # the database is restarting: idle is decided once it answers
         if counts["queued"] == 0 and counts["running"] == 0:
             stop.set()
 

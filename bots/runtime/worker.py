@@ -30,6 +30,7 @@ from pipeline.errors import InputError
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.jobs import Backoff, Job, LeaseLostError
+from storage.tx import DatabaseUnavailableError
 
 __all__ = [
     "JobHandler",
@@ -111,15 +112,22 @@ class WorkerPool:
 
     async def _report_alive(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            self.store.workers.heartbeat(self.name)
+            with contextlib.suppress(DatabaseUnavailableError):  # said again next time
+                self.store.workers.heartbeat(self.name)
             await _pause(stop, self.config.registry_seconds)
 
     async def _slot(self, n: int, stop: asyncio.Event) -> None:
         owner = f"{self.name}/{n}"
         while not stop.is_set():
-            job = self.store.jobs.claim(
-                owner, lease=self.config.lease_seconds, kinds=tuple(self.handlers)
-            )
+            try:
+                job = self.store.jobs.claim(
+                    owner, lease=self.config.lease_seconds, kinds=tuple(self.handlers)
+                )
+            except DatabaseUnavailableError as exc:
+                # The database server is restarting or unreachable: wait, then ask again.
+                log.warning("database unavailable", extra={"worker": owner, "error": str(exc)})
+                await _pause(stop, max(1.0, self.config.poll_seconds))
+                continue
             if job is None:
                 await _pause(stop, self.config.poll_seconds)
                 continue
@@ -151,6 +159,13 @@ class WorkerPool:
         except LeaseLostError:
             log.warning("job result dropped: lease lost", extra={"job": job.id, "worker": owner})
             return
+        except DatabaseUnavailableError as exc:
+            # Nothing was written (one transaction): the lease lapses and the job runs again.
+            log.warning(
+                "job result not stored: database unavailable",
+                extra={"job": job.id, "worker": owner, "error": str(exc)},
+            )
+            return
         self.completed += 1
         if outcome.after is not None:
             try:
@@ -166,8 +181,8 @@ class WorkerPool:
             status = self.store.jobs.fail(
                 job, owner, error, backoff=self.config.backoff, permanent=permanent, delay=delay
             )
-        except LeaseLostError:
-            return
+        except (LeaseLostError, DatabaseUnavailableError):
+            return  # another worker has it, or its lease lapses and it runs again
         self.failed += 1
         log.warning(
             "job failed",
@@ -177,7 +192,11 @@ class WorkerPool:
     async def _heartbeat(self, job: Job, owner: str, work: asyncio.Task[Outcome]) -> bool:
         while True:
             await asyncio.sleep(self.config.heartbeat_seconds)
-            if not self.store.jobs.heartbeat(job, owner, lease=self.config.lease_seconds):
+            try:
+                held = self.store.jobs.heartbeat(job, owner, lease=self.config.lease_seconds)
+            except DatabaseUnavailableError:
+                continue  # beat again; if the lease lapses meanwhile, the next beat says so
+            if not held:
                 log.warning("lease lost; abandoning the job", extra={"job": job.id})
                 work.cancel()
                 return False

@@ -28,6 +28,7 @@ from bots.runtime.checks import submit_check
 from pipeline.inputs.posts import post_from_text
 from storage import Store
 from tests.support.httpserver import LocalServer, Request, Response, json_response, serve
+from tests.support.postgres import PostgresServer
 
 FACTBOT = str(Path(sys.executable).with_name("factbot"))
 CLAIMS = [
@@ -256,3 +257,38 @@ def test_serve_restarted_with_queued_jobs_finishes_them_all(nodes: Nodes) -> Non
     assert state["checks"] == (4, 4)
     assert all(len(state["runners"][i]) >= 1 for i in ids)
     assert json.dumps(sorted(j.status for j in state["jobs"].values())) == json.dumps(["done"] * 4)
+
+
+def test_workers_ride_out_a_postgresql_restart_and_every_job_completes_once(
+    tmp_path: Path, slow_search: LocalServer, postgres_server: PostgresServer
+) -> None:
+    nodes = Nodes(tmp_path, postgres_server.migrated_database())
+    ids = _submit(nodes, [f"{CLAIMS[n % 4]} (restart {n})" for n in range(12)])
+    workers = [
+        subprocess.Popen(
+            [FACTBOT, "worker", "--until-idle", "--concurrency", "1"],
+            env=nodes.env(n, slow_search.url("")),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in (1, 2)
+    ]
+    try:
+        _wait(lambda: len(slow_search.requests) >= 3, 120, "checks under way")
+        postgres_server.stop()  # fast shutdown: every connection is cut
+        time.sleep(2.0)
+        postgres_server.start()
+        errs = []
+        for worker in workers:
+            _, err = worker.communicate(timeout=240)
+            assert worker.returncode == 0, err
+            assert "Traceback" not in err, err
+            errs.append(err)
+        assert any("database unavailable" in e for e in errs), errs  # they saw it go, and waited
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+    state = _jobs(nodes)
+    assert {state["jobs"][i].status for i in ids} == {"done"}  # nothing lost
+    assert state["checks"] == (12, 12)  # and nothing stored twice
