@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
 from bots.evaluation.averitec import GOLD_LABELS, Outcome, StageFailures
+from pipeline.records.codec import to_plain
 from pipeline.records.domain import Label
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -99,8 +99,8 @@ def _failures(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
     totals: dict[str, Counter[str]] = {}
     for o in outcomes:
         for stage, f in o.stages.items():
-            totals.setdefault(stage, Counter()).update(asdict(f))
-    keys = list(asdict(StageFailures()))
+            totals.setdefault(stage, Counter()).update(to_plain(f))
+    keys = list(to_plain(StageFailures()))
     return {stage: {k: int(c[k]) for k in keys} for stage, c in sorted(totals.items())}
 
 
