@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from pipeline.search.base import SearchQuery
-from pipeline.search.parsing import to_utc
+from pipeline.util.dates import to_utc
 
 _VERSION = "v1"
 

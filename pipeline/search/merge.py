@@ -34,8 +34,9 @@ from pipeline.records.codec import from_plain, to_plain
 from pipeline.search.base import SearchProvider, SearchQuery, SearchResult
 from pipeline.search.cache import cache_key, normalise_text
 from pipeline.search.http import Budget, request_budgets
-from pipeline.search.parsing import on_sites, site_domain, to_utc
+from pipeline.search.parsing import on_sites, site_domain
 from pipeline.search.urls import canonical_url
+from pipeline.util.dates import to_utc
 
 log = logging.getLogger(__name__)
 
