@@ -18,7 +18,6 @@ import sys
 import typing
 from collections.abc import Callable, Collection
 from datetime import datetime
-from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
@@ -50,8 +49,12 @@ class _Names(dict[str, Any]):
 
 @dataclasses.dataclass(frozen=True)
 class _Codec:
-    adapter: TypeAdapter[Any]
-    finish: Callable[[Any], Any]
+    reader: TypeAdapter[Any]
+    writer: TypeAdapter[Any]
+    finish: Callable[[Any], Any]  # the reader's result as the type asked for
+
+
+_CODECS: dict[Any, _Codec] = {}
 
 
 def _standin(cls: type) -> _Codec:
@@ -60,31 +63,34 @@ def _standin(cls: type) -> _Codec:
     kept: list[tuple[str, Any, Any]] = []
     for f in dataclasses.fields(cls):
         hint = hints[f.name]
+        unresolved = _Unresolved in (hint, *typing.get_args(hint))
         has_default = f.default is not dataclasses.MISSING or (
             f.default_factory is not dataclasses.MISSING
         )
-        if not f.init or (has_default and _Unresolved in (hint, *typing.get_args(hint))):
+        if not f.init or (unresolved and has_default):
             continue
-        unresolved = _Unresolved in (hint, *typing.get_args(hint))
         default = dataclasses.field(default=f.default, default_factory=f.default_factory)
         kept.append((f.name, Any if unresolved else hint, default))
     standin = dataclasses.make_dataclass(cls.__name__, kept)
     names = [name for name, _, _ in kept]
-    return _Codec(TypeAdapter(standin), lambda v: cls(**{n: getattr(v, n) for n in names}))
+    return _Codec(
+        TypeAdapter(standin), TypeAdapter(Any), lambda v: cls(**{n: getattr(v, n) for n in names})
+    )
 
 
-@cache
 def _codec(kind: Any) -> _Codec:
-    adapter: TypeAdapter[Any] = TypeAdapter(kind)
-    if not adapter.pydantic_complete and dataclasses.is_dataclass(kind):
-        return _standin(kind)
-    return _Codec(adapter, lambda v: v)
-
-
-@cache
-def _adapter(kind: Any) -> TypeAdapter[Any]:
-    adapter: TypeAdapter[Any] = TypeAdapter(kind)
-    return adapter if adapter.pydantic_complete else TypeAdapter(Any)
+    """Return the codec of a type, made once."""
+    codec = _CODECS.get(kind)
+    if codec is None:
+        adapter: TypeAdapter[Any] = TypeAdapter(kind)
+        if adapter.pydantic_complete or not (
+            isinstance(kind, type) and dataclasses.is_dataclass(kind)
+        ):
+            codec = _Codec(adapter, adapter, lambda v: v)
+        else:
+            codec = _standin(kind)
+        _CODECS[kind] = codec
+    return codec
 
 
 def _iso(value: Any) -> Any:
@@ -98,9 +104,8 @@ def dump(value: Any, *, kind: Any = None, exclude: Collection[str] = ()) -> str:
 
     `exclude` leaves out top-level fields stored elsewhere.
     """
-    plain = _adapter(type(value) if kind is None else kind).dump_python(
-        value, exclude=set(exclude) or None
-    )
+    writer = _codec(type(value) if kind is None else kind).writer
+    plain = writer.dump_python(value, exclude=set(exclude) or None)
     return json.dumps(plain, default=_iso, ensure_ascii=False)
 
 
@@ -112,12 +117,12 @@ def to_plain(value: Any, *, kind: Any = None, exclude: Collection[str] = ()) -> 
 def load(kind: type[T], text: str | bytes) -> T:
     """Read a value of type `kind` from the JSON `dump` wrote."""
     codec = _codec(kind)
-    result: T = codec.finish(codec.adapter.validate_json(text))
+    result: T = codec.finish(codec.reader.validate_json(text))
     return result
 
 
 def from_plain(kind: type[T], data: Any) -> T:
     """Rebuild a value of type `kind` from its parsed JSON form (as `to_plain` returns)."""
     codec = _codec(kind)
-    result: T = codec.finish(codec.adapter.validate_python(data))
+    result: T = codec.finish(codec.reader.validate_python(data))
     return result
