@@ -89,9 +89,9 @@ def _relative(text: str) -> str:
     folders must not show in the page, or it would differ by where the checkout lies."""
     checkout = Path(__file__).resolve().parents[2]
     text = text.replace(f"{checkout}/", "")
-    if checkout.parent != checkout.parent.parent:
-        text = text.replace(f"{checkout.parent}/", "../")
-    return text
+    # Only the shared data beside the checkout: an unrelated absolute example path (/tmp/x.db)
+    # must stay as written even when the checkout itself lies in /tmp.
+    return text.replace(f"{checkout.parent}/shared/", "../shared/")
 
 
 # -- the settings ----------------------------------------------------------------------------
