@@ -52,8 +52,8 @@ from bots.app.root import App
 from bots.dashboard import mount_dashboard
 from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from bots.render import check_to_json
-from bots.runtime.checks import submit_check
 from bots.runtime.privacy import retention_loop
+from bots.runtime.reuse import ReuseHit
 from bots.runtime.service import build_pool, close_senders
 from bots.runtime.uploads import Upload, gather_images
 from pipeline import errors
@@ -66,7 +66,6 @@ from pipeline.errors import (
     UnsafeURLError,
 )
 from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
-from pipeline.records.domain import Post
 
 log = logging.getLogger(__name__)
 DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts
@@ -301,20 +300,18 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
                 body.text or "", max_chars=max_chars, platform="api", image_refs=given.refs
             )
         ensure_checkable(post)
-        # A stored check of the same words says nothing about these images: check them.
-        if not fresh and not post.image_refs:
-            reused = await _reused(post, body.before)
-            if reused is not None:
-                return reused
-        submission = submit_check(
-            app.store,
+        requested = await app.requests.submit(
             post,
+            origin="api",
+            key=idempotency_key or None,
+            fresh=fresh,
             before=body.before,
-            dedupe_key=f"api:{idempotency_key}" if idempotency_key else None,
-            max_attempts=app.settings.jobs.max_attempts,
             notes=notes,
         )
-        job = submission.job
+        if requested.reused is not None:
+            return _reused(requested.reused)
+        assert requested.check_job is not None  # not reused: a check job is stored
+        job = requested.check_job
         if wait > 0:
             job = await wait_for_job(app.store, job.id, min(wait, app.settings.jobs.wait_max))
             if job.status == "done" and job.result_id:
@@ -376,21 +373,14 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         finally:
             await form.close()
 
-    async def _reused(post: Post, before: datetime | None) -> JSONResponse | None:
-        hit = await app.reuse.find(post, before=before)
-        if hit is None:
-            return None
-        try:
-            check = app.store.checks.get(hit.check_id)
-        except NotFoundError:  # the fingerprint outlived its check: a miss
-            return None
-        content = _check_content(check.id)
+    def _reused(hit: ReuseHit) -> JSONResponse:
+        content = _check_content(hit.check_id)
         content["reused"] = {
             "reason": hit.reason,
             "similarity": round(hit.similarity, 4),
             "age_seconds": round(hit.age.total_seconds(), 1),
         }
-        return JSONResponse(content=content, headers={"Location": f"/api/checks/{check.id}"})
+        return JSONResponse(content=content, headers={"Location": f"/api/checks/{hit.check_id}"})
 
     @api.get("/api/jobs/{job_id}")
     async def get_job(job_id: str) -> dict[str, Any]:

@@ -38,7 +38,14 @@ from bots.runtime.candidates import CandidateSource
 from bots.runtime.intake import PlatformService
 from bots.runtime.monitor import gather_sources, monitor_handlers
 from bots.runtime.monitor.scheduler import MonitorScheduler, Periodic
-from bots.runtime.platform import PlatformAdapter, PlatformContext, ReplySender, load_adapters
+from bots.runtime.platform import (
+    HandlesJobs,
+    PlatformAdapter,
+    PlatformContext,
+    ReplySender,
+    load_adapters,
+)
+from bots.runtime.requests import CheckRequests
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import JobHandler
@@ -182,9 +189,18 @@ class App:
         return ReuseIndex(self.store.reuse, self.embedder, self.settings.reuse, clock=self.clock)
 
     @cached_property
+    def requests(self) -> CheckRequests:
+        """Return the one way in: reuse a stored check, else submit a check job (and its pair)."""
+        return CheckRequests(
+            self.store,
+            self.reuse if self.settings.reuse.enabled else None,
+            max_attempts=self.settings.jobs.max_attempts,
+        )
+
+    @cached_property
     def service(self) -> PlatformService:
         """Return the service platform adapters hand their requests to."""
-        return PlatformService(self.store, self.settings, clock=self.clock, reuse=self.reuse)
+        return PlatformService(self.store, self.settings, clock=self.clock, requests=self.requests)
 
     @cached_property
     def adapters(self) -> dict[str, PlatformAdapter]:
@@ -199,21 +215,20 @@ class App:
     def job_handlers(self) -> dict[str, JobHandler]:
         """Return the job handlers beyond checks and replies: each adapter's own job kinds.
 
-        An adapter may define `job_handlers() -> Mapping[str, JobHandler]` (e.g. X's Community
-        Notes jobs); service parts such as the monitor and the review queue add theirs here.
+        An adapter may be a `HandlesJobs` (e.g. X's Community Notes jobs); service parts such
+        as the monitor and the review queue add theirs here.
         """
         handlers: dict[str, JobHandler] = {}
         for adapter in self.adapters.values():
-            more = getattr(adapter, "job_handlers", None)
-            if more is not None:
-                handlers.update(more())
+            if isinstance(adapter, HandlesJobs):
+                handlers.update(adapter.job_handlers())
         if self.settings.monitor.enabled:
             handlers.update(
                 monitor_handlers(
                     self.store,
                     self.settings,
                     self.monitor_sources,
-                    reuse=self.reuse,
+                    requests=self.requests,
                     review=ReviewQueue(self.store, self.settings, clock=self.clock),
                     clock=self.clock,
                 )

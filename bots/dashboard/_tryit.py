@@ -4,8 +4,9 @@ Images are uploaded as the API's are (`bots.dashboard.forms`, `bots.runtime.uplo
 one of the post's image refs, read by the image stage, whose report (and the notes on files
 that never reached it) the check page shows.
 
-The form stores a post and a check job exactly as the API does (`submit_check`), unless a
-stored check already answers the same post (reuse), which is shown at once. The progress page
+The form goes in the one way every request does (`bots.runtime.requests.CheckRequests`): a
+stored check that answers the same post (reuse) is shown at once, else a post and a check job
+are stored. The progress page
 lists the job's stages as stored; with JavaScript on, app.js follows the API's server-sent
 events (/api/checks/{job}/events) and opens the check when the job ends; with it off, the page
 refreshes itself every two seconds until then.
@@ -24,7 +25,6 @@ from bots.dashboard._deps import needs
 from bots.dashboard._jobview import job_view
 from bots.dashboard._views import Views
 from bots.dashboard.forms import bounded_form, form_cap, read_upload
-from bots.runtime.checks import submit_check
 from bots.runtime.uploads import gather_images
 from pipeline.errors import FactbotError, InputError, NotFoundError
 from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
@@ -82,18 +82,11 @@ def router(access: Access, views: Views) -> APIRouter:
             return views.render(
                 request, "try.html", code=422, error=str(exc), text=text, url=url, **form_limits()
             )
-        if not post.image_refs:  # a stored check of the same words says nothing of images
-            hit = await app.reuse.find(post)
-            if hit is not None:
-                try:
-                    app.store.checks.get(hit.check_id)
-                    return RedirectResponse(f"/check/{hit.check_id}?reused=1", status_code=303)
-                except NotFoundError:
-                    pass
-        submission = submit_check(
-            app.store, post, max_attempts=app.settings.jobs.max_attempts, notes=given.notes
-        )
-        return RedirectResponse(f"/try/{submission.job.id}", status_code=303)
+        requested = await app.requests.submit(post, origin="web", notes=given.notes)
+        if requested.reused is not None:
+            return RedirectResponse(f"/check/{requested.check_id}?reused=1", status_code=303)
+        assert requested.check_job is not None  # not reused: a check job is stored
+        return RedirectResponse(f"/try/{requested.check_job.id}", status_code=303)
 
     async def _post(text: str, url: str, images: tuple[str, ...]) -> Post:
         max_chars = app.settings.max_post_chars

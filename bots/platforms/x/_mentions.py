@@ -28,6 +28,7 @@ from bots.platforms.x._events import (
     missing_targets,
     tweets_of,
 )
+from bots.runtime.platform import RequestService
 from bots.settings import XSettings
 from storage.state import StateRepo
 
@@ -52,10 +53,12 @@ class PollResult:
 class MentionPoller:
     """Reads new mentions and hands them to the service."""
 
-    def __init__(self, settings: XSettings, api: XApi, service: Any, state: StateRepo) -> None:
+    def __init__(
+        self, settings: XSettings, api: XApi, service: RequestService, state: StateRepo
+    ) -> None:
         self.settings = settings
         self.api = api
-        self.service = service  # bots.runtime.intake.PlatformService
+        self.service = service
         self.state = state
 
     async def poll_once(self) -> PollResult:
