@@ -4,9 +4,11 @@ POST /api/checks            {"text": "..."} or {"url": "..."}, optional "images"
                             URLs) and "before" (ISO date); or multipart/form-data with the
                             fields text, url, before and image (files, repeatable; or URLs)
                             → 202 {job} with Location: /api/jobs/{id}; with ?wait=N, 201 and the
-                            check when it finishes within N seconds (else still 202); 200 and
-                            a stored check when one answers the same or a near-duplicate post
-                            (`"reused"` says why; ?fresh=true checks again)
+                            check when it finishes within N seconds (else still 202; a job that
+                            died, e.g. on a page that could not be fetched, answers with its
+                            error's status); 200 and a stored check when one answers the same
+                            or a near-duplicate post (`"reused"` says why; ?fresh=true checks
+                            again). A URL's page is fetched by the worker, never here.
 GET  /api/jobs/{id}         status, attempts, error and stage progress
 GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import time
@@ -65,7 +66,7 @@ from pipeline.errors import (
     NotFoundError,
     UnsafeURLError,
 )
-from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
 
 log = logging.getLogger(__name__)
 DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts
@@ -288,11 +289,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             uploads, body.images, max_images=limits.max_images, max_bytes=limits.max_bytes
         )
         notes = list(given.notes)
-        if body.url is not None:
-            fetcher = await app.fetcher()
-            post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
-            if given.refs:
-                post = dataclasses.replace(post, image_refs=given.refs)
+        if body.url is not None:  # the worker fetches the page (a fetch error ends the job)
+            post = page_request(body.url, image_refs=given.refs)
         elif not given.refs and not (body.text or "").strip() and notes:
             raise InputError("nothing to check: " + " ".join(notes))
         else:

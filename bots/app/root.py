@@ -66,7 +66,12 @@ from pipeline.image.intake import ImageLimits
 from pipeline.image.ocr import OcrEngine, ocr_engine
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.image.stage import Captioner, ImageDeps
-from pipeline.inputs.posts import linked_page, with_linked_page
+from pipeline.inputs.posts import (
+    linked_page,
+    requested_page,
+    with_linked_page,
+    with_requested_page,
+)
 from pipeline.judge.claimreview import Judge, ReviewMatchJudge
 from pipeline.judge.model import ModelJudge
 from pipeline.llm.client import LLMClient
@@ -528,9 +533,17 @@ class App:
     ) -> Check:
         """Run a check and return it unsaved (a worker stores it with its job).
 
-        A post that is little more than a link is checked with the text of the page it shares
-        (`pipeline.inputs.posts.with_linked_page`); the check keeps the post as it was given.
+        A page given by URL (`pipeline.inputs.posts.page_request`) is fetched here and becomes
+        the post. A post that is little more than a link is checked with the text of the page
+        it shares (`with_linked_page`); the check keeps the post as it was given.
         """
+        if requested_page(post) is not None:  # a page given by URL: the page is the post
+            post = await with_requested_page(
+                post,
+                fetcher=await self.fetcher(),
+                max_chars=self.settings.max_post_chars,
+                cpu=self.cpu,
+            )
         given = post
         if linked_page(post) is not None:
             post = await with_linked_page(

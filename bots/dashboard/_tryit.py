@@ -27,7 +27,7 @@ from bots.dashboard._views import Views
 from bots.dashboard.forms import bounded_form, form_cap, read_upload
 from bots.runtime.uploads import gather_images
 from pipeline.errors import FactbotError, InputError, NotFoundError
-from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
 from pipeline.records.domain import Post
 
 
@@ -76,7 +76,7 @@ def router(access: Access, views: Views) -> APIRouter:
         try:
             if not given.refs and not text.strip() and not url.strip() and given.notes:
                 raise InputError(" ".join(given.notes))
-            post = await _post(text.strip(), url.strip(), given.refs)
+            post = _post(text.strip(), url.strip(), given.refs)
             ensure_checkable(post)
         except FactbotError as exc:
             return views.render(
@@ -88,11 +88,10 @@ def router(access: Access, views: Views) -> APIRouter:
         assert requested.check_job is not None  # not reused: a check job is stored
         return RedirectResponse(f"/try/{requested.check_job.id}", status_code=303)
 
-    async def _post(text: str, url: str, images: tuple[str, ...]) -> Post:
+    def _post(text: str, url: str, images: tuple[str, ...]) -> Post:
         max_chars = app.settings.max_post_chars
-        if url and not text and not images:
-            fetcher = await app.fetcher()
-            return await post_from_url(url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
+        if url and not text and not images:  # the worker fetches the page
+            return page_request(url)
         if url:
             text = f"{text}\n{url}".strip()
         return post_from_text(text, max_chars=max_chars, platform="web", image_refs=images)

@@ -92,7 +92,8 @@ def test_create_and_read_a_check(server: str) -> None:
 def test_bad_requests_are_refused_clearly(
     server: str, payload: dict[str, str], status: int
 ) -> None:
-    response = httpx.post(f"{server}/api/checks", json=payload, timeout=60)
+    # wait: a URL's page is fetched by the worker, so a refused address ends the job there.
+    response = httpx.post(f"{server}/api/checks?wait=60", json=payload, timeout=60)
     assert response.status_code == status
     assert response.json()
 
@@ -102,7 +103,7 @@ def test_unknown_check_is_404(server: str) -> None:
 
 
 class _RecordingApp(App):
-    """An App noting every fetcher it hands out (the API asks for it per URL post)."""
+    """An App noting every fetcher it hands out (the worker asks for it per URL post)."""
 
     handed_out: list[Fetcher]
 
