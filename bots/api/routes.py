@@ -226,7 +226,9 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             if doctor_cache and time.monotonic() - doctor_cache[0][0] < DOCTOR_TTL:
                 return doctor_cache[0][1]
             async with httpx.AsyncClient(verify=await app.tls()) as http:
-                diagnosis = await diagnose(app.settings, probe=app.search_probe, http=http)
+                diagnosis = await diagnose(
+                    app.settings, probe=app.resources.search_probe, http=http
+                )
             doctor_cache[:] = [(time.monotonic(), diagnosis.to_json(with_settings=False))]
             return doctor_cache[0][1]
 
