@@ -20,6 +20,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from bots.app.deps import RequestsDep, StoreDep
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._jobview import job_view
@@ -61,6 +62,7 @@ def router(access: Access, views: Views) -> APIRouter:
     @routes.post("/try", response_class=HTMLResponse)
     async def try_submit(
         request: Request,
+        requests: RequestsDep,
         form: FormData = read_first,
         me: Principal = as_reviewer,
     ) -> Response:
@@ -82,7 +84,7 @@ def router(access: Access, views: Views) -> APIRouter:
             return views.render(
                 request, "try.html", code=422, error=str(exc), text=text, url=url, **form_limits()
             )
-        requested = await app.requests.submit(post, origin="web", notes=given.notes)
+        requested = await requests.submit(post, origin="web", notes=given.notes)
         if requested.reused is not None:
             return RedirectResponse(f"/check/{requested.check_id}?reused=1", status_code=303)
         assert requested.check_job is not None  # not reused: a check job is stored
@@ -97,12 +99,14 @@ def router(access: Access, views: Views) -> APIRouter:
         return post_from_text(text, max_chars=max_chars, platform="web", image_refs=images)
 
     @routes.get("/try/{job_id}", response_class=HTMLResponse)
-    async def progress(request: Request, job_id: str, me: Principal = as_viewer) -> Response:
-        job = app.store.jobs.get(job_id)
+    async def progress(
+        request: Request, job_id: str, store: StoreDep, me: Principal = as_viewer
+    ) -> Response:
+        job = store.jobs.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
         if job.status == "done" and job.result_id:
             return RedirectResponse(f"/check/{job.result_id}", status_code=303)
-        return views.render(request, "progress.html", job=job_view(app.store, job))
+        return views.render(request, "progress.html", job=job_view(store, job))
 
     return routes
