@@ -63,13 +63,24 @@ class App:
         clock: Clock = SYSTEM,
         resources: Resources | None = None,
     ) -> None:
-        self.settings = settings
         self.clock = clock
         self.resources = resources or Resources(
             settings, store=store, embedder=embedder, clock=clock
         )
         self.checks = CheckFactory(settings, self.resources)
         self.services = Services(settings, self.resources)
+        self.settings = settings
+
+    @property
+    def settings(self) -> Settings:
+        """Return the settings every part reads."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        # Replaced before anything is built (e.g. `factbot eval --graph`): every part reads them.
+        self._settings = self.resources.settings = settings
+        self.checks.settings = self.services.settings = settings
 
     # -- resources -------------------------------------------------------------------------
 

@@ -84,8 +84,9 @@ class FetchSettings(BaseModel):
     connect_timeout: float = Field(default=_FETCH.connect_timeout, gt=0)
     total_timeout: float = Field(default=_FETCH.total_timeout, gt=0)
     max_redirects: int = Field(default=_FETCH.max_redirects, ge=0, le=20)
-    # Tests only (a local server on loopback), so kept out of the settings' dumps and
-    # reference: let loopback and private addresses through, or only some networks (CIDR).
+    # Tests only (a local server on loopback), kept out of dumps (`factbot doctor`'s settings).
+    # Still read from the environment: end-to-end tests configure worker and CLI processes
+    # that way. Let loopback and private addresses through, or only some networks (CIDR).
     allow_private: bool = Field(default=_FETCH.allow_private, exclude=True)
     allowed_networks: tuple[str, ...] = Field(default=_FETCH.allowed_networks, exclude=True)
     user_agent: str = _FETCH.user_agent
