@@ -59,19 +59,21 @@ class LoopClients:
         self.made: dict[str, Any] = {}
         self.stack = contextlib.AsyncExitStack()
         self.constructed = 0  # clients made since the process started (a test counts them)
+        self._making: dict[str, asyncio.Lock] = {}  # concurrent first uses make one client
         self._closing: set[asyncio.Task[None]] = set()
 
     async def get(self, name: str, make: Callable[[], Awaitable[Any]]) -> Any:
         """Return the running loop's client `name`, making it (and closing a stale set) once."""
         loop = asyncio.get_running_loop()
-        if self.loop is not loop or self.loop.is_closed():
+        if self.loop is not loop:
             await self.aclose()  # opened in another (ended) loop: replaced, never reused
-            self.loop = loop
-        found = self.made.get(name)
-        if found is None or _closed(found):
-            found = self.made[name] = await make()
-            self.constructed += 1
-            self.stack.push_async_callback(found.aclose)
+            self.loop, self._making = loop, {}
+        async with self._making.setdefault(name, asyncio.Lock()):
+            found = self.made.get(name)
+            if found is None or _closed(found):
+                found = self.made[name] = await make()
+                self.constructed += 1
+                self.stack.push_async_callback(found.aclose)
         return found
 
     async def aclose(self) -> None:
