@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import datetime
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from pipeline.errors import NotFoundError
+from pipeline.records.codec import dump, load
 from pipeline.records.domain import (
     Basis,
     Check,
@@ -18,7 +18,6 @@ from pipeline.records.domain import (
     ClaimVerdict,
     Document,
     Evidence,
-    GraphConflict,
     Injection,
     Label,
     ModelUsage,
@@ -85,11 +84,11 @@ class CheckRepo:
                     "before": dt_out(check.before),
                     "correction": check.correction.text,
                     "correction_items": correction_items_out(check.correction),
-                    "refs": json.dumps([_ref_out(r) for r in check.correction.references]),
+                    "refs": dump(check.correction.references, kind=tuple[Reference, ...]),
                     "timings": json.dumps([[t.stage, t.seconds] for t in check.timings]),
-                    "usage": json.dumps([dataclasses.asdict(u) for u in check.usage]),
-                    "injections": json.dumps([dataclasses.asdict(i) for i in check.injections]),
-                    "graphs": json.dumps([dataclasses.asdict(g) for g in check.graphs]),
+                    "usage": dump(check.usage, kind=tuple[ModelUsage, ...]),
+                    "injections": dump(check.injections, kind=tuple[Injection, ...]),
+                    "graphs": dump(check.graphs, kind=tuple[ClaimGraph, ...]),
                     "search_status": json.dumps(check.search.to_json()),
                     "narratives": narratives_out(check.narratives),
                     "assessments": assessments_out(check.assessments),
@@ -178,13 +177,13 @@ class CheckRepo:
                 row["correction_items"],
                 text=row["correction"],
                 label=Label(row["verdict"]),
-                references=tuple(_ref_in(r) for r in json.loads(row["refs"])),
+                references=load(tuple[Reference, ...], row["refs"]),
             ),
             timings=tuple(StageTiming(stage=s, seconds=t) for s, t in json.loads(row["timings"])),
             judge=row["judge"],
-            usage=tuple(ModelUsage(**u) for u in json.loads(row["usage"])),
-            injections=tuple(Injection(**i) for i in json.loads(row["injections"])),
-            graphs=tuple(_graph_in(g) for g in json.loads(row["graphs"])),
+            usage=load(tuple[ModelUsage, ...], row["usage"]),
+            injections=load(tuple[Injection, ...], row["injections"]),
+            graphs=load(tuple[ClaimGraph, ...], row["graphs"]),
             search=SearchStatus.from_json(json.loads(row["search_status"])),
             created_at=_required_dt(row["created_at"]),
             before=dt_in(row["before"]),
@@ -270,29 +269,3 @@ def _required_dt(value: str) -> datetime:
     if parsed is None:
         raise ValueError("a stored check has no creation time")
     return parsed
-
-
-def _ref_out(ref: Reference) -> dict[str, Any]:
-    return {
-        "number": ref.number,
-        "document_id": ref.document_id,
-        "url": ref.url,
-        "title": ref.title,
-    }
-
-
-def _ref_in(data: dict[str, Any]) -> Reference:
-    return Reference(
-        number=data["number"], document_id=data["document_id"], url=data["url"], title=data["title"]
-    )
-
-
-def _graph_in(row: dict[str, Any]) -> ClaimGraph:
-    return ClaimGraph(
-        claim_id=row["claim_id"],
-        support=row["support"],
-        verified=tuple(row["verified"]),
-        conflicts=tuple(GraphConflict(**c) for c in row["conflicts"]),
-        unmatched=tuple(row["unmatched"]),
-        evidence_ids=tuple(row["evidence_ids"]),
-    )

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from typing import Any
 
+from pipeline.records.codec import dump, load
 from pipeline.records.domain import (
     ClaimReview,
     Correction,
-    CorrectionItem,
-    CorrectionQuote,
     Document,
     Label,
     Post,
     Reference,
-    Stance,
 )
 
 
@@ -113,31 +112,7 @@ def document_from_row(row: dict[str, Any]) -> Document:
 
 def correction_items_out(correction: Correction) -> str:
     """Return the structured part of a correction (all but its references) as JSON."""
-    return json.dumps(
-        {
-            "label": correction.label.value,
-            "headline": correction.headline,
-            "note": correction.note,
-            "could_not_search": correction.could_not_search,
-            "items": [
-                {
-                    "claim_number": i.claim_number,
-                    "claim": i.claim,
-                    "label": i.label.value,
-                    "explanation": i.explanation,
-                    "references": list(i.references),
-                    "quote": None
-                    if i.quote is None
-                    else {
-                        "text": i.quote.text,
-                        "reference": i.quote.reference,
-                        "stance": i.quote.stance.value,
-                    },
-                }
-                for i in correction.items
-            ],
-        }
-    )
+    return dump(correction, exclude={"references"})
 
 
 def correction_in(
@@ -150,28 +125,4 @@ def correction_in(
     """
     if items_json is None:
         return Correction(label=label, headline=text, references=references)
-    data = json.loads(items_json)
-    return Correction(
-        label=Label(data["label"]),
-        headline=data["headline"],
-        note=data["note"],
-        could_not_search=data.get("could_not_search", ""),
-        references=references,
-        items=tuple(
-            CorrectionItem(
-                claim_number=i["claim_number"],
-                claim=i["claim"],
-                label=Label(i["label"]),
-                explanation=i["explanation"],
-                references=tuple(i["references"]),
-                quote=None
-                if i["quote"] is None
-                else CorrectionQuote(
-                    text=i["quote"]["text"],
-                    reference=i["quote"]["reference"],
-                    stance=Stance(i["quote"].get("stance", Stance.UNKNOWN.value)),
-                ),
-            )
-            for i in data["items"]
-        ),
-    )
+    return dataclasses.replace(load(Correction, items_json), references=references)

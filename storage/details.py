@@ -1,8 +1,8 @@
 """A check's details stored as JSON: image report, narratives, their assessments and quotes.
 
 These records grow: other parts of factbot add fields at the end of `ImageDescription` (faces,
-provenance, ...) with defaults. So they are written as the JSON of the dataclass and read back
-field by field from the record's own type hints: a key the row lacks takes the field's default
+provenance, ...) with defaults. They are written and read by `pipeline.records.codec` (pydantic's
+`TypeAdapter` over the record's own type hints): a key the row lacks takes the field's default
 (an older row), a key the record no longer has is ignored (a newer row read by older code).
 Nested dataclasses, tuples, optionals, enums and datetimes are rebuilt; a datetime keeps its
 offset or its absence (EXIF times are often naive).
@@ -14,152 +14,64 @@ sizes, hashes, content-credential signers and whether an image was AI-made.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import sys
-import types
-import typing
-from datetime import datetime
-from enum import Enum
-from functools import cache
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from sqlite_utils import Database
 
+from pipeline.records.codec import dump, load
 from pipeline.records.domain import Assessment, ImageTrace, Narrative, Quote
 from pipeline.records.image import ImageReport
-
-T = TypeVar("T")
-
-
-def to_json(value: Any) -> str:
-    """Return the JSON of a dataclass (or a tuple of them), datetimes as ISO 8601."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        plain: Any = dataclasses.asdict(value)
-    else:
-        plain = [dataclasses.asdict(v) for v in value]
-    return json.dumps(plain, default=_default, ensure_ascii=False)
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not stored as JSON")
-
-
-_UNKNOWN = object()  # a field whose type cannot be resolved here (imported for type checks only)
-
-
-@cache
-def _hints(cls: Any) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(cls)
-    except NameError:  # resolve field by field; an unresolvable one reads as its default
-        space = vars(sys.modules[cls.__module__])
-        hints: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            one = {"__annotations__": {f.name: f.type}, "__module__": cls.__module__}
-            try:
-                hints[f.name] = typing.get_type_hints(type("One", (), one), globalns=space)[f.name]
-            except NameError:
-                hints[f.name] = _UNKNOWN
-        return hints
-
-
-def from_plain(kind: Any, value: Any) -> Any:
-    """Rebuild a value of type `kind` from its JSON form (dataclasses field by field)."""
-    if value is None:
-        return None
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(kind) if a is not type(None)]
-        return from_plain(options[0], value) if len(options) == 1 else value
-    if origin is tuple:
-        args = typing.get_args(kind)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_plain(args[0], v) for v in value)
-        return tuple(from_plain(a, v) for a, v in zip(args, value, strict=False))
-    if origin in (dict, list):
-        return value if origin is dict else list(value)
-    if isinstance(kind, type):
-        if dataclasses.is_dataclass(kind):
-            return _dataclass(kind, value)
-        if issubclass(kind, Enum):
-            return kind(value)
-        if issubclass(kind, datetime):
-            return datetime.fromisoformat(value)
-        if kind is float:
-            return float(value)
-    return value
-
-
-def _dataclass(cls: type[T], data: dict[str, Any]) -> T:
-    hints = _hints(cast(Any, cls))
-    found: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if not f.init:
-            continue
-        has_default = not (
-            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        )
-        if f.name in data and (hints[f.name] is not _UNKNOWN or not has_default):
-            found[f.name] = from_plain(hints[f.name], data[f.name])
-        elif not has_default:
-            raise ValueError(f"a stored {cls.__name__} has no {f.name!r}")
-    return cls(**found)
 
 
 def images_out(report: ImageReport) -> str:
     """Return the stored form of an image report."""
-    return to_json(report)
+    return dump(report)
 
 
 def images_in(value: str | None) -> ImageReport:
     """Read an image report stored by `images_out` (an empty report for older rows)."""
-    if not value:
-        return ImageReport()
-    data = json.loads(value)
-    return _dataclass(ImageReport, data) if data else ImageReport()
+    return load(ImageReport, value) if value else ImageReport()
 
 
 def trace_out(trace: ImageTrace | None) -> str | None:
     """Return the stored form of an evidence item's image trace (None when it has none)."""
-    return None if trace is None else to_json(trace)
+    return None if trace is None else dump(trace)
 
 
 def trace_in(value: str | None) -> ImageTrace | None:
     """Read an image trace stored by `trace_out`."""
-    return _dataclass(ImageTrace, json.loads(value)) if value else None
+    return load(ImageTrace, value) if value else None
 
 
 def narratives_out(narratives: tuple[Narrative, ...]) -> str:
     """Return the stored form of a check's narratives."""
-    return to_json(narratives)
+    return dump(narratives, kind=tuple[Narrative, ...])
 
 
 def narratives_in(value: str | None) -> tuple[Narrative, ...]:
     """Read narratives stored by `narratives_out`."""
-    return tuple(_dataclass(Narrative, n) for n in json.loads(value or "[]"))
+    return load(tuple[Narrative, ...], value or "[]")
 
 
 def assessments_out(assessments: tuple[Assessment, ...]) -> str:
     """Return the stored form of a check's assessments."""
-    return to_json(assessments)
+    return dump(assessments, kind=tuple[Assessment, ...])
 
 
 def assessments_in(value: str | None) -> tuple[Assessment, ...]:
     """Read assessments stored by `assessments_out`."""
-    return tuple(_dataclass(Assessment, a) for a in json.loads(value or "[]"))
+    return load(tuple[Assessment, ...], value or "[]")
 
 
 def quotes_out(quotes: tuple[Quote, ...]) -> str:
     """Return the stored form of a check's extracted quotes."""
-    return to_json(quotes)
+    return dump(quotes, kind=tuple[Quote, ...])
 
 
 def quotes_in(value: str | None) -> tuple[Quote, ...]:
     """Read quotes stored by `quotes_out`."""
-    return tuple(_dataclass(Quote, q) for q in json.loads(value or "[]"))
+    return load(tuple[Quote, ...], value or "[]")
 
 
 # Keys of an image description (and its parts) that are post content, and what they become.

@@ -42,8 +42,9 @@ from typing import Any
 import httpx
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
+from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.api.metrics import mount_metrics
@@ -415,32 +416,19 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
 
     @api.get("/api/checks/{check_id}/events")
     async def check_events(
-        check_id: str,
-        request: Request,
-        store: StoreDep,
-        last_event_id: str | None = Header(default=None),
-    ) -> StreamingResponse:
+        check_id: str, store: StoreDep, last_event_id: str | None = Header(default=None)
+    ) -> EventSourceResponse:
         job = store.jobs.get(check_id) or store.jobs.for_check(check_id)
         if job is None:
             stored = store.checks.get(check_id)  # 404 when unknown
-            return StreamingResponse(_replay(stored.id, stored.timings), media_type=SSE)
+            return _event_stream(_replay(stored.id, stored.timings))
         after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
-        return StreamingResponse(
-            _stream(store, job.id, after, request),
-            media_type=SSE,
-            headers={"Cache-Control": "no-cache"},
-        )
+        return _event_stream(_stream(store, job.id, after), headers={"Cache-Control": "no-cache"})
 
-    async def _stream(
-        store: Store, job_id: str, after: int, request: Request
-    ) -> AsyncIterator[str]:
-        quiet_since = time.monotonic()
+    async def _stream(store: Store, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
+        # sse-starlette ends this generator when the client goes away.
         while True:
-            if time.monotonic() - quiet_since > KEEP_ALIVE:
-                yield ": keep-alive\n\n"  # a comment: proxies keep a long stage's stream open
-                quiet_since = time.monotonic()
             for event in store.jobs.events(job_id, after=after):
-                quiet_since = time.monotonic()
                 after = event.seq
                 data = {"stage": event.stage, "status": event.status, "at": event.at.isoformat()}
                 data.update(event.detail)
@@ -454,7 +442,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
                         end["url"] = f"/api/checks/{job.result_id}"
                     yield _sse("end", end, after)
                 return
-            if await request.is_disconnected() or stopping.is_set():
+            if stopping.is_set():
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stopping.wait(), 0.2)
@@ -462,15 +450,27 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     return api
 
 
-SSE = "text/event-stream"
-KEEP_ALIVE = 15.0  # seconds of silence before the stream sends a comment line
+KEEP_ALIVE = 15.0  # seconds between comment lines that keep proxies from closing the stream
 
 
-def _sse(event: str, data: dict[str, Any], seq: int) -> str:
-    return f"id: {seq}\nevent: {event}\ndata: {json.dumps(data, default=str)}\n\n"
+def _event_stream(
+    events: AsyncIterator[ServerSentEvent], *, headers: dict[str, str] | None = None
+) -> EventSourceResponse:
+    """Return a server-sent event stream (lines end in LF, a `: keep-alive` comment every 15 s)."""
+    return EventSourceResponse(
+        events,
+        headers=headers,
+        sep="\n",
+        ping=KEEP_ALIVE,
+        ping_message_factory=lambda: ServerSentEvent(comment="keep-alive"),
+    )
 
 
-async def _replay(check_id: str, timings: Any) -> AsyncIterator[str]:
+def _sse(event: str, data: dict[str, Any], seq: int) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(data, default=str), event=event, id=str(seq))
+
+
+async def _replay(check_id: str, timings: Any) -> AsyncIterator[ServerSentEvent]:
     """The stages of a check made without a job (e.g. by `factbot check`), then the end."""
     for n, timing in enumerate(timings, start=1):
         yield _sse("stage", {"stage": timing.stage, "status": "done", "seconds": timing.seconds}, n)

@@ -8,7 +8,7 @@ private and imported inside it. See `_access` for sessions, roles and the open m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -21,3 +21,10 @@ def mount_dashboard(api: FastAPI, app: App) -> None:
     from bots.dashboard._mount import mount
 
     mount(api, app)
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Return one of the dashboard's templates rendered (autoescaped) outside a request."""
+    from bots.dashboard._views import ENV
+
+    return ENV.get_template(name).render(**context)

@@ -21,11 +21,12 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from bots.evaluation.averitec import EvalClaim, Outcome, StageFailures
+from pipeline.records.codec import from_plain, to_plain
 from pipeline.records.domain import Label
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def outcome_record(outcome: Outcome) -> dict[str, Any]:
         "own_evidence_documents": outcome.own_evidence_documents,
         "quoted": outcome.quoted,
         "quote_agrees": outcome.quote_agrees,
-        "stages": {stage: asdict(f) for stage, f in outcome.stages.items()},
+        "stages": to_plain(outcome.stages, kind=dict[str, StageFailures]),
         "model_calls": outcome.model_calls,
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
@@ -98,10 +99,7 @@ def outcome_from_record(record: Mapping[str, Any]) -> Outcome:
         error=record["error"],
         decided_by=str(record["decided_by"]),
         fallback=bool(record["fallback"]),
-        stages={
-            str(stage): StageFailures(**{k: int(v) for k, v in f.items()})
-            for stage, f in record["stages"].items()
-        },
+        stages=from_plain(dict[str, StageFailures], record["stages"]),
         cited_gold=int(record["cited_gold"]),
         quoted=int(record["quoted"]),
         quote_agrees=int(record["quote_agrees"]),

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from pipeline.records.codec import from_plain, to_plain
 from pipeline.records.domain import Check, Correction, Post
 
 if TYPE_CHECKING:  # pragma: no cover - types only
@@ -63,28 +64,13 @@ class Destination:
 
     def to_json(self) -> dict[str, Any]:
         """Return the destination as a job payload part."""
-        return {
-            "platform": self.platform,
-            "workspace_id": self.workspace_id,
-            "channel_id": self.channel_id,
-            "message_id": self.message_id,
-            "thread_id": self.thread_id,
-            "public": dict(self.public),
-            "private": dict(self.private),
-        }
+        data: dict[str, Any] = to_plain(self)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Destination:
-        """Return the destination stored by `to_json`."""
-        return cls(
-            platform=str(data["platform"]),
-            workspace_id=str(data.get("workspace_id") or ""),
-            channel_id=str(data["channel_id"]),
-            message_id=data.get("message_id"),
-            thread_id=data.get("thread_id"),
-            public=dict(data.get("public") or {}),
-            private=dict(data.get("private") or {}),
-        )
+        """Return the destination stored by `to_json` (no workspace: a direct message's "")."""
+        return from_plain(cls, {**data, "workspace_id": data.get("workspace_id") or ""})
 
 
 @dataclass(frozen=True)

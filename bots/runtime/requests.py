@@ -75,10 +75,10 @@ class CheckRequests:
     ) -> ReuseHit | None:
         """Return the stored check that answers post, or None (fresh: always None).
 
-        A post with images is always checked: a stored check of the same words says nothing
-        of its images.
+        Which check answers which post is the reuse index's to say (a post with images only a
+        check of the same words and the same images: `bots.runtime.reuse`).
         """
-        if fresh or self.reuse is None or post.image_refs:
+        if fresh or self.reuse is None:
             return None
         hit = await self.reuse.find(post, before=before)
         if hit is None:

@@ -9,15 +9,13 @@ fact-check.
 from __future__ import annotations
 
 import re
-import warnings
 from datetime import UTC, datetime
 from typing import Any
-
-from dateutil import parser as dateparser
 
 from pipeline.credibility.domains import registrable_domain
 from pipeline.fetch.extract import rating_to_label
 from pipeline.records.domain import ClaimReview, Document, document_id_for
+from pipeline.util.dates import parse_date as parse_text_date
 
 _DATE_FIELDS = ("published_at", "publish_date", "date", "datePublished", "published")
 _TEXT_FIELDS = ("text", "content", "body")
@@ -32,27 +30,10 @@ _HREF_RE = re.compile(r"\b(?:href|content)=[\"']([^\"']+)[\"']", re.IGNORECASE)
 
 
 def parse_date(value: object) -> datetime | None:
-    """Parse a date in any common format to an aware UTC datetime; None when absent or bad."""
-    if value is None or value == "":
-        return None
+    """Parse a record's date (a Unix time, or text `pipeline.util.dates` reads) to aware UTC."""
     if isinstance(value, (int, float)):
         return datetime.fromtimestamp(float(value), UTC)
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        dayfirst = bool(re.match(r"^\d{1,2}-\d{1,2}-\d{4}$", value))
-        try:
-            with warnings.catch_warnings():
-                # Unknown zone names are read as UTC; there is nothing to warn the operator of.
-                warnings.simplefilter("ignore", dateparser.UnknownTimezoneWarning)
-                parsed = dateparser.parse(value, dayfirst=dayfirst)
-        except (ValueError, OverflowError):
-            return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return parse_text_date(value)
 
 
 def _first(data: dict[str, Any], names: tuple[str, ...]) -> Any:

@@ -42,10 +42,10 @@ import lxml.html
 from lxml import etree
 
 from pipeline.errors import ExtractionError
-from pipeline.fetch.feeds import parse_date
 from pipeline.fetch.visibility import drop_invisible
 from pipeline.fetch.walls import detect_wall
 from pipeline.records.domain import ClaimReview, Document, Label, document_id_for
+from pipeline.util.dates import parse_date
 
 if TYPE_CHECKING:
     from trafilatura.settings import Document as TrafilaturaDocument

@@ -11,11 +11,10 @@ the expected kind of document; items without a usable http(s) link are skipped.
 
 from __future__ import annotations
 
-import email.utils
 import re
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 from urllib.parse import urljoin, urlsplit
 
@@ -23,6 +22,7 @@ import lxml.html
 from lxml import etree
 
 from pipeline.errors import ExtractionError
+from pipeline.util.dates import parse_date
 
 MAX_XML_BYTES = 50 * 1024 * 1024
 
@@ -127,23 +127,6 @@ def parse_sitemap(body: bytes, *, base_url: str | None = None) -> Sitemap:
         news_date = next((d for d in entry.iter() if _local(d) == "publication_date"), None)
         pages.setdefault(loc, parse_date(_text(_child(entry, "lastmod")) or _text(news_date)))
     return Sitemap(pages=tuple(pages.items()), sitemaps=tuple(sitemaps))
-
-
-def parse_date(text: str | None) -> datetime | None:
-    """Parse an ISO 8601 / RFC 3339 or RFC 822 timestamp into an aware UTC datetime."""
-    if not text or not text.strip():
-        return None
-    text = text.strip()
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        try:
-            value = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)  # no offset given: UTC is the least surprising guess
-    return value.astimezone(UTC)
 
 
 def _parse_xml(body: bytes, where: str) -> etree._Element:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar, Token
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from types import TracebackType
+
+from pipeline.records.codec import from_plain, to_plain
 
 _OPEN: ContextVar[tuple[UsageMeter, ...]] = ContextVar("factbot_llm_meters", default=())
 
@@ -51,22 +53,13 @@ class StageUsage:
 
     def to_dict(self) -> dict[str, int | float]:
         """Return the counts as a JSON-ready dict."""
-        return asdict(self)
+        data: dict[str, int | float] = to_plain(self)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, int | float]) -> StageUsage:
         """Build usage from a dict made by `to_dict` (unknown keys are ignored)."""
-        return cls(
-            calls=int(data.get("calls", 0)),
-            input_tokens=int(data.get("input_tokens", 0)),
-            output_tokens=int(data.get("output_tokens", 0)),
-            cost_usd=float(data.get("cost_usd", 0.0)),
-            seconds=float(data.get("seconds", 0.0)),
-            failures=int(data.get("failures", 0)),
-            timeouts=int(data.get("timeouts", 0)),
-            invalid=int(data.get("invalid", 0)),
-            fallbacks=int(data.get("fallbacks", 0)),
-        )
+        return from_plain(cls, data)
 
 
 class UsageMeter:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from pipeline.records.codec import from_plain, to_plain
+
 
 class LiveSearch(StrEnum):
     """How live web search went for one check."""
@@ -34,15 +36,6 @@ class ProviderStatus:
     reachable: bool
     reason: str = ""  # "" when it answered; else the probe's or the last request's failure
     seconds: float = 0.0  # the probe's (or the slowest failed request's) duration
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the status as a JSON object."""
-        return {
-            "provider": self.provider,
-            "reachable": self.reachable,
-            "reason": self.reason,
-            "seconds": self.seconds,
-        }
 
 
 @dataclass(frozen=True)
@@ -120,32 +113,15 @@ class SearchStatus:
         return replace(self, live=_overall(tuple(providers)), providers=tuple(providers))
 
     def to_json(self) -> dict[str, Any]:
-        """Return the status as a JSON object (as stored with the check)."""
-        return {
-            "live": self.live.value,
-            "providers": [p.to_json() for p in self.providers],
-            "local_documents": self.local_documents,
-            "off_reason": self.off_reason,
-            "could_not_search": self.blind_reason(),
-            "reverse_image": [p.to_json() for p in self.reverse_image],
-        }
+        """Return the status as a JSON object (as stored with the check), with why it was blind."""
+        data: dict[str, Any] = to_plain(self)
+        data["could_not_search"] = self.blind_reason()
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SearchStatus:
         """Return the status stored by `to_json` (an empty object: a check from before)."""
-        return cls(
-            live=LiveSearch(data.get("live", LiveSearch.OFF.value)),
-            providers=tuple(_provider(p) for p in data.get("providers", ())),
-            local_documents=data.get("local_documents"),
-            off_reason=data.get("off_reason", ""),
-            reverse_image=tuple(_provider(p) for p in data.get("reverse_image", ())),
-        )
-
-
-def _provider(data: dict[str, Any]) -> ProviderStatus:
-    return ProviderStatus(
-        data["provider"], bool(data["reachable"]), data.get("reason", ""), data.get("seconds", 0)
-    )
+        return from_plain(cls, data)
 
 
 def probed(providers: Sequence[ProviderStatus], *, local_documents: int | None) -> SearchStatus:

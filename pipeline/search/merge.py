@@ -30,11 +30,13 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pipeline.errors import BudgetExceededError, SearchError
 from pipeline.ports import SearchCache
+from pipeline.records.codec import from_plain, to_plain
 from pipeline.search.base import SearchProvider, SearchQuery, SearchResult
-from pipeline.search.cache import cache_key, normalise_text, result_from_dict, result_to_dict
+from pipeline.search.cache import cache_key, normalise_text
 from pipeline.search.http import Budget, request_budgets
-from pipeline.search.parsing import on_sites, site_domain, to_utc
+from pipeline.search.parsing import on_sites, site_domain
 from pipeline.search.urls import canonical_url
+from pipeline.util.dates import to_utc
 
 log = logging.getLogger(__name__)
 
@@ -98,12 +100,14 @@ class ProviderPool(Generic[P, R]):
     """Providers behind one cached, budgeted look-up: what web and reverse image search share.
 
     A subclass names what it looks up (`what`, for logs), its default cache time and per-check
-    budget, and how its results are stored in the search cache (`_dump`, `_load`); `_answer`
+    budget, and the record type of its results (`record`, stored in the search cache through
+    `pipeline.records.codec`); `_answer`
     reads the cache, calls the provider, times it, turns a `SearchError` into a report and
     writes the answer back.
     """
 
     what: ClassVar[str]
+    record: ClassVar[type[Any]]
     default_ttl: ClassVar[timedelta]
     default_budget: ClassVar[int]
 
@@ -126,10 +130,12 @@ class ProviderPool(Generic[P, R]):
         self.budgets = {name: (budgets or {}).get(name, each) for name in names}
 
     def _dump(self, result: R) -> dict[str, Any]:
-        raise NotImplementedError
+        data: dict[str, Any] = to_plain(result, kind=self.record)
+        return data
 
     def _load(self, data: dict[str, Any]) -> R:
-        raise NotImplementedError
+        result: R = from_plain(self.record, data)
+        return result
 
     def check_budget(self) -> AbstractContextManager[Mapping[str, Budget]]:
         """Open fresh per-provider request budgets for one check's look-ups."""
@@ -193,15 +199,10 @@ class MultiSearch(ProviderPool[SearchProvider, SearchResult]):
     """Several search providers behind one cached, budgeted, merging search."""
 
     what = "search"
+    record = SearchResult
     default_ttl = timedelta(hours=24)
     default_budget = 10
     rrf_k: ClassVar[int] = 60
-
-    def _dump(self, result: SearchResult) -> dict[str, Any]:
-        return result_to_dict(result)
-
-    def _load(self, data: dict[str, Any]) -> SearchResult:
-        return result_from_dict(data)
 
     async def search(self, query: SearchQuery) -> SearchOutcome:
         """Search every provider for query; return merged results and per-provider reports."""

@@ -1,65 +1,27 @@
 """Small helpers the providers share: dates, HTML snippets, `site:` operators and domains.
 
-Dates come back as aware UTC datetimes. Providers give them in many shapes: ISO 8601 with or
-without an offset (no offset is read as UTC), RFC 822 (feeds), "Mar 3, 2024" (Google-style
-snippets) and relative ages ("3 hours ago"). Relative ages in minutes, hours, days or weeks are
-resolved against `now`; "N months/years ago" is dropped, because a date that can be weeks off
-would defeat the before-the-post filter it exists for.
+Dates come back as aware UTC datetimes, read by `pipeline.util.dates` (its rules: a full date or
+a relative age in minutes, hours, days or weeks, resolved against `now`; "N months/years ago"
+and dates without a year are dropped).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
 import lxml.html
-from dateutil import parser as dateparser
 from lxml import etree
 
 from pipeline.credibility.domains import candidate_keys
 from pipeline.errors import SearchError
-from pipeline.fetch.feeds import parse_date as parse_feed_date
-
-_RELATIVE = re.compile(
-    r"^(?:(an?|\d+)\s+(second|minute|min|hour|day|week)s?\s+ago|(just now|today|yesterday))$",
-    re.IGNORECASE,
-)
-_UNIT_SECONDS = {"second": 1, "minute": 60, "min": 60, "hour": 3600, "day": 86400, "week": 604800}
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-
-
-def to_utc(value: datetime) -> datetime:
-    """Return value as an aware UTC datetime (naive values are taken to be UTC)."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+from pipeline.util.dates import parse_date as parse_any_date
+from pipeline.util.dates import to_utc
 
 
 def parse_date(value: object, *, now: datetime | None = None) -> datetime | None:
     """Parse a provider's date (ISO, RFC 822, "Mar 3, 2024", "2 days ago") to UTC, or None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = " ".join(value.split())
-    parsed = parse_feed_date(text)
-    if parsed is not None:
-        return parsed
-    relative = _RELATIVE.match(text)
-    if relative is not None:
-        return _relative(relative, now or datetime.now(UTC))
-    if not _YEAR.search(text):
-        return None  # dateutil would fill a missing year (or day) from today: a guess, not a date
-    try:
-        return to_utc(dateparser.parse(text))
-    except (ValueError, OverflowError):
-        return None
-
-
-def _relative(match: re.Match[str], now: datetime) -> datetime:
-    count, unit, word = match.groups()
-    if word is not None:
-        days = 1 if word.lower() == "yesterday" else 0
-        return to_utc(now) - timedelta(days=days)
-    amount = 1 if count.lower() in ("a", "an") else int(count)
-    return to_utc(now) - timedelta(seconds=amount * _UNIT_SECONDS[unit.lower()])
+    return parse_any_date(value, now=now or datetime.now(UTC))
 
 
 def plain_text(fragment: str | None) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ExtractionError
-from pipeline.fetch.feeds import parse_date, parse_feed, parse_sitemap, sniff_kind
+from pipeline.fetch.feeds import parse_feed, parse_sitemap, sniff_kind
+from pipeline.util.dates import parse_date
 
 FEEDS = Path(__file__).parent.parent / "fixtures" / "feeds"
 

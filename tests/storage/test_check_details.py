@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlite_utils import Database
 
+from pipeline.records.codec import dump, from_plain
 from pipeline.records.domain import Basis, Relation, Stance
 from pipeline.records.image import ImageReport
 from storage import Store
-from storage.details import from_plain, images_in, redact_images, to_json
+from storage.details import images_in, redact_images
 from storage.migrations import migrations
 from tests.dashboard.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
 
@@ -114,13 +115,13 @@ def test_a_row_written_before_a_field_was_added_reads_with_its_default() -> None
     old = {"name": "x", "when": "2020-01-01T00:00:00+00:00", "parts": [1, 2]}
     assert from_plain(_Grown, old) == _Grown("x", datetime(2020, 1, 1, tzinfo=UTC), (1, 2))
     grown = _Grown("y", None, (), ("f1",))
-    assert from_plain(_Grown, json.loads(to_json(grown))) == grown
+    assert from_plain(_Grown, json.loads(dump(grown))) == grown
     newer = {**old, "faces": [], "added_by_a_newer_factbot": 3}
     assert from_plain(_Grown, newer).faces == ()
 
 
 def test_an_image_report_tolerates_fields_it_lacks_and_names_a_missing_required_one() -> None:
-    data = json.loads(to_json(image_report()))
+    data = json.loads(dump(image_report()))
     data["descriptions"][0]["future_field"] = [{"name": "someone"}]  # a field this code lacks
     assert images_in(json.dumps(data)) == image_report()
     del data["descriptions"][0]["terms"]  # required (no default): a clear error
@@ -129,7 +130,7 @@ def test_an_image_report_tolerates_fields_it_lacks_and_names_a_missing_required_
 
 
 def test_redaction_keeps_hashes_and_credentials_and_drops_post_content() -> None:
-    redacted = images_in(redact_images(to_json(image_report())))
+    redacted = images_in(redact_images(dump(image_report())))
     image = redacted.descriptions[0]
     assert image.ocr is None and image.caption is None and image.terms == ()
     assert image.url == "" and image.text == ""
@@ -139,6 +140,6 @@ def test_redaction_keeps_hashes_and_credentials_and_drops_post_content() -> None
     assert image.metadata.credentials.signer == "Example News Agency"
     assert image.hashes == image_report().descriptions[0].hashes
     assert redacted.failures[0].source.ref == "" and redacted.failures[0].reason
-    text = redact_images(to_json(image_report()))
+    text = redact_images(dump(image_report()))
     assert OCR_TEXT not in text and "warning" not in text and "Paris" not in text
     assert CAPTION not in text

@@ -18,9 +18,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
-
-from pipeline.search.parsing import to_utc
+from typing import Protocol
 
 _VERSION = "v1"
 
@@ -90,48 +88,3 @@ def cache_key(provider: str, query: ImageQuery, *, variant: str = "") -> str:
     """Return the cache key of provider's answer for a picture (by content, not by URL)."""
     parts = (_VERSION, "reverse-image", provider, query.image_id, str(query.limit), variant)
     return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
-
-
-def match_to_dict(match: ReverseMatch) -> dict[str, Any]:
-    """Return match as a JSON-ready dict (for the search cache)."""
-    return {
-        "page_url": match.page_url,
-        "title": match.title,
-        "image_url": match.image_url,
-        "provider": match.provider,
-        "rank": match.rank,
-        "kind": match.kind.value,
-        "published_at": _out(match.published_at),
-        "seen_at": _out(match.seen_at),
-        "source": match.source,
-        "score": match.score,
-    }
-
-
-def match_from_dict(data: dict[str, Any]) -> ReverseMatch:
-    """Return the match stored as data; raise KeyError, TypeError or ValueError if malformed."""
-    score = data.get("score")
-    return ReverseMatch(
-        page_url=str(data["page_url"]),
-        title=str(data["title"]),
-        image_url=None if data.get("image_url") is None else str(data["image_url"]),
-        provider=str(data["provider"]),
-        rank=int(data["rank"]),
-        kind=MatchKind(data["kind"]),
-        published_at=_in(data.get("published_at")),
-        seen_at=_in(data.get("seen_at")),
-        source=data.get("source"),
-        score=None if score is None else float(score),
-    )
-
-
-def _out(moment: datetime | None) -> str | None:
-    return to_utc(moment).isoformat() if moment is not None else None
-
-
-def _in(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise TypeError("a stored date must be a string")
-    return to_utc(datetime.fromisoformat(value))

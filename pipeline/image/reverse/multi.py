@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from pipeline.image.reverse.base import (
     ImageQuery,
@@ -28,8 +27,6 @@ from pipeline.image.reverse.base import (
     ReverseImageProvider,
     ReverseMatch,
     cache_key,
-    match_from_dict,
-    match_to_dict,
 )
 from pipeline.search.merge import Outcome, ProviderPool, ProviderReport
 from pipeline.search.urls import canonical_url
@@ -49,14 +46,9 @@ class ReverseSearch(ProviderPool[ReverseImageProvider, ReverseMatch]):
     """Several reverse image providers behind one cached, budgeted, merging look-up."""
 
     what = "reverse image"
+    record = ReverseMatch
     default_ttl = timedelta(hours=72)
     default_budget = 4
-
-    def _dump(self, result: ReverseMatch) -> dict[str, Any]:
-        return match_to_dict(result)
-
-    def _load(self, data: dict[str, Any]) -> ReverseMatch:
-        return match_from_dict(data)
 
     async def search(self, query: ImageQuery) -> ReverseOutcome:
         """Ask every provider about the picture; return merged matches and their reports."""

@@ -53,9 +53,9 @@ from pipeline.records.image import (
 )
 from pipeline.records.search_status import ProviderStatus, SearchStatus
 from pipeline.search.merge import Outcome, ProviderReport
-from pipeline.search.parsing import to_utc
 from pipeline.search.urls import canonical_url
 from pipeline.util.cpu import CpuPool, run_cpu
+from pipeline.util.dates import to_utc
 
 log = logging.getLogger(__name__)
 
