@@ -78,7 +78,7 @@ _FETCH = FetchPolicy()  # the defaults of the fetch settings are the policy's ow
 
 
 class FetchSettings(BaseModel):
-    """The SSRF-safe fetcher: `policy()` is the `FetchPolicy` every fetch of the process uses."""
+    """The SSRF-safe fetcher."""
 
     max_bytes: int = Field(
         default=_FETCH.max_bytes, ge=1024, description="largest page body (decompressed bytes)"
@@ -134,7 +134,7 @@ class FetchSettings(BaseModel):
     )
 
     def policy(self) -> FetchPolicy:
-        """Return the fetch policy these settings describe (every field carried over)."""
+        """Return the `FetchPolicy` every fetch of the process uses (every field carried over)."""
         return dataclasses.replace(_FETCH, **{name: getattr(self, name) for name in _POLICY_FIELDS})
 
 
