@@ -65,7 +65,7 @@ def index(
     app = _app(ctx)
     embedder = app.embedder
     embedder.warm_up()
-    config = app.check_config()
+    config = app.checks.check_config()
 
     async def go(store: Store) -> dict[str, Any]:
         bar = tqdm(unit="doc", file=sys.stderr)

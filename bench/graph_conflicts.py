@@ -37,7 +37,7 @@ def measure(data: Path, outside_sample: int | None, limit: int | None, show: int
         claims = calibration_part(claims, outside_sample, seed=0)
     with tempfile.TemporaryDirectory(prefix="factbot-graphs-") as tmp:
         app = App(Settings(data_dir=Path(tmp), log_level="WARNING"))
-        graphs = app.graphs
+        graphs = app.resources.graphs
         if graphs is None:
             raise click.ClickException("graph verification is off (FACTBOT_GRAPH__ENABLED)")
         by_label: dict[str, Counter[str]] = defaultdict(Counter)

@@ -106,7 +106,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
         hosts = sorted({str(p.server_address[0]) for p in pages} | {"127.0.0.1"})
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="factbot-local-")))
         app = App(_settings(tmp, search, hosts, opts))
-        if app.model_choice != "local" and app.judge_choice != "verifier":
+        if app.model_choice != "local" and app.checks.judge_choice != "verifier":
             raise click.ClickException("the local model is not pulled: run `factbot models pull`")
         stack.callback(app.close)
 
@@ -144,7 +144,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
 
 def _server_memory(app: Any) -> dict[str, float]:
     """Return the model server's peak (VmHWM) and current (VmRSS) resident memory in MB."""
-    pid = app.local_model.pid
+    pid = app.resources.local_model.pid
     if pid is None:
         return {}
     try:

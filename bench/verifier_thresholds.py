@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     claims = stratified_sample(load_averitec(args.data), args.sample, seed=args.seed)
     args.readings.parent.mkdir(parents=True, exist_ok=True)
-    config = App(Settings()).check_config()  # the knobs `factbot eval averitec` uses
+    config = App(Settings()).checks.check_config()  # the knobs `factbot eval averitec` uses
     asyncio.run(read_claims(claims, args.readings, args.model_dir, config))
     wanted = {c.index for c in claims}
     rows = [json.loads(line) for line in args.readings.read_text().splitlines() if line]

@@ -4,9 +4,11 @@ POST /api/checks            {"text": "..."} or {"url": "..."}, optional "images"
                             URLs) and "before" (ISO date); or multipart/form-data with the
                             fields text, url, before and image (files, repeatable; or URLs)
                             → 202 {job} with Location: /api/jobs/{id}; with ?wait=N, 201 and the
-                            check when it finishes within N seconds (else still 202); 200 and
-                            a stored check when one answers the same or a near-duplicate post
-                            (`"reused"` says why; ?fresh=true checks again)
+                            check when it finishes within N seconds (else still 202; a job that
+                            died, e.g. on a page that could not be fetched, answers with its
+                            error's status); 200 and a stored check when one answers the same
+                            or a near-duplicate post (`"reused"` says why; ?fresh=true checks
+                            again). A URL's page is fetched by the worker, never here.
 GET  /api/jobs/{id}         status, attempts, error and stage progress
 GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import time
@@ -48,15 +49,18 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.api.metrics import mount_metrics
 from bots.api.report import report_html
+from bots.app.deps import RequestsDep, SettingsDep, StoreDep
+from bots.app.deps import install as install_deps
 from bots.app.doctor import diagnose
 from bots.app.root import App
 from bots.dashboard import mount_dashboard
 from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from bots.render import check_to_json
-from bots.runtime.checks import submit_check
 from bots.runtime.privacy import retention_loop
+from bots.runtime.reuse import ReuseHit
 from bots.runtime.service import build_pool, close_senders
 from bots.runtime.uploads import Upload, gather_images
+from bots.settings import Settings
 from pipeline import errors
 from pipeline.errors import (
     ExtractionError,
@@ -66,8 +70,8 @@ from pipeline.errors import (
     NotFoundError,
     UnsafeURLError,
 )
-from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
-from pipeline.records.domain import Post
+from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
+from storage import Store
 
 log = logging.getLogger(__name__)
 DOCTOR_TTL = 30.0  # seconds /readyz reuses the doctor's facts
@@ -190,6 +194,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             await app.close_fetcher()
 
     api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
+    install_deps(api, app)  # what the routes below use, as dependencies (bots.app.deps)
     for adapter in adapters.values():
         adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
     mount_dashboard(api, app)  # the web pages under /, and who may use the API (bots/dashboard)
@@ -203,9 +208,9 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         )
 
     @api.get("/checks/{check_id}", response_class=HTMLResponse)
-    async def report(check_id: str) -> HTMLResponse:
+    async def report(check_id: str, store: StoreDep) -> HTMLResponse:
         """The full report of a check (what platform replies link to)."""
-        check = app.store.checks.get(check_id)  # NotFoundError → 404
+        check = store.checks.get(check_id)  # NotFoundError → 404
         return HTMLResponse(report_html(check))
 
     @api.get("/healthz")
@@ -227,7 +232,9 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             if doctor_cache and time.monotonic() - doctor_cache[0][0] < DOCTOR_TTL:
                 return doctor_cache[0][1]
             async with httpx.AsyncClient(verify=await app.tls()) as http:
-                diagnosis = await diagnose(app.settings, probe=app.search_probe, http=http)
+                diagnosis = await diagnose(
+                    app.settings, probe=app.resources.search_probe, http=http
+                )
             doctor_cache[:] = [(time.monotonic(), diagnosis.to_json(with_settings=False))]
             return doctor_cache[0][1]
 
@@ -275,26 +282,26 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     )
     async def create_check(
         request: Request,
+        settings: SettingsDep,
+        store: StoreDep,
+        requests: RequestsDep,
         wait: float = Query(default=0, ge=0, description="seconds to wait for the result"),
         fresh: bool = Query(default=False, description="check again even if a stored check fits"),
         idempotency_key: str | None = Header(default=None, max_length=200),
     ) -> JSONResponse:
         kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if kind == "multipart/form-data":
-            body, uploads = await _form_request(request)
+            body, uploads = await _form_request(request, settings)
         else:
             body, uploads = await _json_request(request), []
-        max_chars = app.settings.max_post_chars
-        limits = app.settings.images
+        max_chars = settings.max_post_chars
+        limits = settings.images
         given = gather_images(
             uploads, body.images, max_images=limits.max_images, max_bytes=limits.max_bytes
         )
         notes = list(given.notes)
-        if body.url is not None:
-            fetcher = await app.fetcher()
-            post = await post_from_url(body.url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
-            if given.refs:
-                post = dataclasses.replace(post, image_refs=given.refs)
+        if body.url is not None:  # the worker fetches the page (a fetch error ends the job)
+            post = page_request(body.url, image_refs=given.refs)
         elif not given.refs and not (body.text or "").strip() and notes:
             raise InputError("nothing to check: " + " ".join(notes))
         else:
@@ -302,44 +309,42 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
                 body.text or "", max_chars=max_chars, platform="api", image_refs=given.refs
             )
         ensure_checkable(post)
-        # A stored check of the same words says nothing about these images: check them.
-        if not fresh and not post.image_refs:
-            reused = await _reused(post, body.before)
-            if reused is not None:
-                return reused
-        submission = submit_check(
-            app.store,
+        requested = await requests.submit(
             post,
+            origin="api",
+            key=idempotency_key or None,
+            fresh=fresh,
             before=body.before,
-            dedupe_key=f"api:{idempotency_key}" if idempotency_key else None,
-            max_attempts=app.settings.jobs.max_attempts,
             notes=notes,
         )
-        job = submission.job
+        if requested.reused is not None:
+            return _reused(store, requested.reused)
+        assert requested.check_job is not None  # not reused: a check job is stored
+        job = requested.check_job
         if wait > 0:
-            job = await wait_for_job(app.store, job.id, min(wait, app.settings.jobs.wait_max))
+            job = await wait_for_job(store, job.id, min(wait, settings.jobs.wait_max))
             if job.status == "done" and job.result_id:
                 return JSONResponse(
                     status_code=201,
-                    content=_check_content(job.result_id),
+                    content=_check_content(store, job.result_id),
                     headers={"Location": f"/api/checks/{job.result_id}"},
                 )
             if job.status == "dead":
                 return JSONResponse(
                     status_code=_status(_error_kind(job.last_error)),
-                    content=job_to_json(app.store, job),
+                    content=job_to_json(store, job),
                     headers={"Location": f"/api/jobs/{job.id}"},
                 )
         return JSONResponse(
             status_code=202,
-            content=job_to_json(app.store, job),
+            content=job_to_json(store, job),
             headers={"Location": f"/api/jobs/{job.id}"},
         )
 
-    def _check_content(check_id: str) -> dict[str, Any]:
+    def _check_content(store: Store, check_id: str) -> dict[str, Any]:
         """Return a stored check as JSON, with the notes its request left (none: [])."""
-        content = check_to_json(app.store.checks.get(check_id))  # NotFoundError → 404
-        job = app.store.jobs.for_check(check_id)
+        content = check_to_json(store.checks.get(check_id))  # NotFoundError → 404
+        job = store.jobs.for_check(check_id)
         content["notes"] = [str(n) for n in (job.payload.get("notes") or ())] if job else []
         return content
 
@@ -349,9 +354,11 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         except ValidationError as exc:
             raise RequestValidationError(exc.errors(include_url=False)) from exc
 
-    async def _form_request(request: Request) -> tuple[CheckRequest, list[Upload]]:
+    async def _form_request(
+        request: Request, settings: Settings
+    ) -> tuple[CheckRequest, list[Upload]]:
         """Read a multipart check request: its fields, and its image files (bounded)."""
-        limits = app.settings.images
+        limits = settings.images
         form = await bounded_form(request, cap=form_cap(limits), max_files=limits.max_images * 4)
         try:
             uploads: list[Upload] = []
@@ -377,64 +384,57 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         finally:
             await form.close()
 
-    async def _reused(post: Post, before: datetime | None) -> JSONResponse | None:
-        hit = await app.reuse.find(post, before=before)
-        if hit is None:
-            return None
-        try:
-            check = app.store.checks.get(hit.check_id)
-        except NotFoundError:  # the fingerprint outlived its check: a miss
-            return None
-        content = _check_content(check.id)
+    def _reused(store: Store, hit: ReuseHit) -> JSONResponse:
+        content = _check_content(store, hit.check_id)
         content["reused"] = {
             "reason": hit.reason,
             "similarity": round(hit.similarity, 4),
             "age_seconds": round(hit.age.total_seconds(), 1),
         }
-        return JSONResponse(content=content, headers={"Location": f"/api/checks/{check.id}"})
+        return JSONResponse(content=content, headers={"Location": f"/api/checks/{hit.check_id}"})
 
     @api.get("/api/jobs/{job_id}")
-    async def get_job(job_id: str) -> dict[str, Any]:
-        job = app.store.jobs.get(job_id)
+    async def get_job(job_id: str, store: StoreDep) -> dict[str, Any]:
+        job = store.jobs.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
-        return job_to_json(app.store, job)
+        return job_to_json(store, job)
 
     @api.get("/api/checks/{check_id}")
-    async def get_check(check_id: str) -> JSONResponse:
+    async def get_check(check_id: str, store: StoreDep) -> JSONResponse:
         try:
-            return JSONResponse(_check_content(check_id))
+            return JSONResponse(_check_content(store, check_id))
         except NotFoundError:
-            job = app.store.jobs.for_check(check_id)
+            job = store.jobs.for_check(check_id)
             if job is None:
                 raise
             return JSONResponse(
                 status_code=202,
-                content=job_to_json(app.store, job),
+                content=job_to_json(store, job),
                 headers={"Location": f"/api/jobs/{job.id}"},
             )
 
     @api.get("/api/checks/{check_id}/events")
     async def check_events(
-        check_id: str, last_event_id: str | None = Header(default=None)
+        check_id: str, store: StoreDep, last_event_id: str | None = Header(default=None)
     ) -> EventSourceResponse:
-        job = app.store.jobs.get(check_id) or app.store.jobs.for_check(check_id)
+        job = store.jobs.get(check_id) or store.jobs.for_check(check_id)
         if job is None:
-            stored = app.store.checks.get(check_id)  # 404 when unknown
+            stored = store.checks.get(check_id)  # 404 when unknown
             return _event_stream(_replay(stored.id, stored.timings))
         after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
-        return _event_stream(_stream(job.id, after), headers={"Cache-Control": "no-cache"})
+        return _event_stream(_stream(store, job.id, after), headers={"Cache-Control": "no-cache"})
 
-    async def _stream(job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
+    async def _stream(store: Store, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
         # sse-starlette ends this generator when the client goes away.
         while True:
-            for event in app.store.jobs.events(job_id, after=after):
+            for event in store.jobs.events(job_id, after=after):
                 after = event.seq
                 data = {"stage": event.stage, "status": event.status, "at": event.at.isoformat()}
                 data.update(event.detail)
                 kind = "stage" if event.stage != "job" else "job"
                 yield _sse(kind, data, event.seq)
-            job = app.store.jobs.get(job_id)
+            job = store.jobs.get(job_id)
             if job is None or job.status in TERMINAL:
                 if job is not None:
                     end = {"status": job.status, "check_id": job.result_id, "error": job.last_error}

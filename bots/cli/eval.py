@@ -141,11 +141,11 @@ def averitec(
     if use_graph is not None:
         graph = app.settings.graph.model_copy(update={"enabled": use_graph})
         app.settings = app.settings.model_copy(update={"graph": graph})
-    graphs = app.graphs
+    graphs = app.resources.graphs
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
     drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
     claims = stratified_sample(drawn, sample, seed=seed) if sample is not None else drawn
-    config = app.check_config()
+    config = app.checks.check_config()
     journal: Journal | None = None
     done: dict[int, Any] = {}
     if resume_path is not None:
@@ -188,7 +188,7 @@ def averitec(
     def on_outcome(outcome: Any) -> None:
         # A killed local server turns every later claim into a fallback: stop instead of
         # recording them, so the same command resumes once the machine is quiet.
-        if use_model and app.local_model.died:
+        if use_model and app.resources.local_model.died:
             raise click.ClickException(
                 "the local model server exited during the run; claim "
                 f"{outcome.claim.index} and later were not recorded: rerun the same command"
@@ -217,7 +217,7 @@ def averitec(
             rater=rater,
             judge=judge,
             graphs=graphs,
-            verifier=app.verifier if judge_choice == "verifier" else None,
+            verifier=app.resources.verifier if judge_choice == "verifier" else None,
         )
 
     judge_name = "verifier" if judge_choice == "verifier" else judge.name
@@ -228,8 +228,9 @@ def averitec(
             judge_name = judge_choice if use_model else judge_name
             return []
         async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(app.close_fetcher)  # the model client, in this loop
             model = (
-                await app.model_deps(stack, fallback=judge, judge=judge_choice)  # type: ignore[arg-type]
+                await app.checks.model_deps(fallback=judge, judge=judge_choice)  # type: ignore[arg-type]
                 if use_model
                 else None
             )

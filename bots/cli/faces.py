@@ -95,7 +95,7 @@ def import_(ctx: click.Context, directory: Path) -> None:
     app = _app(ctx)
     report = import_gallery(
         directory,
-        reader=app.face_reader(),
+        reader=app.resources.face_reader(),
         repo=app.store.faces,
         max_bytes=app.settings.images.max_bytes,
     )

@@ -72,7 +72,7 @@ def lookup(ctx: click.Context, domain_or_url: str) -> None:
     from bots.cli.context import app_from as _app
 
     app = _app(ctx)
-    policy = app.rater
+    policy = app.checks.rater
     rating = policy.rate(domain_or_url)
     citable = "citable" if policy.citable(rating) else "never cited"
     click.echo(f"{domain_or_url}: {rating.tier.value} ({citable})")

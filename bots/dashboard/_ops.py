@@ -58,7 +58,7 @@ def router(access: Access, views: Views) -> APIRouter:
     ) -> HTMLResponse:
         rule = None
         if domain.strip():
-            policy = app.rater
+            policy = app.checks.rater
             rating = policy.rate(domain.strip()[:500])
             rule = {"rating": rating, "citable": policy.citable(rating)}
         return views.render(

@@ -4,8 +4,9 @@ Images are uploaded as the API's are (`bots.dashboard.forms`, `bots.runtime.uplo
 one of the post's image refs, read by the image stage, whose report (and the notes on files
 that never reached it) the check page shows.
 
-The form stores a post and a check job exactly as the API does (`submit_check`), unless a
-stored check already answers the same post (reuse), which is shown at once. The progress page
+The form goes in the one way every request does (`bots.runtime.requests.CheckRequests`): a
+stored check that answers the same post (reuse) is shown at once, else a post and a check job
+are stored. The progress page
 lists the job's stages as stored; with JavaScript on, app.js follows the API's server-sent
 events (/api/checks/{job}/events) and opens the check when the job ends; with it off, the page
 refreshes itself every two seconds until then.
@@ -19,15 +20,15 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from bots.app.deps import RequestsDep, StoreDep
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._jobview import job_view
 from bots.dashboard._views import Views
 from bots.dashboard.forms import bounded_form, form_cap, read_upload
-from bots.runtime.checks import submit_check
 from bots.runtime.uploads import gather_images
 from pipeline.errors import FactbotError, InputError, NotFoundError
-from pipeline.inputs.posts import ensure_checkable, post_from_text, post_from_url
+from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
 from pipeline.records.domain import Post
 
 
@@ -61,6 +62,7 @@ def router(access: Access, views: Views) -> APIRouter:
     @routes.post("/try", response_class=HTMLResponse)
     async def try_submit(
         request: Request,
+        requests: RequestsDep,
         form: FormData = read_first,
         me: Principal = as_reviewer,
     ) -> Response:
@@ -76,41 +78,35 @@ def router(access: Access, views: Views) -> APIRouter:
         try:
             if not given.refs and not text.strip() and not url.strip() and given.notes:
                 raise InputError(" ".join(given.notes))
-            post = await _post(text.strip(), url.strip(), given.refs)
+            post = _post(text.strip(), url.strip(), given.refs)
             ensure_checkable(post)
         except FactbotError as exc:
             return views.render(
                 request, "try.html", code=422, error=str(exc), text=text, url=url, **form_limits()
             )
-        if not post.image_refs:  # a stored check of the same words says nothing of images
-            hit = await app.reuse.find(post)
-            if hit is not None:
-                try:
-                    app.store.checks.get(hit.check_id)
-                    return RedirectResponse(f"/check/{hit.check_id}?reused=1", status_code=303)
-                except NotFoundError:
-                    pass
-        submission = submit_check(
-            app.store, post, max_attempts=app.settings.jobs.max_attempts, notes=given.notes
-        )
-        return RedirectResponse(f"/try/{submission.job.id}", status_code=303)
+        requested = await requests.submit(post, origin="web", notes=given.notes)
+        if requested.reused is not None:
+            return RedirectResponse(f"/check/{requested.check_id}?reused=1", status_code=303)
+        assert requested.check_job is not None  # not reused: a check job is stored
+        return RedirectResponse(f"/try/{requested.check_job.id}", status_code=303)
 
-    async def _post(text: str, url: str, images: tuple[str, ...]) -> Post:
+    def _post(text: str, url: str, images: tuple[str, ...]) -> Post:
         max_chars = app.settings.max_post_chars
-        if url and not text and not images:
-            fetcher = await app.fetcher()
-            return await post_from_url(url, fetcher=fetcher, max_chars=max_chars, cpu=app.cpu)
+        if url and not text and not images:  # the worker fetches the page
+            return page_request(url)
         if url:
             text = f"{text}\n{url}".strip()
         return post_from_text(text, max_chars=max_chars, platform="web", image_refs=images)
 
     @routes.get("/try/{job_id}", response_class=HTMLResponse)
-    async def progress(request: Request, job_id: str, me: Principal = as_viewer) -> Response:
-        job = app.store.jobs.get(job_id)
+    async def progress(
+        request: Request, job_id: str, store: StoreDep, me: Principal = as_viewer
+    ) -> Response:
+        job = store.jobs.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
         if job.status == "done" and job.result_id:
             return RedirectResponse(f"/check/{job.result_id}", status_code=303)
-        return views.render(request, "progress.html", job=job_view(app.store, job))
+        return views.render(request, "progress.html", job=job_view(store, job))
 
     return routes

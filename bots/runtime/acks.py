@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 
-from bots.runtime.platform import Answer, Destination, ReplySender
+from bots.runtime.platform import Acknowledges, Answer, Destination, ReplySender, SettlesAcks
 from bots.runtime.replies import ANSWER
 from storage.replies import ReplyLedger
 
@@ -49,9 +49,8 @@ async def acknowledge(
     ledger: ReplyLedger, sender: ReplySender, destination: Destination, event_key: str
 ) -> bool:
     """Mark the asked message once, unless it is answered already; return whether it marked."""
-    add = getattr(sender, "acknowledge", None)
     platform = destination.platform
-    if add is None or _answered(ledger, platform, event_key):
+    if not isinstance(sender, Acknowledges) or _answered(ledger, platform, event_key):
         return False
     reserved = ledger.reserve(platform, event_key, ACK)
     if reserved is None:
@@ -60,7 +59,7 @@ async def acknowledge(
             return False  # marked already (and perhaps settled since)
         reserved = existing  # a crash mid-call: adding again is harmless on the platform
     try:
-        await add(destination)
+        await sender.acknowledge(destination)
     except Exception as exc:  # noqa: BLE001 - a mark is cosmetic: logged, never fatal
         ledger.mark_failed(reserved.id, repr(exc))
         log.warning(
@@ -78,11 +77,12 @@ async def settle(
     sender: ReplySender, destination: Destination, answer: Answer | None, event_key: str
 ) -> None:
     """Replace the mark by the answer's (a correction's verdict), or take it off (None, failure)."""
-    change = getattr(sender, "settle_ack", None)
-    if change is None:
+    if not isinstance(sender, SettlesAcks):
         return
     try:
-        await change(destination, answer if answer and answer.kind == "correction" else None)
+        await sender.settle_ack(
+            destination, answer if answer and answer.kind == "correction" else None
+        )
     except Exception as exc:  # noqa: BLE001 - a mark is cosmetic: logged, never fatal
         log.warning(
             "acknowledgement not settled",

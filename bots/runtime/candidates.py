@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bots.runtime.platform import Actor, Destination
 from pipeline.records.domain import Post
@@ -55,6 +55,15 @@ class CandidateSource(Protocol):
         Raise `bots.runtime.candidates.SourceUnavailableError` when the platform cannot be read
         now (rate limited, down); the monitor then skips the source until its next run.
         """
+        ...
+
+
+@runtime_checkable
+class OffersSources(Protocol):
+    """An adapter with places the proactive monitor reads (built from its settings)."""
+
+    def candidate_sources(self) -> list[CandidateSource]:
+        """Return the platform's monitor sources."""
         ...
 
 

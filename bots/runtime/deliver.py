@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 from bots.runtime import messages
 from bots.runtime.acks import settle
-from bots.runtime.platform import Answer, Destination, Rendered, ReplySender
+from bots.runtime.platform import Answer, Destination, FindsSent, Rendered, ReplySender
 from bots.runtime.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.review import ReviewQueue
 from bots.runtime.worker import Outcome, PermanentJobError
@@ -99,12 +99,11 @@ class ReplyJobs:
         async def send() -> str | None:
             return await sender.send(dest, rendered)
 
-        find_sent = getattr(sender, "find_sent", None)
+        finds = sender if isinstance(sender, FindsSent) else None
 
         async def reconcile() -> str | None:
-            assert find_sent is not None
-            found: str | None = await find_sent(dest)
-            return found
+            assert finds is not None
+            return await finds.find_sent(dest)
 
         try:
             reply = await send_once(
@@ -113,7 +112,7 @@ class ReplyJobs:
                 send,
                 check_id=check.id if check is not None else None,
                 job_id=job.id,
-                reconcile=reconcile if find_sent is not None else None,
+                reconcile=reconcile if finds is not None else None,
             )
         except ReplyRejectedError:
             if job.attempts >= job.max_attempts:  # no answer will come: take the mark off

@@ -1,11 +1,12 @@
 """The service side of every platform request: guards, then post + check job + reply job.
 
 `PlatformService.intake` is all an adapter calls once it has translated an event. A request
-that passes the guards is stored in ONE transaction: the post (its author pseudonymised), a
-`check` job, a `reply:<platform>` job that waits for it, and a row in `platform_requests` —
-all keyed by the event's natural key, so a redelivered event (Slack's retries, a replayed
-gateway event, a second process) stores nothing and answers "duplicate". A post factbot
-checked moments ago is answered from the stored check: only the reply job is queued.
+that passes the guards goes through the one way in (`bots.runtime.requests.CheckRequests`) and
+is stored in ONE transaction: the post (its author pseudonymised), a `check` job, a
+`reply:<platform>` job that waits for it, and a row in `platform_requests` — all keyed by the
+event's natural key, so a redelivered event (Slack's retries, a replayed gateway event, a
+second process) stores nothing and answers "duplicate". A post factbot checked moments ago is
+answered from the stored check: only the reply job is queued.
 
 Deduplication, the budgets, the rate limits and the writes share one write transaction, so
 concurrent deliveries of one event (Slack's timeout retry racing the first delivery, two
@@ -19,15 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
-from typing import Literal
 
 from bots.runtime import messages
-from bots.runtime.checks import submit_check
 from bots.runtime.guards import Guards
-from bots.runtime.platform import Answer, CheckRequest
+from bots.runtime.platform import Answer, CheckRequest, Intake
 from bots.runtime.privacy import Pseudonyms
-from bots.runtime.reuse import ReuseIndex
+from bots.runtime.requests import CheckRequests, FollowUp
+from bots.runtime.reuse import ReuseHit, ReuseIndex
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock
@@ -44,17 +43,6 @@ def reply_kind(platform: str) -> str:
     return f"reply:{platform}"
 
 
-@dataclass(frozen=True)
-class Intake:
-    """What became of a request."""
-
-    status: Literal["accepted", "duplicate", "ignored", "refused"]
-    reason: str = ""
-    answer: Answer | None = None  # what to show the requester now (None: show nothing)
-    check_id: str | None = None
-    job_id: str | None = None  # the reply job
-
-
 class PlatformService:
     """Guards, pseudonyms and submission of platform requests."""
 
@@ -65,11 +53,16 @@ class PlatformService:
         *,
         clock: Clock = SYSTEM,
         reuse: ReuseIndex | None = None,
+        requests: CheckRequests | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.reuse = reuse if settings.reuse.enabled else None
+        self.requests = requests or CheckRequests(
+            store,
+            reuse if settings.reuse.enabled else None,
+            max_attempts=settings.jobs.max_attempts,
+        )
         self.pseudonyms = Pseudonyms(store, settings.privacy)
         self.guards = Guards(store, settings.guards, settings.budgets, clock)
 
@@ -89,7 +82,7 @@ class PlatformService:
         if stop is not None:
             return self._stopped(request, stop.status, stop.reason, stop.message)
         post = dataclasses.replace(request.post, author=author)
-        reused = await self.reuse.find(post) if self.reuse is not None else None
+        reused = await self.requests.reusable(post)
         # Dedupe, budgets, rate limits and the writes in one write transaction: two deliveries
         # of one event (a Slack retry racing the first, another process) spend one token.
         with immediate(self.store.db):
@@ -99,8 +92,7 @@ class PlatformService:
             if stop is not None:
                 intake = self._stopped(request, stop.status, stop.reason, stop.message)
             else:
-                check_id = reused.check_id if reused else None
-                intake = self._submit(request, post, requester, author, check_id)
+                intake = self._submit(request, post, requester, author, reused)
         if intake.status == "accepted":
             log.info(
                 "platform request accepted",
@@ -119,38 +111,28 @@ class PlatformService:
         post: Post,
         requester: str,
         author: str | None,
-        reused_check: str | None,
+        reused: ReuseHit | None,
     ) -> Intake:
         dest = request.destination
         platform = dest.platform
-        key = f"{platform}:{request.event_key}"
-        jobs = self.store.jobs
-        attempts = self.settings.jobs.max_attempts
+        reply = FollowUp(
+            reply_kind(platform),
+            {
+                "event_key": request.event_key,
+                "destination": dest.to_json(),
+                "notes": list(request.notes),
+                "via": request.via,
+            },
+            dedupe_key=f"reply:{platform}:{request.event_key}",
+            max_attempts=max(self.settings.jobs.max_attempts, 5),
+        )
         with immediate(self.store.db):
-            check_job = None
-            check_id = reused_check
-            if reused_check is None:
-                submitted = submit_check(self.store, post, dedupe_key=key, max_attempts=attempts)
-                if not submitted.created:
-                    return self._duplicate(request)
-                check_job, check_id = submitted.job, submitted.check_id
-            reply_job, created = jobs.enqueue(
-                reply_kind(platform),
-                {
-                    "event_key": request.event_key,
-                    "check_id": check_id,
-                    "check_job": check_job.id if check_job else None,
-                    "reused": reused_check is not None,
-                    "destination": dest.to_json(),
-                    "notes": list(request.notes),
-                    "via": request.via,
-                },
-                dedupe_key=f"reply:{key}",
-                max_attempts=max(attempts, 5),
-                waits_for=check_job.id if check_job else None,
+            requested = self.requests.enqueue(
+                post, origin=platform, key=request.event_key, reused=reused, follow=reply
             )
-            if not created:
+            if not requested.created or requested.follow_job is None:
                 return self._duplicate(request)
+            check_job = requested.check_job
             self.store.platform.add(
                 {
                     "id": new_id(),
@@ -162,18 +144,18 @@ class PlatformService:
                     "author": author,
                     "message_id": dest.message_id,
                     "post_id": check_job.post_id if check_job else None,
-                    "check_id": check_id,
+                    "check_id": requested.check_id,
                     "check_job_id": check_job.id if check_job else None,
-                    "reply_job_id": reply_job.id,
+                    "reply_job_id": requested.follow_job.id,
                     "created_at": dt_out(self.clock.now()),
                 }
             )
         return Intake(
             "accepted",
-            "reused" if reused_check else "queued",
+            "reused" if reused else "queued",
             answer=Answer("notice", message=messages.CHECKING, private=True),
-            check_id=check_id,
-            job_id=reply_job.id,
+            check_id=requested.check_id,
+            job_id=requested.follow_job.id,
         )
 
     def _duplicate(self, request: CheckRequest) -> Intake:

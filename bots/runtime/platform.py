@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pipeline.records.codec import from_plain, to_plain
 from pipeline.records.domain import Check, Correction, Post
@@ -25,6 +25,7 @@ from pipeline.records.domain import Check, Correction, Post
 if TYPE_CHECKING:  # pragma: no cover - types only
     import asyncio
 
+    from bots.runtime.jobtypes import JobHandler
     from bots.settings import Settings
     from pipeline.util.clock import Clock
     from storage import Store
@@ -132,10 +133,49 @@ class ReplySender(Protocol):
         `destination.public["reply_key"]` names this reply uniquely: send it as the platform's
         idempotency key, nonce or message metadata where it has one.
 
-        A sender may also define `async find_sent(destination) -> str | None`: look on the
-        platform for the message carrying that reply key and return its id. With it, a reply
-        left pending by a worker that died mid-send is settled (sent once) instead of dropped.
+        A sender may also be a `FindsSent`: with it, a reply left pending by a worker that
+        died mid-send is settled (sent once) instead of dropped.
         """
+        ...
+
+
+# Optional capabilities: a sender or an adapter has one when it defines its method
+# (`isinstance(sender, FindsSent)`), and the runtime uses it only then.
+
+
+@runtime_checkable
+class FindsSent(Protocol):
+    """A sender that can find the message it posted for a reply (by its reply key)."""
+
+    async def find_sent(self, destination: Destination) -> str | None:
+        """Return the id of the message carrying `destination.public["reply_key"]`, or None."""
+        ...
+
+
+@runtime_checkable
+class Acknowledges(Protocol):
+    """A sender that marks the asked message while its check runs (Slack's :eyes:)."""
+
+    async def acknowledge(self, destination: Destination) -> None:
+        """Mark the message asked about."""
+        ...
+
+
+@runtime_checkable
+class SettlesAcks(Protocol):
+    """A sender that replaces its mark by the answer's (or takes it off: None)."""
+
+    async def settle_ack(self, destination: Destination, answer: Answer | None) -> None:
+        """Replace or remove the mark."""
+        ...
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """A sender holding connections that belong to the event loop that opened them."""
+
+    async def close(self) -> None:
+        """Close its connections."""
         ...
 
 
@@ -156,8 +196,46 @@ class PlatformAdapter(Protocol):
         """Add the adapter's HTTP routes (events endpoint, OAuth) to the FastAPI app."""
         ...
 
-    # Optional: `candidate_sources() -> list[bots.runtime.candidates.CandidateSource]`, the
-    # places the proactive monitor reads on this platform (built from the platform's settings).
+
+@runtime_checkable
+class HandlesJobs(Protocol):
+    """An adapter with job kinds of its own (X's Community Notes, review cards)."""
+
+    def job_handlers(self) -> Mapping[str, JobHandler]:
+        """Return the handlers of its job kinds, by kind."""
+        ...
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What became of a request."""
+
+    status: Literal["accepted", "duplicate", "ignored", "refused"]
+    reason: str = ""
+    answer: Answer | None = None  # what to show the requester now (None: show nothing)
+    check_id: str | None = None
+    job_id: str | None = None  # the reply job
+
+
+class RequestService(Protocol):
+    """What an adapter asks of the service (`bots.runtime.intake.PlatformService`)."""
+
+    @property
+    def store(self) -> Store:
+        """Return the database (e.g. the reply ledger an acknowledgement is written to)."""
+        ...
+
+    async def intake(self, request: CheckRequest) -> Intake:
+        """Apply the guards to request and, when it passes, submit it for a check and a reply."""
+        ...
+
+    def answer_for_error(self, error: BaseException | str) -> Answer:
+        """Return the private answer that tells a requester something went wrong."""
+        ...
+
+    def set_opt_out(self, platform: str, scope: str, subject_id: str, out: bool) -> Answer:
+        """Opt a user or a channel out of factbot, or back in."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -166,7 +244,7 @@ class PlatformContext:
 
     settings: Settings
     store: Store
-    service: Any  # bots.runtime.intake.PlatformService
+    service: RequestService
     clock: Clock
 
 

@@ -18,7 +18,7 @@ from typing import Protocol
 from bots.runtime.checks import CHECK, AfterCheck, CheckJobs, CheckRunner
 from bots.runtime.deliver import ReplyJobs
 from bots.runtime.intake import reply_kind
-from bots.runtime.platform import ReplySender
+from bots.runtime.platform import Closes, ReplySender
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import JobHandler, WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
@@ -110,7 +110,6 @@ async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> N
 async def close_senders(senders: Mapping[str, ReplySender]) -> None:
     """Close the senders that hold connections (their sessions belong to this event loop)."""
     for sender in senders.values():
-        close = getattr(sender, "close", None)
-        if close is not None:
+        if isinstance(sender, Closes):
             with contextlib.suppress(Exception):
-                await close()
+                await sender.close()

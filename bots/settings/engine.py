@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
 from pipeline.credibility.policy import UnratedPolicy
+from pipeline.fetch.fetcher import FetchPolicy
 from pipeline.image.ocr import rapidocr_missing
 from pipeline.verifier.verdict import Thresholds
 
@@ -72,39 +74,71 @@ class GraphSettings(BaseModel):
     )
 
 
+_FETCH = FetchPolicy()  # the defaults of the fetch settings are the policy's own
+
+
 class FetchSettings(BaseModel):
     """The SSRF-safe fetcher."""
 
     max_bytes: int = Field(
-        default=5_000_000, ge=1024, description="largest page body (decompressed bytes)"
+        default=_FETCH.max_bytes, ge=1024, description="largest page body (decompressed bytes)"
     )
-    connect_timeout: float = Field(default=5.0, gt=0, description="seconds to connect")
+    connect_timeout: float = Field(
+        default=_FETCH.connect_timeout, gt=0, description="seconds to connect"
+    )
     total_timeout: float = Field(
-        default=20.0, gt=0, description="seconds for a whole fetch, redirects included"
+        default=_FETCH.total_timeout,
+        gt=0,
+        description="seconds for a whole fetch, redirects included",
     )
-    max_redirects: int = Field(default=5, ge=0, le=20, description="redirects followed")
+    max_redirects: int = Field(
+        default=_FETCH.max_redirects, ge=0, le=20, description="redirects followed"
+    )
+    # Tests only (a local server on loopback), kept out of dumps (`factbot doctor`'s settings).
+    # Still read from the environment: end-to-end tests configure worker and CLI processes
+    # that way.
     allow_private: bool = Field(
-        default=False, description="tests only: let loopback and private addresses through"
+        default=_FETCH.allow_private,
+        exclude=True,
+        description="tests only: let loopback and private addresses through",
     )
     allowed_networks: tuple[str, ...] = Field(
-        default=(),
+        default=_FETCH.allowed_networks,
+        exclude=True,
         description="tests only: private networks (CIDR) let through, e.g. 127.0.0.1/32",
     )
     user_agent: str = Field(
-        default="factbot/0.1 (+https://github.com/factbot/factbot)",
+        default=_FETCH.user_agent,
         description="the User-Agent of every request (and the robots.txt group obeyed)",
     )
-    max_concurrency: int = Field(default=16, ge=1, le=256, description="requests in flight")
-    per_host: int = Field(default=2, ge=1, le=16, description="requests in flight to one host")
-    respect_robots: bool = Field(default=True, description="obey robots.txt (RFC 9309)")
-    robots_timeout: float = Field(default=5.0, gt=0, description="seconds to fetch a robots.txt")
+    max_concurrency: int = Field(
+        default=_FETCH.max_concurrency, ge=1, le=256, description="requests in flight"
+    )
+    per_host: int = Field(
+        default=_FETCH.per_host, ge=1, le=16, description="requests in flight to one host"
+    )
+    respect_robots: bool = Field(
+        default=_FETCH.respect_robots, description="obey robots.txt (RFC 9309)"
+    )
+    robots_timeout: float = Field(
+        default=_FETCH.robots_timeout, gt=0, description="seconds to fetch a robots.txt"
+    )
     robots_max_bytes: int = Field(
-        default=500_000, ge=1024, description="robots.txt is read up to this size"
+        default=_FETCH.robots_max_bytes, ge=1024, description="robots.txt is read up to this size"
     )
-    robots_ttl: float = Field(default=3600.0, gt=0, le=86400, description="seconds")
+    robots_ttl: float = Field(default=_FETCH.robots_ttl, gt=0, le=86400, description="seconds")
     robots_error_ttl: float = Field(
-        default=300.0, gt=0, description="seconds an unreachable robots.txt means disallow-all"
+        default=_FETCH.robots_error_ttl,
+        gt=0,
+        description="seconds an unreachable robots.txt means disallow-all",
     )
+
+    def policy(self) -> FetchPolicy:
+        """Return the `FetchPolicy` every fetch of the process uses (every field carried over)."""
+        return dataclasses.replace(_FETCH, **{name: getattr(self, name) for name in _POLICY_FIELDS})
+
+
+_POLICY_FIELDS = {f.name for f in dataclasses.fields(FetchPolicy)} & set(FetchSettings.model_fields)
 
 
 class ImageSettings(BaseModel):

@@ -104,7 +104,7 @@ class FetchPolicy:
     total_timeout: float = 20.0
     max_redirects: int = 5
     allow_private: bool = False  # only tests set this: lets loopback/private addresses through
-    user_agent: str = "factbot/0.1"
+    user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
     content_types: tuple[str, ...] = (HTML, XHTML, *XML_TYPES, RSS, ATOM, RDF, TEXT, *JSON_TYPES)
     # Narrower than allow_private: networks let through although not public, e.g. a test server
     # on 127.0.0.2 while the rest of loopback and every private network stays refused.

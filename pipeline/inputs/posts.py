@@ -3,9 +3,13 @@
 Images are `Post.image_refs`, as a platform attachment is: an http(s) URL the image stage
 fetches, or a `data:` URI holding bytes the user uploaded (`pipeline.image.intake` reads both).
 
+A request to check a page is a post made of its link (`page_request`); whoever runs the check
+fetches the page (`with_requested_page`), so a request handler never waits on a fetch.
+
 Failure policy: empty or oversized text raises InputError with the reason (text may be empty
-when the post has images); a URL that the fetch policy refuses raises UnsafeURLError; a page
-without usable text raises ExtractionError.
+when the post has images); a URL that the fetch policy refuses raises UnsafeURLError (a
+malformed one or a scheme other than http(s) at once, in `page_request`); a page without usable
+text raises ExtractionError.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from datetime import datetime
 
 from pipeline.errors import EmptyPostError, ExtractionError, FetchError, InputError
 from pipeline.evidence.pages import extract_fetched
+from pipeline.fetch.addresses import check_url
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.records.domain import Post, new_id, utcnow
 from pipeline.util.cpu import CpuPool
@@ -88,6 +93,58 @@ async def post_from_url(
         author=document.publisher,
         created_at=document.published_at,
         links=(page.url,),
+    )
+
+
+PAGE = "web"  # the platform of a page given directly (by URL) rather than posted somewhere
+
+
+def page_request(url: str, *, image_refs: Sequence[str] = ()) -> Post:
+    """Return the post that asks for the page at url to be checked (its fetch comes later).
+
+    Raise UnsafeURLError at once for what no fetch could take (a malformed URL, a scheme other
+    than http(s), credentials); the address policy is the fetcher's, applied when it fetches.
+    """
+    url = url.strip()
+    check_url(url)
+    identifier = new_id()
+    return Post(
+        id=identifier,
+        platform=PAGE,
+        platform_id=identifier,
+        text=url,
+        url=url,
+        links=(url,),
+        image_refs=tuple(dict.fromkeys(image_refs)),
+    )
+
+
+def requested_page(post: Post) -> str | None:
+    """Return the URL a `page_request` post asks for, or None for any other post."""
+    if post.platform == PAGE and post.url and post.text == post.url and post.links == (post.url,):
+        return post.url
+    return None
+
+
+async def with_requested_page(
+    post: Post, *, fetcher: Fetcher, max_chars: int, cpu: CpuPool | None = None
+) -> Post:
+    """Return the page a `page_request` post asks for, as a post with its ids and images.
+
+    The page is the post: its text, its final URL, its publisher and its publication time
+    (which bounds the evidence, as a post's time does). Any other post is returned as it is.
+    Fetch and extraction errors are the fetcher's (`post_from_url`).
+    """
+    url = requested_page(post)
+    if url is None:
+        return post
+    page = await post_from_url(url, fetcher=fetcher, max_chars=max_chars, cpu=cpu)
+    return replace(
+        page,
+        id=post.id,
+        platform=post.platform,
+        platform_id=post.platform_id,
+        image_refs=post.image_refs,
     )
 
 

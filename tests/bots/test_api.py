@@ -14,6 +14,7 @@ import pytest
 import uvicorn
 
 from bots.api.routes import create_api
+from bots.app.resources import Resources
 from bots.app.root import App
 from bots.settings import FetchSettings, Settings
 from pipeline.evidence.ingest import Ingester
@@ -92,7 +93,8 @@ def test_create_and_read_a_check(server: str) -> None:
 def test_bad_requests_are_refused_clearly(
     server: str, payload: dict[str, str], status: int
 ) -> None:
-    response = httpx.post(f"{server}/api/checks", json=payload, timeout=60)
+    # wait: a URL's page is fetched by the worker, so a refused address ends the job there.
+    response = httpx.post(f"{server}/api/checks?wait=60", json=payload, timeout=60)
     assert response.status_code == status
     assert response.json()
 
@@ -101,8 +103,8 @@ def test_unknown_check_is_404(server: str) -> None:
     assert httpx.get(f"{server}/api/checks/nope").status_code == 404
 
 
-class _RecordingApp(App):
-    """An App noting every fetcher it hands out (the API asks for it per URL post)."""
+class _RecordingResources(Resources):
+    """Resources noting every fetcher they hand out (the worker asks for it per URL post)."""
 
     handed_out: list[Fetcher]
 
@@ -113,13 +115,12 @@ class _RecordingApp(App):
 
 
 def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
-    app = _RecordingApp(
-        Settings(
-            data_dir=tmp_path / "data", fetch=FetchSettings(allowed_networks=("127.0.0.1/32",))
-        ),
-        embedder=embedder,
+    settings = Settings(
+        data_dir=tmp_path / "data", fetch=FetchSettings(allowed_networks=("127.0.0.1/32",))
     )
-    app.handed_out = []
+    resources = _RecordingResources(settings, embedder=embedder)
+    resources.handed_out = []
+    app = App(settings, resources=resources)
     page = (
         "<html><head><title>A post</title></head><body><article><p>The Eiffel Tower grows about "
         "15 centimetres taller in the summer heat, engineers in Paris said on Monday. The iron "
@@ -136,7 +137,7 @@ def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path
                     f"{base}/api/checks?wait=60&fresh=true", json={"url": url}, timeout=60
                 )
                 assert answer.status_code == 201, answer.text
-            (fetcher,) = set(app.handed_out)
+            (fetcher,) = set(resources.handed_out)
             assert not fetcher.closed
         assert fetcher.closed  # at shutdown, in the server's own event loop
     assert site.seen.count("/robots.txt") == 1

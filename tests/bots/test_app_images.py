@@ -33,12 +33,13 @@ async def test_attached_screenshot_is_read_and_checked(tmp_path: Path, embedder:
             data_dir=tmp_path / "data", fetch=FetchSettings(allowed_networks=("127.0.0.1/32",))
         )
         async with App(settings, embedder=embedder) as app:
-            deps = await app.image_deps(_post(url))
+            deps = await app.checks.image_deps(_post(url))
             assert deps is not None and deps.limits.max_pages == 0  # no web search: no og:image
             assert deps.fetcher is await app.fetcher()
             assert deps.index is app.store.images
             assert (
-                await app.image_deps(Post(id="q", platform="t", platform_id="q", text="x")) is None
+                await app.checks.image_deps(Post(id="q", platform="t", platform_id="q", text="x"))
+                is None
             )
             check = await app.run_check(_post(url))
     assert "5G networks are spreading the coronavirus" in check.claims[0].text
@@ -48,17 +49,17 @@ async def test_attached_screenshot_is_read_and_checked(tmp_path: Path, embedder:
 async def test_images_can_be_turned_off(tmp_path: Path, embedder: Any) -> None:
     settings = Settings(data_dir=tmp_path / "data", images=ImageSettings(enabled=False))
     async with App(settings, embedder=embedder) as app:
-        assert await app.image_deps(_post("https://cdn.example.org/a.png")) is None
-        assert app.ocr() is not None and app.ocr() is app.ocr()
-        assert app.captioner() is None
+        assert await app.checks.image_deps(_post("https://cdn.example.org/a.png")) is None
+        assert app.resources.ocr() is not None and app.resources.ocr() is app.resources.ocr()
+        assert app.checks.captioner() is None
 
 
 def test_a_caption_model_directory_gives_a_local_captioner(tmp_path: Path, embedder: Any) -> None:
     settings = Settings(data_dir=tmp_path / "d", images=ImageSettings(caption_model_dir=tmp_path))
     app = App(settings, embedder=embedder)
-    captioner = app.captioner()
+    captioner = app.checks.captioner()
     assert isinstance(captioner, LocalCaptioner) and captioner.directory == tmp_path
-    assert app.captioner() is captioner
+    assert app.checks.captioner() is captioner
 
 
 CAPTION = "Floodwater covers a street of parked cars at dusk."
@@ -128,18 +129,20 @@ def test_the_caption_setting_chooses_the_captioner(
         images=ImageSettings(caption=mode, caption_model_dir=tmp_path if directory else None),  # type: ignore[arg-type]
     )
     app = App(settings, embedder=embedder)
-    captioner = app.captioner(_client(images=images))
+    captioner = app.checks.captioner(_client(images=images))
     assert (captioner is None) if chosen is None else isinstance(captioner, chosen)
     if mode in ("auto", "vision"):
-        assert app.captioner(None) is (
-            None if mode == "vision" or not directory else app.captioner()
+        assert app.checks.captioner(None) is (
+            None if mode == "vision" or not directory else app.checks.captioner()
         )
 
 
 def test_the_caption_stage_override_decides_image_support(tmp_path: Path, embedder: Any) -> None:
     app = App(Settings(data_dir=tmp_path / "d"), embedder=embedder)
-    assert isinstance(app.captioner(_client(images=False, caption_images=True)), VisionCaptioner)
-    assert app.captioner(_client(images=True, caption_images=False)) is None
+    assert isinstance(
+        app.checks.captioner(_client(images=False, caption_images=True)), VisionCaptioner
+    )
+    assert app.checks.captioner(_client(images=True, caption_images=False)) is None
     stage = StageModelSettings(supports_images=True)
     settings = Settings(
         data_dir=tmp_path / "e",

@@ -101,7 +101,7 @@ import bots.platforms, bots.runtime
 from bots.app.root import App
 from bots.settings import load_settings
 app = App(load_settings())
-app.deps()  # the store, embedder, rater and judge, built but not yet used
+app.checks.deps()  # the store, embedder, rater and judge, built but not yet used
 app.close()
 """
     heavy, _ = _heavy_after(code, tmp_path)

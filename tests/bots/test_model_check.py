@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.evaluation.averitec import trace_of
-from bots.settings import ModelSettings, Settings
+from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
-from pipeline.records.domain import Basis, Label, Relation
+from pipeline.records.domain import Basis, Check, Label, Relation
 from tests.conftest import FIXTURES
 from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
+from tests.support.httpserver import serve
 
 WHO_QUOTE = (
     "Spraying or introducing bleach or another disinfectant into your body will not protect "
@@ -175,4 +178,59 @@ def test_quotes_not_in_the_page_never_reach_the_reply(
     assert "Bleach cures nothing" not in check.correction.text
     assert "evil.example" not in check.correction.text
     assert all(item.quote is None for item in check.correction.items)
+    app.close()
+
+
+@pytest.fixture
+def http_clients(monkeypatch: pytest.MonkeyPatch) -> list[httpx.AsyncClient]:
+    """Every httpx.AsyncClient made while the test runs (the model SDK's clients are ones too)."""
+    made: list[httpx.AsyncClient] = []
+    original = httpx.AsyncClient.__init__
+
+    def counting(self: httpx.AsyncClient, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(httpx.AsyncClient, "__init__", counting)
+    return made
+
+
+def test_checks_share_the_process_clients(
+    tmp_path: Path, embedder: Any, http_clients: list[httpx.AsyncClient]
+) -> None:
+    """A check builds no HTTP or model client: the search, model and fetch clients are shared."""
+    texts = [
+        "Drink bleach, it protects you against COVID-19!!",
+        "Drinking bleach protects people against COVID-19.",
+        "Bleach protects you from COVID-19 if you drink it.",
+    ]
+    with serve_openai(router=router) as fake, serve() as site:
+        site.add("/search", json.dumps({"query": "q", "results": []}), "application/json")
+        settings = Settings(
+            data_dir=tmp_path / "data",
+            model=ModelSettings(
+                base_url=fake.base_url, api_key="test-key", model="fake-model", refine_rounds=0
+            ),
+            search=SearchSettings(
+                providers=["searxng"], searxng_url=site.base, fact_check_sites=[]
+            ),
+            fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
+        )
+        app = App(settings, embedder=embedder)
+
+        async def checks() -> tuple[int, int, list[Check]]:
+            made: list[Check] = [await app.check(post_from_text(texts[0], max_chars=10_000))]
+            after_first = (len(http_clients), app.resources.clients.constructed)
+            for text in texts[1:]:
+                made.append(await app.check(post_from_text(text, max_chars=10_000)))
+            await app.close_fetcher()
+            return *after_first, made
+
+        clients, constructed, made = asyncio.run(checks())
+        searched = sum(path.startswith("/search") for path in site.seen)
+    assert [c.judge for c in made] == ["model:fake-model"] * 3  # the model path, each time
+    assert searched >= 3  # and live search, each time
+    assert clients >= 2  # the first check made the search client and the model SDK's
+    assert len(http_clients) == clients  # the next two made none
+    assert app.resources.clients.constructed == constructed
     app.close()

@@ -152,7 +152,7 @@ def test_the_cpu_pool_size_is_a_setting(tmp_path: Path, monkeypatch: pytest.Monk
     app = App(load_settings())
     try:
         assert app.cpu.threads == 3
-        assert app.embedder.cpu is app.cpu and app.deps().cpu is app.cpu
+        assert app.embedder.cpu is app.cpu and app.checks.deps().cpu is app.cpu
     finally:
         app.close()
     monkeypatch.setenv("FACTBOT_CPU_THREADS", "0")

@@ -221,17 +221,17 @@ def test_the_app_looks_for_faces_only_with_a_gallery_and_as_settings_say(tmp_pat
     settings = Settings(data_dir=tmp_path / "d", faces=FaceSettings(threshold=0.42, margin=0.1))
     app = App(settings)
     try:
-        assert app.face_deps() is None  # an empty gallery names nobody: faces are not read
+        assert app.checks.face_deps() is None  # an empty gallery names nobody: faces are not read
         box = FaceBox(0, 0, 10, 10)
         app.store.faces.add("A", Face(box, 1.0, (0.0,) * 128), source_file="a", file_sha256="1")
-        deps = app.face_deps()
+        deps = app.checks.face_deps()
         assert deps is not None and deps.gallery is app.store.faces
         assert deps.matching == FaceMatching(threshold=0.42, margin=0.1)
-        assert deps.reader is app.face_reader() and deps.max_faces == 8
+        assert deps.reader is app.resources.face_reader() and deps.max_faces == 8
     finally:
         app.close()
     off = App(Settings(data_dir=tmp_path / "d", faces=FaceSettings(enabled=False)))
     try:
-        assert off.face_deps() is None
+        assert off.checks.face_deps() is None
     finally:
         off.close()

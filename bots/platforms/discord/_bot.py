@@ -257,7 +257,7 @@ async def _optin(interaction: discord.Interaction, scope: Literal["me", "channel
 async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: bool) -> None:
     await interaction.response.defer(thinking=True, ephemeral=True)
     client = _client(interaction)
-    service: Any = client.service
+    service = client.service
     if scope == "channel":
         perms = interaction.permissions
         if not perms.manage_channels:

@@ -30,6 +30,7 @@ from bots.platforms.mastodon._events import (
     mention_status,
     parse_time,
 )
+from bots.runtime.platform import RequestService
 from bots.settings import MastodonSettings
 from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo
@@ -56,7 +57,7 @@ class MastodonListener:
         settings: MastodonSettings,
         api: MastodonApi,
         state: StateRepo,
-        service: Any,
+        service: RequestService,
         *,
         clock: Clock = SYSTEM,
     ) -> None:

@@ -32,6 +32,7 @@ from bots.platforms.x._events import (
     missing_targets,
     tweets_of,
 )
+from bots.runtime.platform import RequestService
 from bots.settings import XSettings
 from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo
@@ -63,7 +64,7 @@ class MentionPoller:
         self,
         settings: XSettings,
         api: XApi,
-        service: Any,
+        service: RequestService,
         state: StateRepo,
         *,
         clock: Clock = SYSTEM,
@@ -71,7 +72,7 @@ class MentionPoller:
         self.clock = clock
         self.settings = settings
         self.api = api
-        self.service = service  # bots.runtime.intake.PlatformService
+        self.service = service
         self.state = state
 
     async def poll_once(self) -> PollResult:

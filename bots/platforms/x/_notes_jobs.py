@@ -30,7 +30,7 @@ from bots.platforms.x._notes import Draft, Scores, score, write_note
 from bots.runtime.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
-from pipeline.fetch.fetcher import Fetcher, FetchPolicy
+from pipeline.fetch.fetcher import Fetcher
 from pipeline.records.domain import new_id
 from storage.x_notes import XNote, XNotesRepo
 
@@ -42,21 +42,6 @@ RATING = {
     "needs_more_ratings": "needs_more_ratings",
 }
 STATUS_PAGES = 5
-
-
-def fetch_policy(settings: Settings) -> FetchPolicy:
-    """Return the fetcher policy of the settings (the one checks use)."""
-    fs = settings.fetch
-    return FetchPolicy(
-        max_bytes=fs.max_bytes,
-        connect_timeout=fs.connect_timeout,
-        total_timeout=fs.total_timeout,
-        max_redirects=fs.max_redirects,
-        allow_private=fs.allow_private,
-        allowed_networks=fs.allowed_networks,
-        user_agent=fs.user_agent,
-        respect_robots=fs.respect_robots,
-    )
 
 
 class NoteJobs:
@@ -92,7 +77,7 @@ class NoteJobs:
             if draft is None:
                 log.info("no note: the verdict does not call for one", extra={"post": post_id})
                 return Outcome()
-            async with Fetcher(fetch_policy(self.settings)) as fetcher:
+            async with Fetcher(self.settings.fetch.policy()) as fetcher:
                 scores = await score(draft, fetcher)
             note = self.repo.add(self._record(job, post_id, check.id, draft, scores))
             log.info(

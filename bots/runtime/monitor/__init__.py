@@ -8,7 +8,7 @@
 
 Modules: `scheduler` (APScheduler + lease), `scan` (the scan job), `score` (check-worthiness),
 `budget` (checks and money), `policy` (where a result goes), `route` (the route job). Sources
-come from the platform adapters (`PlatformAdapter.candidate_sources()`, optional); the
+come from the platform adapters (`OffersSources.candidate_sources()`, optional); the
 composition root (`bots.app.root.App`) gathers them and the handlers below. See
 docs/monitor.md.
 """
@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from bots.runtime.candidates import CandidateSource
+from bots.runtime.candidates import CandidateSource, OffersSources
 from bots.runtime.monitor.route import Proposer, RouteJobs
 from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
+from bots.runtime.requests import CheckRequests
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.worker import JobHandler
 from bots.settings import Settings
@@ -36,10 +37,9 @@ def gather_sources(adapters: Iterable[object]) -> dict[str, CandidateSource]:
     """Return every candidate source the adapters offer, by name (a repeated name is an error)."""
     sources: dict[str, CandidateSource] = {}
     for adapter in adapters:
-        offer = getattr(adapter, "candidate_sources", None)
-        if offer is None:
+        if not isinstance(adapter, OffersSources):
             continue
-        for source in offer():
+        for source in adapter.candidate_sources():
             if source.name in sources:
                 raise ValueError(f"two monitor sources are named {source.name!r}")
             sources[source.name] = source
@@ -52,11 +52,12 @@ def monitor_handlers(
     sources: Mapping[str, CandidateSource],
     *,
     reuse: ReuseIndex | None = None,
+    requests: CheckRequests | None = None,
     review: Proposer | None = None,
     clock: Clock = SYSTEM,
 ) -> dict[str, JobHandler]:
     """Return the handlers of the monitor's job kinds (scan and route)."""
     return {
-        SCAN: ScanJobs(store, settings, sources, reuse=reuse, clock=clock),
+        SCAN: ScanJobs(store, settings, sources, reuse=reuse, requests=requests, clock=clock),
         ROUTE: RouteJobs(store, settings, review=review, clock=clock),
     }

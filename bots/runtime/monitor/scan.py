@@ -11,12 +11,12 @@ here. For each candidate the source returns, in order:
 3. the check-worthiness score (`score`); under the threshold → kept as "skipped: score";
 4. a thread already answered, or an author answered `author_max_per_day` times in the last 24
    hours → "skipped: thread answered" / "skipped: author limit" (no money spent on it);
-5. a stored check that answers it (`ReuseIndex.find`: same text, same claims, near duplicate)
-   → "reused": routed at once with that check; the same post checked already (someone asked
-   for it) → "skipped: already checked";
-6. the budgets (`budget`): over one → kept as "skipped: budget", not lost; else a check job
-   (`submit_check`) and a `monitor:route` job that waits for it, with the candidate row, in one
-   immediate transaction with the budget decision.
+5. a stored check that answers it (`CheckRequests.reusable`: same text, same claims, near
+   duplicate) → "reused": routed at once with that check; the same post checked already
+   (someone asked for it) → "skipped: already checked";
+6. the budgets (`budget`): over one → kept as "skipped: budget", not lost; else a check job and
+   a `monitor:route` job that waits for it (`CheckRequests.enqueue`), with the candidate row, in
+   one immediate transaction with the budget decision.
 
 The source's cursor is saved in the transaction that marks the job done, after the candidates
 are stored: a crash in between re-reads the same posts, which step 1 then skips.
@@ -36,11 +36,11 @@ from datetime import timedelta
 from typing import Any
 
 from bots.runtime.candidates import Candidate, CandidateSource, SourceUnavailableError
-from bots.runtime.checks import submit_check
 from bots.runtime.monitor.budget import spend
 from bots.runtime.monitor.score import Score, score
 from bots.runtime.privacy import Pseudonyms
-from bots.runtime.reuse import ReuseIndex
+from bots.runtime.requests import CheckRequests, FollowUp, Requested
+from bots.runtime.reuse import ReuseHit, ReuseIndex
 from bots.runtime.worker import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id
@@ -79,12 +79,17 @@ class ScanJobs:
         sources: Mapping[str, CandidateSource],
         *,
         reuse: ReuseIndex | None = None,
+        requests: CheckRequests | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
         self.store = store
         self.settings = settings
         self.sources = dict(sources)
-        self.reuse = reuse if settings.reuse.enabled else None
+        self.requests = requests or CheckRequests(
+            store,
+            reuse if settings.reuse.enabled else None,
+            max_attempts=settings.jobs.max_attempts,
+        )
         self.clock = clock
         self.pseudonyms = Pseudonyms(store, settings.privacy)
 
@@ -144,11 +149,11 @@ class ScanJobs:
         blocked = self._blocked(platform, candidate.thread_key, author)
         if blocked is not None:
             return self._keep(row, scored, SKIPPED, blocked)
-        hit = await self.reuse.find(post) if self.reuse is not None else None
+        hit = await self.requests.reusable(post)
         if hit is not None and hit.reason == "same post":
             return self._keep(row, scored, SKIPPED, "already checked")
         if hit is not None:
-            return self._reused(row, scored, hit.check_id, hit.reason)
+            return self._reused(row, scored, post, hit)
         return self._check(row, scored, post)
 
     def _blocked(self, platform: str, thread_key: str, author: str) -> str | None:
@@ -165,12 +170,15 @@ class ScanJobs:
         stored = self.store.monitor.add_candidate({**row, "status": status, "reason": reason})
         return f"{status}: {reason}" if stored else "duplicate"
 
-    def _reused(self, row: dict[str, Any], scored: Score, check_id: str, why: str) -> str:
-        row = {**row, "score": scored.value, "parts": scored.parts(), "check_id": check_id}
+    def _reused(self, row: dict[str, Any], scored: Score, post: Post, hit: ReuseHit) -> str:
+        row = {**row, "score": scored.value, "parts": scored.parts(), "check_id": hit.check_id}
         with immediate(self.store.db):
-            if not self.store.monitor.add_candidate({**row, "status": REUSED, "reason": why}):
+            if not self.store.monitor.add_candidate(
+                {**row, "status": REUSED, "reason": hit.reason}
+            ):
                 return "duplicate"
-            self._route(row["id"], check_job=None)
+            requested = self._request(row, post, reused=hit)
+            self._set_route(row["id"], requested.follow_job)
         return REUSED
 
     def _check(self, row: dict[str, Any], scored: Score, post: Post) -> str:
@@ -184,32 +192,38 @@ class ScanJobs:
                 log.info("candidate over budget", extra={"post": row["post_id"], "budget": refusal})
                 monitor.add_candidate({**row, "status": SKIPPED, "reason": "budget"})
                 return f"{SKIPPED}: budget"
-            submitted = submit_check(
-                self.store,
-                post,
-                dedupe_key=f"monitor:{row['platform']}:{row['post_id']}",
-                max_attempts=self.settings.jobs.max_attempts,
-            )
+            requested = self._request(row, post, reused=None)
+            check_job = requested.check_job
             monitor.add_candidate(
                 {
                     **row,
                     "status": CHECKING,
-                    "check_id": submitted.check_id,
-                    "check_job_id": submitted.job.id,
+                    "check_id": requested.check_id,
+                    "check_job_id": check_job.id if check_job else None,
                 }
             )
-            self._route(row["id"], check_job=submitted.job.id)
+            self._set_route(row["id"], requested.follow_job)
         return CHECKING
 
-    def _route(self, candidate_id: str, *, check_job: str | None) -> None:
-        job, _ = self.store.jobs.enqueue(
+    def _request(self, row: dict[str, Any], post: Post, *, reused: ReuseHit | None) -> Requested:
+        """Store the check job (unless reused) and the route job that waits for it."""
+        route = FollowUp(
             ROUTE,
-            {"candidate_id": candidate_id},
-            dedupe_key=route_dedupe(candidate_id),
+            {"candidate_id": row["id"]},
+            dedupe_key=route_dedupe(row["id"]),
             max_attempts=max(self.settings.jobs.max_attempts, 5),
-            waits_for=check_job,
         )
-        self.store.monitor.set_route_job(candidate_id, job.id)
+        return self.requests.enqueue(
+            post,
+            origin=f"monitor:{row['platform']}",
+            key=row["post_id"],
+            reused=reused,
+            follow=route,
+        )
+
+    def _set_route(self, candidate_id: str, job: Job | None) -> None:
+        if job is not None:
+            self.store.monitor.set_route_job(candidate_id, job.id)
 
 
 def _row(candidate: Candidate, post: Post, author: str) -> dict[str, Any]:
