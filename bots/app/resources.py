@@ -73,7 +73,7 @@ class LoopClients:
             if found is None or _closed(found):
                 found = self.made[name] = await make()
                 self.constructed += 1
-                self.stack.push_async_callback(found.aclose)
+                self.stack.push_async_callback(_close_client, found, loop)
         return found
 
     async def aclose(self) -> None:
@@ -99,6 +99,17 @@ class LoopClients:
         else:
             # Its loop has ended, and asyncio.run cancelled all it ran: nothing is in flight.
             asyncio.run(self.aclose())
+
+
+async def _close_client(client: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """Close `client`; one whose loop has ended can no longer close its connections, so it is
+    dropped (its sockets go with the objects) rather than failing the close of everything else."""
+    try:
+        await client.aclose()
+    except RuntimeError:
+        if not loop.is_closed():
+            raise
+        log.debug("%s of an ended event loop dropped", type(client).__name__)
 
 
 def _closed(client: Any) -> bool:
