@@ -20,6 +20,9 @@ MODELS = Path(os.environ.get("FACTBOT_MODEL__MODELS_DIR") or REPO / ".models")
 
 pytestmark = [
     pytest.mark.slow,
+    # The local model server takes the machine's cores: one local-model test at a time.
+    pytest.mark.xdist_group("local_model"),
+    pytest.mark.timeout(900),
     pytest.mark.skipif(
         local_model_available(MODELS) is None,
         reason=f"no local model in {MODELS}: run `make model` (llama-cpp-python + models pull)",

@@ -23,7 +23,9 @@ from pipeline.llm.local import LocalModelError, LocalModelServer, llama_cpp_inst
 from pipeline.llm.models import DEFAULT_MODEL, verified
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.slow
+# The local model server takes the machine's cores: one local-model test at a time, and the
+# module's server started once (one worker runs the whole group).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("local_model"), pytest.mark.timeout(900)]
 log = logging.getLogger(__name__)
 
 SYSTEM = (

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.graph.build import Edge, Graph, GraphBuilder, Node
 from pipeline.graph.places import Place, _meant, shared_gazetteer
@@ -36,6 +36,9 @@ from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.util.cpu import CpuPool
 from storage import Store
 from tests.conftest import FIXTURES
+
+# Only these tests load spaCy (graph verification is off elsewhere): one worker loads it.
+pytestmark = pytest.mark.xdist_group("spacy")
 
 POSTED = datetime(2024, 3, 13, 9, 0, tzinfo=UTC)  # a Wednesday
 
@@ -262,7 +265,7 @@ def _evidence(n: int, text: str, claim: str = "c1") -> Evidence:
 
 
 @pytest.fixture(scope="module")
-def verifier(builder: GraphBuilder, embedder: SentenceTransformerEmbedder) -> GraphVerifier:
+def verifier(builder: GraphBuilder, embedder: OnnxEmbedder) -> GraphVerifier:
     return GraphVerifier(builder, embedder)
 
 
@@ -354,7 +357,7 @@ async def test_the_correction_names_the_conflicted_part() -> None:
 
 
 async def test_a_check_stores_its_graphs_and_says_which_part_differs(
-    store: Store, embedder: SentenceTransformerEmbedder, verifier: GraphVerifier
+    store: Store, embedder: OnnxEmbedder, verifier: GraphVerifier
 ) -> None:
     load_seed(store.sources)
     await Ingester(store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
@@ -384,7 +387,7 @@ async def test_a_check_stores_its_graphs_and_says_which_part_differs(
 
 
 async def test_graph_work_runs_on_its_own_pool_never_the_shared_one(
-    builder: GraphBuilder, embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
+    builder: GraphBuilder, embedder: OnnxEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     shared = CpuPool(2, name="shared")
     own = GraphVerifier(builder, embedder, threads=1)

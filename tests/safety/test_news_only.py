@@ -51,6 +51,9 @@ from tests.safety.test_adversarial import GullibleModel, foreign_links
 from tests.support.httpserver import LocalServer, serve
 
 MODELS = Path(os.environ.get("FACTBOT_MODEL__MODELS_DIR") or REPO / ".models")
+# The local path runs on the local model server (one local-model test at a time), and the
+# module's stand-ins and summary table are one worker's.
+pytestmark = pytest.mark.xdist_group("local_model")
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,7 @@ LOCAL_RUN = os.environ.get("FACTBOT_SAFETY_LOCAL") == "1"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # per case; the whole run is ~20 minutes
 @pytest.mark.skipif(not LOCAL_RUN, reason="a 20-minute run: set FACTBOT_SAFETY_LOCAL=1")
 @pytest.mark.skipif(local_model_available(MODELS) is None, reason=f"no local model in {MODELS}")
 @pytest.mark.parametrize("case", NEWS_CASES, ids=[case.id for case in NEWS_CASES])

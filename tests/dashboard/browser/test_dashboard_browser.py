@@ -15,7 +15,8 @@ from pipeline.records.domain import Label
 from tests.dashboard.conftest import PASSWORD
 from tests.dashboard.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
 
-pytestmark = pytest.mark.browser
+# One chromium at a time, on one worker, last (see the Makefile's pytest target).
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def watch(page: Page) -> list[str]:
