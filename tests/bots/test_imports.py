@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bots.app.root import App
 from bots.settings import Settings
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.inputs.posts import post_from_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ except SystemExit as exc:
 """
 
 
-def _stored_check(data_dir: Path, embedder: SentenceTransformerEmbedder) -> str:
+def _stored_check(data_dir: Path, embedder: OnnxEmbedder) -> str:
     """Run and store one check through the real App; return its id."""
     app = App(Settings(data_dir=data_dir), embedder=embedder)
     try:
@@ -87,7 +87,7 @@ def test_help_imports_no_heavy_library(tmp_path: Path) -> None:
 
 
 def test_show_imports_no_heavy_library(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder
+    tmp_path: Path, embedder: OnnxEmbedder
 ) -> None:
     check_id = _stored_check(tmp_path, embedder)
     heavy, output = _heavy_after(_cli("show", "--json", check_id), tmp_path)

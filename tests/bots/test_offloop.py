@@ -19,7 +19,7 @@ import pytest
 from bench.prompt_reading import quotes_of
 from bots.app.root import App
 from bots.settings import FetchSettings, ModelSettings, SearchSettings, Settings, load_settings
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import ConfigError
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Check, Label
@@ -41,7 +41,7 @@ def site() -> Iterator[LocalServer]:
 def _app(
     tmp_path: Path,
     site: LocalServer,
-    embedder: SentenceTransformerEmbedder,
+    embedder: OnnxEmbedder,
     model: ModelSettings | None = None,
 ) -> App:
     settings = Settings(
@@ -100,7 +100,7 @@ def _check(app: App) -> Callable[[], Awaitable[Check]]:
 
 
 def test_a_web_check_without_a_model_never_holds_the_loop(
-    tmp_path: Path, site: LocalServer, embedder: SentenceTransformerEmbedder
+    tmp_path: Path, site: LocalServer, embedder: OnnxEmbedder
 ) -> None:
     app = _app(tmp_path, site, embedder)
     try:
@@ -113,7 +113,7 @@ def test_a_web_check_without_a_model_never_holds_the_loop(
 
 
 def test_a_web_check_with_a_model_never_holds_the_loop(
-    tmp_path: Path, site: LocalServer, embedder: SentenceTransformerEmbedder
+    tmp_path: Path, site: LocalServer, embedder: OnnxEmbedder
 ) -> None:
     with serve_openai(router=_router) as fake:
         model = ModelSettings(

@@ -14,7 +14,7 @@ import pytest
 from bench import reuse as bench_reuse
 from bots.runtime.reuse import ReuseIndex, normalise, numbers_in
 from bots.settings import ReuseSettings, Settings
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.records.domain import (
     Check,
     Claim,
@@ -89,7 +89,7 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def index(store: Store, embedder: SentenceTransformerEmbedder, clock: FakeClock) -> ReuseIndex:
+def index(store: Store, embedder: OnnxEmbedder, clock: FakeClock) -> ReuseIndex:
     return ReuseIndex(store.reuse, embedder, Settings().reuse, clock=clock)
 
 
@@ -262,7 +262,7 @@ async def test_checks_remembered_elsewhere_are_found_by_a_running_index(
     index: ReuseIndex,
     clock: FakeClock,
     store: Store,
-    embedder: SentenceTransformerEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     await _remember(index, clock, _post(CLAIM))
     assert await index.find(_post("FDA Expands Use of Remdesivir for COVID-19")) is None
@@ -273,7 +273,7 @@ async def test_checks_remembered_elsewhere_are_found_by_a_running_index(
 
 
 async def test_disabled_reuse_finds_and_records_nothing(
-    store: Store, embedder: SentenceTransformerEmbedder, clock: FakeClock
+    store: Store, embedder: OnnxEmbedder, clock: FakeClock
 ) -> None:
     off = ReuseIndex(store.reuse, embedder, ReuseSettings(enabled=False), clock=clock)
     assert await off.remember(_check(_post(CLAIM), at=clock.now())) is False
@@ -292,7 +292,7 @@ def test_settings_reject_out_of_range_values(monkeypatch: pytest.MonkeyPatch) ->
 
 
 async def test_the_latency_bench_times_every_kind_of_look_up(
-    shared_data: Path, embedder: SentenceTransformerEmbedder
+    shared_data: Path, embedder: OnnxEmbedder
 ) -> None:
     figures = await bench_reuse.run(
         [30], data=shared_data, queries=3, texts_limit=40, embedder=embedder

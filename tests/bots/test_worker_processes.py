@@ -47,6 +47,7 @@ def _env(data: Path, searxng: str, **extra: str) -> dict[str, str]:
             "TRANSFORMERS_OFFLINE": "1",
             "FACTBOT_DATA_DIR": str(data),
             "FACTBOT_MODEL__MODE": "none",
+            "FACTBOT_GRAPH__ENABLED": "false",  # not these tests' subject (as in the conftest)
             "FACTBOT_LOG_LEVEL": "WARNING",
             "FACTBOT_SEARCH__PROVIDERS": '["searxng"]',
             "FACTBOT_SEARCH__SEARXNG_URL": searxng,

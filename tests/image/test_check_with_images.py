@@ -9,7 +9,7 @@ import pytest
 from pipeline.claims.heuristic import extract_claims
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
@@ -27,14 +27,14 @@ LOOPBACK = FetchPolicy(allow_private=True, respect_robots=False)
 
 
 @pytest.fixture
-async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> Store:
+async def indexed(store: Store, embedder: OnnxEmbedder, tmp_path: Path) -> Store:
     load_seed(store.sources)
     report = await Ingester(store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     assert not report.errors
     return store
 
 
-def deps(store: Store, embedder: SentenceTransformerEmbedder, fetcher: Fetcher) -> CheckDeps:
+def deps(store: Store, embedder: OnnxEmbedder, fetcher: Fetcher) -> CheckDeps:
     return CheckDeps(
         index=store.documents,
         embedder=embedder,
@@ -45,7 +45,7 @@ def deps(store: Store, embedder: SentenceTransformerEmbedder, fetcher: Fetcher) 
 
 
 async def test_the_claim_in_a_screenshot_is_checked_and_the_broken_image_named(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     shot = encode(screenshot(["5G networks are spreading", "the coronavirus"], size=28), "PNG")
     broken = encode(photo(), "JPEG")[:500]
@@ -67,7 +67,7 @@ async def test_the_claim_in_a_screenshot_is_checked_and_the_broken_image_named(
 
 
 async def test_an_image_post_without_text_says_what_the_images_gave(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     with serve() as server:
         url = server.add("/p.png", encode(photo(), "PNG"), "image/png")
@@ -102,7 +102,7 @@ async def test_image_names_add_terms_and_queries_up_to_five() -> None:
 
 
 async def test_a_reused_photo_is_traced_to_the_older_page_and_cited(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     from datetime import UTC, datetime
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.hashing import hash_picture
@@ -56,7 +56,7 @@ def test_main_images_are_declared_first_then_content_pictures() -> None:
 
 
 async def test_ingest_keeps_a_pages_images_and_a_bad_one_fails_nothing(
-    store: Store, embedder: SentenceTransformerEmbedder
+    store: Store, embedder: OnnxEmbedder
 ) -> None:
     main, street = photo((480, 360), seed=11), photo((480, 360), seed=12)
     with serve() as server:
@@ -86,7 +86,7 @@ async def test_ingest_keeps_a_pages_images_and_a_bad_one_fails_nothing(
 
 
 async def test_no_keeper_or_a_cap_of_zero_keeps_nothing(
-    store: Store, embedder: SentenceTransformerEmbedder
+    store: Store, embedder: OnnxEmbedder
 ) -> None:
     with serve() as server:
         server.add("/img/main.jpg", encode(photo(seed=3), "JPEG"), "image/jpeg")

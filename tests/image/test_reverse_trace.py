@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from bench.image_transforms import caption_bar
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
@@ -143,7 +143,7 @@ def image_post(url: str, text: str = "") -> Post:
 
 
 async def test_only_a_real_copy_is_indexed_with_its_page_date_and_title(
-    web: Web, store: Store, embedder: SentenceTransformerEmbedder, http: httpx.AsyncClient
+    web: Web, store: Store, embedder: OnnxEmbedder, http: httpx.AsyncClient
 ) -> None:
     url = web.server.add("/post.jpg", web.post_image, "image/jpeg")
     post = image_post(url)
@@ -183,7 +183,7 @@ async def test_only_a_real_copy_is_indexed_with_its_page_date_and_title(
 
 
 async def test_a_failing_provider_is_reported_and_the_check_goes_on(
-    web: Web, store: Store, embedder: SentenceTransformerEmbedder, http: httpx.AsyncClient
+    web: Web, store: Store, embedder: OnnxEmbedder, http: httpx.AsyncClient
 ) -> None:
     url = web.server.add("/post.jpg", web.post_image, "image/jpeg")
     post = image_post(url)
@@ -217,7 +217,7 @@ async def test_a_failing_provider_is_reported_and_the_check_goes_on(
 
 
 async def test_without_a_public_url_and_with_uploads_off_nothing_is_sent(
-    web: Web, store: Store, embedder: SentenceTransformerEmbedder, http: httpx.AsyncClient
+    web: Web, store: Store, embedder: OnnxEmbedder, http: httpx.AsyncClient
 ) -> None:
     url = web.server.add("/post.jpg", web.post_image, "image/jpeg")
     post = image_post(url)
@@ -242,7 +242,7 @@ async def test_without_a_public_url_and_with_uploads_off_nothing_is_sent(
 
 
 async def test_unrated_publishers_found_on_the_web_are_skipped_by_default(
-    web: Web, store: Store, embedder: SentenceTransformerEmbedder, http: httpx.AsyncClient
+    web: Web, store: Store, embedder: OnnxEmbedder, http: httpx.AsyncClient
 ) -> None:
     url = web.server.add("/post.jpg", web.post_image, "image/jpeg")
     post = image_post(url)
@@ -287,7 +287,7 @@ def test_public_url(url: str, public: bool) -> None:
 
 
 @pytest.fixture
-async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> Store:
+async def indexed(store: Store, embedder: OnnxEmbedder, tmp_path: Path) -> Store:
     load_seed(store.sources)
     report = await Ingester(store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     assert not report.errors
@@ -295,7 +295,7 @@ async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path:
 
 
 async def test_a_check_cites_the_earlier_copy_a_reverse_search_found(
-    web: Web, indexed: Store, embedder: SentenceTransformerEmbedder, http: httpx.AsyncClient
+    web: Web, indexed: Store, embedder: OnnxEmbedder, http: httpx.AsyncClient
 ) -> None:
     url = web.server.add("/post.jpg", web.post_image, "image/jpeg")
     post = image_post(

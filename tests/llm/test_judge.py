@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.judge.model import JudgeOutput, ModelJudge, assess
 from pipeline.judge.tiered import decide, missing_facets
@@ -390,7 +390,7 @@ class _Unused:
 
 @pytest.mark.parametrize("script", [[error(401)], [malformed(), malformed("nope")]])
 async def test_model_failure_falls_back_to_the_review_judge(
-    embedder: SentenceTransformerEmbedder, script: list[Any]
+    embedder: OnnxEmbedder, script: list[Any]
 ) -> None:
     review = ClaimReview(claim_reviewed=CLAIM.text, rating="False", label=Label.FALSE)
     evidence = [ev(0, claim_review=review)]
@@ -407,7 +407,7 @@ async def test_model_failure_falls_back_to_the_review_judge(
 
 
 async def test_judge_protocol_clusters_with_the_embedder(
-    embedder: SentenceTransformerEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     evidence = [ev(0), ev(1)]
     with serve_openai(router=verdicts_by({"C1.N1": "supports", "C1.N2": "supports"})) as fake:

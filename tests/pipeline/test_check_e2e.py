@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.credibility.importers import import_sources, load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.judge.claimreview import ReviewMatchJudge
@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES
 
 
 @pytest.fixture
-async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> Store:
+async def indexed(store: Store, embedder: OnnxEmbedder, tmp_path: Path) -> Store:
     load_seed(store.sources)
     blocklist = tmp_path / "block.txt"
     blocklist.write_text("naturalnews.com\n")
@@ -32,7 +32,7 @@ async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path:
 
 
 async def _check(
-    store: Store, embedder: SentenceTransformerEmbedder, text: str, **kw: object
+    store: Store, embedder: OnnxEmbedder, text: str, **kw: object
 ) -> Check:
     deps = CheckDeps(
         index=store.documents,
@@ -53,7 +53,7 @@ def _assert_references_retrieved(check: Check, store: Store) -> None:
 
 
 async def test_matching_fact_check_decides_and_is_cited(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(
         indexed, embedder, "5G networks are spreading the coronavirus!! 📡 https://t.co/x"
@@ -78,7 +78,7 @@ async def test_matching_fact_check_decides_and_is_cited(
 
 
 async def test_without_a_fact_check_the_claim_is_unverifiable_with_sources(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(
         indexed,
@@ -92,7 +92,7 @@ async def test_without_a_fact_check_the_claim_is_unverifiable_with_sources(
 
 
 async def test_time_bound_keeps_only_earlier_evidence(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     before = datetime(2020, 4, 1, tzinfo=UTC)
     check = await _check(
@@ -103,7 +103,7 @@ async def test_time_bound_keeps_only_earlier_evidence(
 
 
 async def test_unrelated_claim_cites_nothing(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(indexed, embedder, "The Eiffel Tower was moved to Berlin in 1999.")
     assert check.verdict.label is Label.UNVERIFIABLE
@@ -112,14 +112,14 @@ async def test_unrelated_claim_cites_nothing(
 
 
 async def test_negated_claim_does_not_adopt_the_rating(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(indexed, embedder, "5G networks do not spread the coronavirus.")
     assert check.verdict.label is not Label.FALSE
 
 
 async def test_stored_check_round_trips(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(indexed, embedder, "Drinking bleach protects you against COVID-19.")
     assert check.verdict.label is Label.FALSE
@@ -128,7 +128,7 @@ async def test_stored_check_round_trips(
 
 
 async def test_reingest_is_idempotent(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     report = await Ingester(indexed.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     assert (report.added, report.updated, report.unchanged) == (0, 0, 7)
@@ -136,7 +136,7 @@ async def test_reingest_is_idempotent(
 
 
 async def test_bad_jsonl_lines_are_reported_and_the_rest_kept(
-    store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    store: Store, embedder: OnnxEmbedder, tmp_path: Path
 ) -> None:
     good = {
         "url": "https://example.org/ok",
@@ -167,7 +167,7 @@ async def test_bad_jsonl_lines_are_reported_and_the_rest_kept(
 
 
 async def test_the_posts_own_links_are_not_evidence(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     own = "https://www.politifact.com/factchecks/2020/apr/15/facebook-posts/no-5g-doesnt-spread-coronavirus/"
     check = await _check(indexed, embedder, f"5G networks spread the coronavirus. {own}")

@@ -19,6 +19,9 @@ from pipeline.records.domain import Document
 from storage import Store
 from storage.codec import dt_out
 
+# Only these tests load torch: one worker runs them all and loads it once.
+pytestmark = pytest.mark.xdist_group("torch")
+
 SENTENCES = [
     "The WHO declared in 2023 that 5G towers spread COVID-19.",
     "Drinking hot water does not kill the coronavirus.",
@@ -35,17 +38,17 @@ def onnx_embedder() -> OnnxEmbedder:
 
 
 def test_onnx_loads_offline_and_agrees_with_torch(
-    onnx_embedder: OnnxEmbedder, embedder: SentenceTransformerEmbedder
+    onnx_embedder: OnnxEmbedder, torch_embedder: SentenceTransformerEmbedder
 ) -> None:
     # The conftest blocks every non-loopback connection: loading needs no network.
     ours = onnx_embedder.embed_sync(SENTENCES)
-    theirs = embedder.embed_sync(SENTENCES)
+    theirs = torch_embedder.embed_sync(SENTENCES)
     assert ours.shape == (4, 384) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     assert float(np.min((ours * theirs).sum(axis=1))) > 0.995
     # The same pairs are close and far in both models.
     assert np.allclose(ours @ ours.T, theirs @ theirs.T, atol=0.01)
-    assert onnx_embedder.name == ONNX_MODEL_NAME != embedder.name
+    assert onnx_embedder.name == ONNX_MODEL_NAME != torch_embedder.name
 
 
 def test_order_and_batching_do_not_change_vectors(onnx_embedder: OnnxEmbedder) -> None:
@@ -92,14 +95,14 @@ async def _fill(store: Store, embedder: object) -> None:
 
 
 async def test_vectors_of_another_model_are_refused_until_reembedded(
-    store: Store, onnx_embedder: OnnxEmbedder, embedder: SentenceTransformerEmbedder
+    store: Store, onnx_embedder: OnnxEmbedder, torch_embedder: SentenceTransformerEmbedder
 ) -> None:
-    await _fill(store, embedder)
-    assert store.documents.embedding_model() == embedder.name
+    await _fill(store, torch_embedder)
+    assert store.documents.embedding_model() == torch_embedder.name
     query = [Query(claim_id="c", text="Do 5G towers spread COVID-19?", terms=("5G", "towers"))]
     with pytest.raises(EmbeddingMismatchError, match="factbot ingest --reembed") as raised:
         await retrieve(query, index=store.documents, embedder=onnx_embedder)
-    assert raised.value.index_model == embedder.name
+    assert raised.value.index_model == torch_embedder.name
     ingester = Ingester(store.documents, onnx_embedder)
     with pytest.raises(EmbeddingMismatchError):  # nor may new documents be added
         await ingester.add_document(_doc(99, "Another story about towers."))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.records.domain import Label
@@ -25,7 +25,7 @@ def _rss(base: str, paths: list[str]) -> str:
 
 
 async def test_feed_items_are_fetched_extracted_and_indexed(
-    store: Store, embedder: SentenceTransformerEmbedder
+    store: Store, embedder: OnnxEmbedder
 ) -> None:
     with serve() as site:
         site.add("/news.html", (PAGES / "news_article.html").read_bytes())
@@ -50,7 +50,7 @@ async def test_feed_items_are_fetched_extracted_and_indexed(
 
 
 async def test_sitemap_pages_are_ingested(
-    store: Store, embedder: SentenceTransformerEmbedder
+    store: Store, embedder: OnnxEmbedder
 ) -> None:
     with serve() as site:
         site.add("/news.html", (PAGES / "news_article.html").read_bytes())
@@ -66,7 +66,7 @@ async def test_sitemap_pages_are_ingested(
 
 
 async def test_private_urls_are_refused_by_default(
-    store: Store, embedder: SentenceTransformerEmbedder
+    store: Store, embedder: OnnxEmbedder
 ) -> None:
     with serve() as site:
         page = site.add("/news.html", (PAGES / "news_article.html").read_bytes())
@@ -78,7 +78,7 @@ async def test_private_urls_are_refused_by_default(
 
 
 async def test_html_files_need_a_canonical_url(
-    store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    store: Store, embedder: OnnxEmbedder, tmp_path: Path
 ) -> None:
     folder = tmp_path / "pages"
     folder.mkdir()
@@ -92,7 +92,7 @@ async def test_html_files_need_a_canonical_url(
 
 
 async def test_author_and_site_name_are_kept(
-    store: Store, embedder: SentenceTransformerEmbedder
+    store: Store, embedder: OnnxEmbedder
 ) -> None:
     import json
 

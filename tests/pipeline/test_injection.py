@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.injection import find_instructions, strip_instructions
 from pipeline.inputs.posts import post_from_text
@@ -98,7 +98,7 @@ def test_a_post_loses_only_the_sentences_that_give_orders() -> None:
 
 
 async def test_a_page_that_carries_orders_is_never_cited_and_is_recorded(
-    store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    store: Store, embedder: OnnxEmbedder, tmp_path: Path
 ) -> None:
     load_seed(store.sources)
     injected = {

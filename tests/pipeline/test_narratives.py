@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.records.domain import Document, Evidence, Passage, Tier
 
@@ -46,7 +46,7 @@ def story(evidence_id: str) -> str:
 
 @pytest.mark.parametrize(("max_k", "expected"), [(4, 4), (2, 2), (9, 6)])
 async def test_clusters_keep_stories_apart(
-    embedder: SentenceTransformerEmbedder, max_k: int, expected: int
+    embedder: OnnxEmbedder, max_k: int, expected: int
 ) -> None:
     evidence = mixed()
     narratives = await cluster_narratives("c1", evidence, embedder=embedder, max_k=max_k)
@@ -64,19 +64,19 @@ async def test_clusters_keep_stories_apart(
     assert firsts == sorted(firsts) and firsts[0] == 0
 
 
-async def test_two_clusters_are_the_two_stories(embedder: SentenceTransformerEmbedder) -> None:
+async def test_two_clusters_are_the_two_stories(embedder: OnnxEmbedder) -> None:
     narratives = await cluster_narratives("c1", mixed(), embedder=embedder, max_k=2)
     assert [n.evidence_ids for n in narratives] == [("e0", "e2", "e4"), ("e1", "e3", "e5")]
 
 
-async def test_one_item_is_one_narrative(embedder: SentenceTransformerEmbedder) -> None:
+async def test_one_item_is_one_narrative(embedder: OnnxEmbedder) -> None:
     (narrative,) = await cluster_narratives("c1", [item(0, FLOOD[0])], embedder=embedder)
     assert narrative.evidence_ids == ("e0",)
     assert narrative.representative_id == "e0"
 
 
 async def test_identical_passages_make_one_narrative(
-    embedder: SentenceTransformerEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     evidence = [item(n, FLOOD[0]) for n in range(3)]
     (narrative,) = await cluster_narratives("c1", evidence, embedder=embedder)
@@ -85,7 +85,7 @@ async def test_identical_passages_make_one_narrative(
 
 
 async def test_representative_is_nearest_the_centroid(
-    embedder: SentenceTransformerEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     # One cluster: the middle-of-the-road flood report is closer to the mean than the outlier.
     texts = [*FLOOD, "Valencia football club won its match on Saturday evening."]
@@ -95,7 +95,7 @@ async def test_representative_is_nearest_the_centroid(
 
 
 async def test_ids_are_stable_and_other_claims_ignored(
-    embedder: SentenceTransformerEmbedder,
+    embedder: OnnxEmbedder,
 ) -> None:
     evidence = [*mixed(), item(7, FLOOD[0], claim_id="c2")]
     first = await cluster_narratives("c1", evidence, embedder=embedder, max_k=2)
@@ -105,7 +105,7 @@ async def test_ids_are_stable_and_other_claims_ignored(
     assert "e7" not in {i for n in first for i in n.evidence_ids}
 
 
-async def test_no_evidence_and_bad_k(embedder: SentenceTransformerEmbedder) -> None:
+async def test_no_evidence_and_bad_k(embedder: OnnxEmbedder) -> None:
     assert await cluster_narratives("c1", [], embedder=embedder) == []
     with pytest.raises(ValueError, match="max_k"):
         await cluster_narratives("c1", mixed(), embedder=embedder, max_k=0)

@@ -42,7 +42,7 @@ def _env(data: Path, slack: FakeSlack) -> dict[str, str]:
             "FACTBOT_DATA_DIR": str(data),
             "FACTBOT_MODEL__MODE": "none",
             "FACTBOT_SEARCH__ENABLED": "false",  # the subprocess has no network guard
-            "FACTBOT_EMBEDDING__BACKEND": "torch",  # the test indexed with the torch embedder
+            "FACTBOT_GRAPH__ENABLED": "false",  # not this test's subject (as in the conftest)
             "FACTBOT_LOG_LEVEL": "WARNING",
             "FACTBOT_SLACK__BOT_TOKEN": "xoxb-one",
             "FACTBOT_SLACK__SIGNING_SECRET": "s",
