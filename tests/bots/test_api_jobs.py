@@ -183,6 +183,8 @@ def test_a_repeated_post_is_answered_from_the_stored_check(api: str) -> None:
     body = again.json()
     assert body["id"] == first.json()["id"] and body["reused"]["reason"] == "same text"
     assert again.headers["location"] == f"/api/checks/{body['id']}"
-    assert elapsed < 5  # no job, no pipeline: answered from the database
+    # No job, no pipeline: answered from the database (200 with the stored check, where a new
+    # check answers 202 with a job); generous bound for a machine loaded by a parallel run.
+    assert elapsed < 15
     fresh = httpx.post(f"{api}/api/checks?fresh=true", json=CLAIM, timeout=30)
     assert fresh.status_code == 202  # asked to check again

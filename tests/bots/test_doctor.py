@@ -186,7 +186,9 @@ def test_providers_that_refuse_or_hang_are_down_within_the_probe_timeout(
     assert (
         not live["google_news"].answers and "no answer within 0.5 s" in live["google_news"].detail
     )
-    assert all(s.seconds < 2.0 for s in live.values())  # the probe's own recorded durations
+    # The probe's own recorded durations: its 0.5 s timeout, not the 30 s the server holds (the
+    # bound is generous for a machine loaded by a parallel test run).
+    assert all(s.seconds < 10.0 for s in live.values())
     down = [p for p in found.errors if "does not answer" in p.what]
     assert len(down) == 2 and all("FACTBOT_SEARCH__PROVIDERS" in p.fix for p in down)
     # The index still answers, so checks can work: no "no evidence source" error.

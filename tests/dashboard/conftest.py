@@ -35,14 +35,14 @@ def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> None:
 
 
 @pytest.fixture
-def make_app(tmp_path: Path, embedder) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def make_app(data_dir: Path, embedder) -> Iterator[object]:  # type: ignore[no-untyped-def]
     """Return a factory of Apps over one fresh data folder (dashboard settings as given)."""
     apps: list[App] = []
 
     def make(**dashboard: object) -> App:
         app = App(
             Settings(
-                data_dir=tmp_path / "data",
+                data_dir=data_dir,
                 dashboard=DashboardSettings.model_validate(dashboard),
             ),
             embedder=embedder,  # the session's model, loaded once

@@ -91,7 +91,7 @@ def test_billion_laughs_is_refused_quickly() -> None:
     started = time.monotonic()
     with pytest.raises(ExtractionError, match="entities"):
         parse_feed(read("billion_laughs.xml"), base_url="https://lol.example/feed")
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # expanded, it would not end (generous under load)
 
 
 def test_gzip_bomb_sitemap_is_refused() -> None:

@@ -83,7 +83,8 @@ def test_a_hostile_pattern_does_not_backtrack() -> None:
     robots = "User-agent: *\nDisallow: /" + "*a" * 2000 + "b\n"
     started = time.perf_counter()
     assert allowed(robots, "/" + "a" * 2000)
-    assert time.perf_counter() - started < 0.5
+    # Backtracking over 2,000 wildcards would not end; generous for a loaded machine.
+    assert time.perf_counter() - started < 5.0
 
 
 def test_answers_without_a_file() -> None:

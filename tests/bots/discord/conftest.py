@@ -83,9 +83,9 @@ def target_message(message_id: str, text: str = CLAIM, **options: Any) -> dict[s
 
 
 @pytest.fixture
-def indexed(tmp_path: Path, embedder: Any) -> Path:
+def indexed(data_dir: Path, embedder: Any) -> Path:
     """Return a data folder whose database holds the small test corpus."""
-    folder = tmp_path / "data"
+    folder = data_dir
     app = App(Settings(data_dir=folder), embedder=embedder)
     asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
     app.close()

@@ -16,7 +16,7 @@ from bots.runtime.monitor.scheduler import MonitorScheduler
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import JobSettings, MonitorSettings, Settings
 from pipeline.evidence.ingest import Ingester
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, fresh_database
 from tests.support.clock import FakeClock
 
 CLAIM = "5G networks spread the coronavirus."
@@ -34,7 +34,9 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def monitor_app(tmp_path: Path, embedder: Any, clock: FakeClock) -> Iterator[Callable[..., App]]:
+def monitor_app(
+    tmp_path: Path, migrated_database: Path, embedder: Any, clock: FakeClock
+) -> Iterator[Callable[..., App]]:
     """Return a maker of an App with monitor settings (and platform settings) given."""
     made: list[App] = []
 
@@ -42,9 +44,9 @@ def monitor_app(tmp_path: Path, embedder: Any, clock: FakeClock) -> Iterator[Cal
         jobs = JobSettings(
             poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0
         )
-        settings = Settings(
-            data_dir=tmp_path / f"d{len(made)}", jobs=jobs, monitor=monitor, **groups
-        )
+        folder = tmp_path / f"d{len(made)}"
+        fresh_database(migrated_database, folder / "factbot.db")
+        settings = Settings(data_dir=folder, jobs=jobs, monitor=monitor, **groups)
         app = App(settings, embedder=embedder, clock=clock)
         made.append(app)
         return app

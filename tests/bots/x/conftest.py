@@ -88,7 +88,7 @@ def loopback_corpus(tmp_path: Path, pages: Server) -> Path:
 
 @pytest.fixture
 async def make_bot(
-    tmp_path: Path, embedder: Any, pages: Server
+    tmp_path: Path, data_dir: Path, embedder: Any, pages: Server
 ) -> AsyncIterator[Callable[..., Any]]:
     """Return a maker of XBots sharing one database (a second one is a restart)."""
     made: list[App] = []
@@ -96,7 +96,7 @@ async def make_bot(
 
     async def make(fake: FakeX, **x: Any) -> XBot:
         settings = Settings(
-            data_dir=tmp_path / "data",
+            data_dir=data_dir,
             jobs=JobSettings(
                 poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0
             ),

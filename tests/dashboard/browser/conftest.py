@@ -84,9 +84,9 @@ class Served:
 
 
 @pytest.fixture
-def served_app(tmp_path: Path, embedder: Any) -> Iterator[App]:
+def served_app(data_dir: Path, embedder: Any) -> Iterator[App]:
     """An App over a fresh database with the small corpus ingested (not yet served)."""
-    app = App(Settings(data_dir=tmp_path / "data"), embedder=embedder)
+    app = App(Settings(data_dir=data_dir), embedder=embedder)
     ingest = Ingester(app.store.documents, embedder).ingest
     # Playwright's sync API holds an event loop on this thread: ingest on another one.
     thread = threading.Thread(target=lambda: asyncio.run(ingest([str(FIXTURES / "corpus.jsonl")])))
