@@ -17,7 +17,7 @@ from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import Proposal, ReviewQueue
 from bots.settings import ReviewSettings, SlackSettings
-from tests.bots.slack.test_end_to_end import PARENT, SECRET, corpus_app, idle, serving
+from tests.bots.platforms.slack.test_end_to_end import PARENT, SECRET, corpus_app, idle, serving
 from tests.support.fake_slack import FakeSlack, block_problem
 from tests.support.review_checks import SOURCE, stored_check
 

@@ -13,7 +13,7 @@ import pytest
 
 from bots.platforms.x._mentions import SINCE_KEY
 from storage.x_notes import ApiCosts
-from tests.bots.x.conftest import BOB, XBot
+from tests.bots.platforms.x.conftest import BOB, XBot
 from tests.support.fake_x import FakeX
 
 URL_RE = re.compile(r"https?://\S+")

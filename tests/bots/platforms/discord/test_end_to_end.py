@@ -16,7 +16,7 @@ from bots.runtime.deliver import ANSWER, reply_key
 from bots.runtime.platform import Destination
 from bots.runtime.replies import ReplyKey
 from bots.settings import GuardSettings
-from tests.bots.discord.conftest import (
+from tests.bots.platforms.discord.conftest import (
     ALICE,
     BOB,
     CHANNEL,

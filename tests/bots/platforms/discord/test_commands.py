@@ -13,7 +13,7 @@ from bots.runtime.platform import PlatformContext
 from bots.settings import DiscordSettings, Settings
 from pipeline.util.clock import SYSTEM
 from storage import Store
-from tests.bots.discord.conftest import start_bot, stop_bot
+from tests.bots.platforms.discord.conftest import start_bot, stop_bot
 from tests.support.fake_discord import FakeDiscord, zstandard
 
 
