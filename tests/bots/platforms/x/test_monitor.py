@@ -10,7 +10,7 @@ import pytest
 
 from bots.settings import MonitorSettings
 from storage.x_notes import XNotesRepo
-from tests.bots.monitor.conftest import scheduler_for
+from tests.bots.runtime.monitor.conftest import scheduler_for
 from tests.bots.platforms.x.conftest import XBot
 from tests.support.fake_x import FakeX
 

@@ -10,7 +10,7 @@ import pytest
 
 from bots.app.root import App
 from bots.settings import MastodonSettings, MonitorSettings
-from tests.bots.monitor.conftest import CLAIM, ingest, scheduler_for, work_until_idle
+from tests.bots.runtime.monitor.conftest import CLAIM, ingest, scheduler_for, work_until_idle
 from tests.support.clock import FakeClock
 from tests.support.fake_mastodon import TOKEN, FakeMastodon
 

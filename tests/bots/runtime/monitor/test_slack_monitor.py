@@ -12,7 +12,7 @@ import pytest
 from bots.app.root import App
 from bots.runtime.monitor.scan import SCAN, cursor_key
 from bots.settings import MonitorSettings, SlackSettings
-from tests.bots.monitor.conftest import CLAIM, ingest, scheduler_for, work_until_idle
+from tests.bots.runtime.monitor.conftest import CLAIM, ingest, scheduler_for, work_until_idle
 from tests.support.clock import FakeClock
 from tests.support.fake_slack import FakeSlack
 
