@@ -16,7 +16,7 @@ from bots.app.root import App
 from bots.runtime.privacy import redact_expired
 from bots.settings import FetchSettings, ImageSettings, Settings
 from pipeline.evidence.ingest import Ingester
-from tests.bots.test_api import serving
+from tests.bots.api.test_api import serving
 from tests.conftest import FIXTURES
 from tests.image.uploads import CLAIM, HTML, PDF, SVG, claim_png, truncated_png
 from tests.support.clock import FakeClock

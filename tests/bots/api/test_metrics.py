@@ -33,7 +33,7 @@ from pipeline.records.domain import ModelUsage, new_id
 from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from storage import Store
 from storage.jobs import Backoff
-from tests.bots.test_api import serving
+from tests.bots.api.test_api import serving
 from tests.conftest import FIXTURES, REPO
 
 CLAIM = {"text": "5G networks spread the coronavirus."}

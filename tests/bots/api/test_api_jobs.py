@@ -15,7 +15,7 @@ import pytest
 from bots.app.root import App
 from bots.settings import JobSettings, Settings
 from pipeline.evidence.ingest import Ingester
-from tests.bots.test_api import serving
+from tests.bots.api.test_api import serving
 from tests.conftest import FIXTURES
 
 CLAIM = {"text": "5G networks spread the coronavirus."}
