@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from bots.cli.main import main
 from pipeline.image.hashing import hash_picture
 from storage import Store
-from tests.bots.test_out_of_context import page
+from tests.bots.app.test_out_of_context import page
 from tests.image.images import encode, photo
 from tests.support.httpserver import serve
 

@@ -9,8 +9,9 @@ import pytest
 from bots.app.root import App
 from bots.settings import EmbeddingSettings, ModelSettings, Settings
 from pipeline.llm.models import DEFAULT_MODEL, verified
+from tests.conftest import REPO
 
-MODELS = Path(__file__).resolve().parents[2] / ".models"
+MODELS = REPO / ".models"
 
 
 def _app(tmp_path: Path, mode: str, threads: int | None = None) -> App:
