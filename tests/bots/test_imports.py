@@ -86,9 +86,7 @@ def test_help_imports_no_heavy_library(tmp_path: Path) -> None:
     assert heavy == []
 
 
-def test_show_imports_no_heavy_library(
-    tmp_path: Path, embedder: OnnxEmbedder
-) -> None:
+def test_show_imports_no_heavy_library(tmp_path: Path, embedder: OnnxEmbedder) -> None:
     check_id = _stored_check(tmp_path, embedder)
     heavy, output = _heavy_after(_cli("show", "--json", check_id), tmp_path)
     assert json.loads(output)["id"] == check_id

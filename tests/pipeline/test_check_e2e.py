@@ -31,9 +31,7 @@ async def indexed(store: Store, embedder: OnnxEmbedder, tmp_path: Path) -> Store
     return store
 
 
-async def _check(
-    store: Store, embedder: OnnxEmbedder, text: str, **kw: object
-) -> Check:
+async def _check(store: Store, embedder: OnnxEmbedder, text: str, **kw: object) -> Check:
     deps = CheckDeps(
         index=store.documents,
         embedder=embedder,
@@ -102,9 +100,7 @@ async def test_time_bound_keeps_only_earlier_evidence(
     assert all(e.document.published_at and e.document.published_at < before for e in check.evidence)
 
 
-async def test_unrelated_claim_cites_nothing(
-    indexed: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_unrelated_claim_cites_nothing(indexed: Store, embedder: OnnxEmbedder) -> None:
     check = await _check(indexed, embedder, "The Eiffel Tower was moved to Berlin in 1999.")
     assert check.verdict.label is Label.UNVERIFIABLE
     assert check.correction.references == ()
@@ -118,18 +114,14 @@ async def test_negated_claim_does_not_adopt_the_rating(
     assert check.verdict.label is not Label.FALSE
 
 
-async def test_stored_check_round_trips(
-    indexed: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_stored_check_round_trips(indexed: Store, embedder: OnnxEmbedder) -> None:
     check = await _check(indexed, embedder, "Drinking bleach protects you against COVID-19.")
     assert check.verdict.label is Label.FALSE
     indexed.checks.save(check)
     assert indexed.checks.get(check.id) == check
 
 
-async def test_reingest_is_idempotent(
-    indexed: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_reingest_is_idempotent(indexed: Store, embedder: OnnxEmbedder) -> None:
     report = await Ingester(indexed.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     assert (report.added, report.updated, report.unchanged) == (0, 0, 7)
     assert indexed.documents.stats().documents == 7
@@ -166,9 +158,7 @@ async def test_bad_jsonl_lines_are_reported_and_the_rest_kept(
     assert "no such file" in str(report.errors[5])
 
 
-async def test_the_posts_own_links_are_not_evidence(
-    indexed: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_the_posts_own_links_are_not_evidence(indexed: Store, embedder: OnnxEmbedder) -> None:
     own = "https://www.politifact.com/factchecks/2020/apr/15/facebook-posts/no-5g-doesnt-spread-coronavirus/"
     check = await _check(indexed, embedder, f"5G networks spread the coronavirus. {own}")
     assert own not in {e.document.url for e in check.evidence}

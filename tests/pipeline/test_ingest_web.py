@@ -49,9 +49,7 @@ async def test_feed_items_are_fetched_extracted_and_indexed(
     assert store.documents.search_text('"bleach" AND "flu"', limit=5)
 
 
-async def test_sitemap_pages_are_ingested(
-    store: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_sitemap_pages_are_ingested(store: Store, embedder: OnnxEmbedder) -> None:
     with serve() as site:
         site.add("/news.html", (PAGES / "news_article.html").read_bytes())
         sitemap = site.add(
@@ -65,9 +63,7 @@ async def test_sitemap_pages_are_ingested(
     assert report.added == 1 and not report.errors
 
 
-async def test_private_urls_are_refused_by_default(
-    store: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_private_urls_are_refused_by_default(store: Store, embedder: OnnxEmbedder) -> None:
     with serve() as site:
         page = site.add("/news.html", (PAGES / "news_article.html").read_bytes())
         async with Fetcher() as fetcher:
@@ -91,9 +87,7 @@ async def test_html_files_need_a_canonical_url(
     assert any("canonical" in str(e) for e in report.errors)
 
 
-async def test_author_and_site_name_are_kept(
-    store: Store, embedder: OnnxEmbedder
-) -> None:
+async def test_author_and_site_name_are_kept(store: Store, embedder: OnnxEmbedder) -> None:
     import json
 
     with serve() as site:

@@ -15,7 +15,15 @@ from bots.runtime.platform import Destination
 from bots.runtime.review import Proposal, ReviewQueue
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import ReviewSettings
-from tests.bots.platforms.discord.conftest import BOB, CHANNEL, GUILD, Bot, start_bot, stop_bot, until
+from tests.bots.platforms.discord.conftest import (
+    BOB,
+    CHANNEL,
+    GUILD,
+    Bot,
+    start_bot,
+    stop_bot,
+    until,
+)
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord, Recorded
 from tests.support.review_checks import SOURCE, stored_check

@@ -10,8 +10,8 @@ import httpx
 
 from bots.app.root import App
 from bots.settings import DiscordSettings, JobSettings, Settings
-from tests.bots.platforms.discord.conftest import BOB, CHANNEL, GUILD, target_message, until
 from tests.bots.api.test_api import serving
+from tests.bots.platforms.discord.conftest import BOB, CHANNEL, GUILD, target_message, until
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord
 

@@ -10,8 +10,8 @@ import pytest
 
 from bots.settings import MonitorSettings
 from storage.x_notes import XNotesRepo
-from tests.bots.runtime.monitor.conftest import scheduler_for
 from tests.bots.platforms.x.conftest import XBot
+from tests.bots.runtime.monitor.conftest import scheduler_for
 from tests.support.fake_x import FakeX
 
 pytestmark = pytest.mark.slow  # a whole check over the index (~20 s on 2 shared cores)
