@@ -21,8 +21,8 @@ from bots.app.root import App
 from bots.settings import Settings
 from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.inputs.posts import post_from_text
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
     "torch",
     "sentence_transformers",
