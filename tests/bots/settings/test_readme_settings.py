@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from pydantic import BaseModel
 
 from bots.settings import Settings
+from tests.conftest import REPO
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def _names(model: type[BaseModel], prefix: str) -> list[tuple[str, str]]:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from bots.settings import ModelSettings, Settings
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 
 
 def test_factbot_from_the_checkout_reads_the_folder_make_fills(
