@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pipeline.errors import ExtractionError, FetchError
 from pipeline.fetch.extract import extract_document
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.fetch.walls import detect_wall
+from tests.conftest import FIXTURES
 from tests.support.httpserver import Response, serve
 
-PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+PAGES = FIXTURES / "pages"
 URL = "https://news.example/2024/05/story"
 
 

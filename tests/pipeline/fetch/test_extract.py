@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,9 @@ from pipeline.fetch.extract import (
     rating_to_label,
 )
 from pipeline.records.domain import Label
+from tests.conftest import FIXTURES
 
-PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+PAGES = FIXTURES / "pages"
 URL = "https://x.example/a"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.fetch.css import inline_declarations, style_rules
 from pipeline.fetch.extract import extract_document
-from tests.pipeline.test_extract import LANES, ORDER, URL, WORKS, article
+from tests.pipeline.fetch.test_extract import LANES, ORDER, URL, WORKS, article
 
 
 def _style(css: str) -> str:

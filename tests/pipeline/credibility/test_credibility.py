@@ -29,8 +29,9 @@ from pipeline.errors import SourceImportError
 from pipeline.records.domain import SourceRating, Tier
 from storage import Store
 from storage.sources import SourceTable
+from tests.conftest import REPO, SHARED_DATA
 
-CREDIBILITY = Path(__file__).resolve().parents[3] / "shared" / "data" / "credibility"
+CREDIBILITY = SHARED_DATA / "credibility"
 H, M, L, X, B, U = Tier.HIGH, Tier.MEDIUM, Tier.LOW, Tier.UNUSABLE, Tier.BLOCKED, Tier.UNRATED
 
 
@@ -268,7 +269,7 @@ def test_block_wins_over_a_later_tier_import(sources: SourceTable, tmp_path: Pat
 
 
 def test_seed_list_is_clean_and_covers_the_basics() -> None:
-    path = Path(__file__).resolve().parents[2] / "pipeline" / "data" / "seed_sources.csv"
+    path = REPO / "pipeline" / "data" / "seed_sources.csv"
     skipped: list[SkippedLine] = []
     ratings = parse_rating_table(path.read_text(encoding="utf-8"), origin="seed", skipped=skipped)
     assert skipped == []

@@ -14,7 +14,6 @@ import socket
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -23,9 +22,10 @@ import pytest
 from pipeline.errors import ExtractionError, FetchError, RobotsDisallowedError, UnsafeURLError
 from pipeline.fetch.extract import extract_document
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy, resolve_host
+from tests.conftest import FIXTURES
 from tests.support.httpserver import LocalServer, Request, Response, redirect, repeat
 
-PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+PAGES = FIXTURES / "pages"
 HOST = "127.0.0.2"
 FIFTY_MB = 50 * 1024 * 1024
 ARTICLE = (

@@ -19,7 +19,7 @@ from pipeline.reply.thread import (
     x_weighted,
 )
 from pipeline.reply.writer import OPENING
-from tests.pipeline.test_render_properties import SETTINGS, corrections
+from tests.pipeline.reply.test_render_properties import SETTINGS, corrections
 
 _NUMBER_RE = re.compile(r" \((\d)/(\d)\)$")
 

@@ -16,9 +16,9 @@ from pipeline.credibility.domains import (
     normalize_entry,
     registrable_domain,
 )
+from tests.conftest import REPO, SHARED_DATA
 
-REPO = Path(__file__).resolve().parents[2]
-CREDIBILITY = Path(__file__).resolve().parents[3] / "shared" / "data" / "credibility"
+CREDIBILITY = SHARED_DATA / "credibility"
 
 
 @pytest.mark.parametrize(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import gzip
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from pipeline.errors import ExtractionError
 from pipeline.fetch.feeds import parse_date, parse_feed, parse_sitemap, sniff_kind
+from tests.conftest import FIXTURES
 
-FEEDS = Path(__file__).parent.parent / "fixtures" / "feeds"
+FEEDS = FIXTURES / "feeds"
 
 
 def read(name: str) -> bytes:
