@@ -17,8 +17,8 @@ from storage.browse import PAGE_SIZE
 from tests.conftest import FIXTURES
 from tests.dashboard.conftest import csrf_of, sign_in
 from tests.dashboard.factory import QUOTE, make_check, store_checks
-from tests.image.images import encode, photo
-from tests.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
+from tests.pipeline.image.images import encode, photo
+from tests.pipeline.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
 
 
 def _ids(html: str) -> list[str]:

@@ -47,7 +47,7 @@ from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import FACETS, SourceRating, Tier
 from tests.conftest import FIXTURES
-from tests.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai
+from tests.pipeline.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai
 from tests.safety import cases as c
 from tests.support.httpserver import LocalServer, serve
 

@@ -44,7 +44,7 @@ from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
 from pipeline.records.domain import SourceRating, Tier
 from tests.conftest import REPO
-from tests.llm.fake_openai import FakeOpenAI, serve_openai
+from tests.pipeline.llm.fake_openai import FakeOpenAI, serve_openai
 from tests.safety import cases as c
 from tests.safety.news_cases import NEWS_CASES, NewsCase
 from tests.safety.test_adversarial import GullibleModel, foreign_links

@@ -18,7 +18,7 @@ from bots.settings import FetchSettings, ImageSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from tests.bots.api.test_api import serving
 from tests.conftest import FIXTURES
-from tests.image.uploads import CLAIM, HTML, PDF, SVG, claim_png, truncated_png
+from tests.pipeline.image.uploads import CLAIM, HTML, PDF, SVG, claim_png, truncated_png
 from tests.support.clock import FakeClock
 from tests.support.httpserver import serve
 

@@ -16,8 +16,8 @@ from bots.settings.engine import StageModelSettings
 from pipeline.image.caption import LocalCaptioner, VisionCaptioner
 from pipeline.llm.client import LLMClient, ModelEndpoint
 from pipeline.records.domain import Post
-from tests.image.images import encode, photo, screenshot
-from tests.llm.fake_openai import Seen, answer, error, serve_openai
+from tests.pipeline.image.images import encode, photo, screenshot
+from tests.pipeline.llm.fake_openai import Seen, answer, error, serve_openai
 from tests.support.httpserver import serve
 
 

@@ -16,7 +16,7 @@ from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Basis, Label, Relation
 from tests.conftest import FIXTURES
-from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
+from tests.pipeline.llm.fake_openai import Seen, error, judge_labels, serve_openai
 
 WHO_QUOTE = (
     "Spraying or introducing bleach or another disinfectant into your body will not protect "

@@ -24,7 +24,7 @@ from pipeline.errors import ConfigError
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Check, Label
 from tests.bots.app.test_web_check import publishers
-from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
+from tests.pipeline.llm.fake_openai import Seen, error, judge_labels, serve_openai
 from tests.support.httpserver import LocalServer
 from tests.support.slowloop import run_watched
 

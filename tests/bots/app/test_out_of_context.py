@@ -23,8 +23,8 @@ from pipeline.evidence.ingest import Ingester
 from pipeline.image.intake import ImageLimits
 from pipeline.records.domain import Label, Post, SourceRating, Tier
 from pipeline.reply.writer import verify_references
-from tests.image.images import encode, photo
-from tests.llm.fake_openai import Seen, error, judge_labels, serve_openai
+from tests.pipeline.image.images import encode, photo
+from tests.pipeline.llm.fake_openai import Seen, error, judge_labels, serve_openai
 from tests.support.httpserver import LocalServer, serve
 
 POSTED = datetime(2024, 9, 27, 9, tzinfo=UTC)

@@ -23,8 +23,8 @@ from bots.settings import (
     load_settings,
 )
 from pipeline.records.domain import Post
-from tests.image.images import encode, photo
-from tests.image.test_reverse_trace import PAGE
+from tests.pipeline.image.images import encode, photo
+from tests.pipeline.image.test_reverse_trace import PAGE
 from tests.support.fake_reverse_image import Appearance, FakeTinEye
 from tests.support.httpserver import serve
 

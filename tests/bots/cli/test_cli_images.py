@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from bots.cli.main import main
 from tests.conftest import FIXTURES
-from tests.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
+from tests.pipeline.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
 
 
 @pytest.fixture

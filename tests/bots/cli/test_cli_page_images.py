@@ -11,7 +11,7 @@ from bots.cli.main import main
 from pipeline.image.hashing import hash_picture
 from storage import Store
 from tests.bots.app.test_out_of_context import page
-from tests.image.images import encode, photo
+from tests.pipeline.image.images import encode, photo
 from tests.support.httpserver import serve
 
 

@@ -99,7 +99,7 @@ def test_eval_runs_in_both_modes(
 def test_eval_with_a_model_counts_calls_and_tokens(
     shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.llm.fake_openai import Seen, serve_openai
+    from tests.pipeline.llm.fake_openai import Seen, serve_openai
 
     def router(seen: Seen) -> object:
         if seen.stage == "claims":

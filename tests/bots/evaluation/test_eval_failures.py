@@ -1,8 +1,8 @@
 """`eval averitec --model` counts every model failure, timeout and fallback, per stage and claim.
 
-The model is a local OpenAI-compatible server (tests/llm/fake_openai.py) that answers the claims
-stage with invalid JSON, lets the first extraction call time out on every attempt and answers
-the judge with invalid JSON: each stage falls back to its no-model path, and the report must
+The model is a local OpenAI-compatible server (tests/pipeline/llm/fake_openai.py) that answers
+the claims stage with invalid JSON, lets the first extraction call time out on every attempt and
+answers the judge with invalid JSON: each stage falls back to its no-model path, and the report must
 say so, stage by stage and claim by claim.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from bots.cli.main import main
-from tests.llm.fake_openai import Seen, malformed, serve_openai, slow
+from tests.pipeline.llm.fake_openai import Seen, malformed, serve_openai, slow
 
 CLAIMS = [
     ("The Eiffel Tower stands in Paris.", "Where is the Eiffel Tower?", "It stands in Paris."),

@@ -148,7 +148,7 @@ def test_a_journal_of_another_run_is_refused(dev: Path, tmp_path: Path) -> None:
 def test_claims_decided_by_a_fallback_run_again_with_rerun_fallbacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.llm.fake_openai import Seen, malformed, serve_openai
+    from tests.pipeline.llm.fake_openai import Seen, malformed, serve_openai
 
     items = [
         {

@@ -9,8 +9,8 @@ from pipeline.image.describe import names_in
 from pipeline.image.stage import ImageDeps, read_images
 from pipeline.records.domain import Post
 from pipeline.util.cpu import CpuPool
-from tests.image.c2pa_signing import sign_jpeg
-from tests.image.images import encode, exif_jpeg, photo, screenshot
+from tests.pipeline.image.c2pa_signing import sign_jpeg
+from tests.pipeline.image.images import encode, exif_jpeg, photo, screenshot
 from tests.support.httpserver import serve
 
 LOOPBACK = FetchPolicy(allow_private=True, respect_robots=False)

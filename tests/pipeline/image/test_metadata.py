@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pipeline.image.metadata import read_credentials, read_exif, read_metadata_bytes
-from tests.image.c2pa_signing import sign_jpeg
-from tests.image.images import encode, exif_jpeg, photo
+from tests.pipeline.image.c2pa_signing import sign_jpeg
+from tests.pipeline.image.images import encode, exif_jpeg, photo
 
 
 def test_exif_capture_time_gps_camera_and_software() -> None:

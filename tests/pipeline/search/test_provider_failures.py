@@ -10,9 +10,9 @@ import pytest
 from pipeline.errors import SearchError
 from pipeline.search.base import SearchProvider, SearchQuery
 from pipeline.search.http import ProviderClient
-from tests.search.conftest import Sleeps
-from tests.search.fakeapi import FakeAPI, Reply, fixture
-from tests.search.providers_table import SPECS, Spec
+from tests.pipeline.search.conftest import Sleeps
+from tests.pipeline.search.fakeapi import FakeAPI, Reply, fixture
+from tests.pipeline.search.providers_table import SPECS, Spec
 
 QUERY = SearchQuery("nasa six days of darkness", limit=5)
 

@@ -21,7 +21,7 @@ from pipeline.image.ocr import (
     read_text,
 )
 from pipeline.records.image import ImageOrigin, ImageSource
-from tests.image.images import encode, photo, screenshot
+from tests.pipeline.image.images import encode, photo, screenshot
 
 HEADLINE = [
     "BREAKING: Health Ministry confirms",

@@ -12,9 +12,9 @@ from pipeline.image.intake import decode_image
 from pipeline.image.stage import ImageDeps, read_one
 from pipeline.llm.client import LLMClient, ModelEndpoint, ModelUnavailableError, RetryPolicy
 from pipeline.records.image import ImageOrigin, ImageSource, LoadedImage
-from tests.image.images import encode, photo
-from tests.image.tiny_captioner import WORDS, build_tiny_captioner
-from tests.llm.fake_openai import answer, error, serve_openai
+from tests.pipeline.image.images import encode, photo
+from tests.pipeline.image.tiny_captioner import WORDS, build_tiny_captioner
+from tests.pipeline.llm.fake_openai import answer, error, serve_openai
 
 
 def image() -> LoadedImage:

@@ -14,9 +14,9 @@ from pipeline.search.http import ProviderClient
 from pipeline.search.merge import MultiSearch, Outcome
 from pipeline.search.providers import BraveSearch, SerperSearch, WikipediaSearch
 from storage import Store
-from tests.search.conftest import Sleeps
-from tests.search.fakeapi import FakeAPI, Reply, fixture
-from tests.search.providers_table import BRAVE_KEY, SERPER_KEY
+from tests.pipeline.search.conftest import Sleeps
+from tests.pipeline.search.fakeapi import FakeAPI, Reply, fixture
+from tests.pipeline.search.providers_table import BRAVE_KEY, SERPER_KEY
 from tests.support.clock import FakeClock
 
 QUERY = SearchQuery("nasa six days of darkness")

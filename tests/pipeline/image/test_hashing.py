@@ -9,7 +9,7 @@ from PIL import Image
 
 from bench.image_transforms import TRANSFORMS
 from pipeline.image.hashing import HashIndex, compare, hash_picture, trim_borders
-from tests.image.images import photo
+from tests.pipeline.image.images import photo
 
 
 def scene(seed: int) -> Image.Image:

@@ -14,8 +14,8 @@ from pydantic import SecretStr
 from pipeline.errors import BudgetExceededError, SearchError
 from pipeline.search.http import ProviderClient, request_budgets
 from pipeline.util.retry_after import parse_retry_after
-from tests.search.conftest import Sleeps
-from tests.search.fakeapi import FakeAPI, Reply
+from tests.pipeline.search.conftest import Sleeps
+from tests.pipeline.search.fakeapi import FakeAPI, Reply
 
 KEY = "sk-live-very-secret-0042"
 

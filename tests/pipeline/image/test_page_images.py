@@ -10,7 +10,7 @@ from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.hashing import hash_picture
 from pipeline.image.pages import PageImages, main_images
 from storage import Store
-from tests.image.images import encode, photo
+from tests.pipeline.image.images import encode, photo
 from tests.support.httpserver import serve
 
 LOOPBACK = FetchPolicy(allow_private=True, respect_robots=False)

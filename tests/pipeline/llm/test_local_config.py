@@ -11,8 +11,9 @@ from bots.app.models import LocalModel
 from bots.settings import ModelSettings, Settings
 from pipeline.llm.local import LocalModelServer
 from pipeline.llm.models import DEFAULT_MODEL, verified
+from tests.conftest import REPO
 
-MODELS = Path(__file__).resolve().parents[2] / ".models"
+MODELS = REPO / ".models"
 
 
 def _config(server: LocalModelServer) -> dict:  # type: ignore[type-arg]

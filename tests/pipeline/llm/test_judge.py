@@ -34,7 +34,7 @@ from pipeline.records.domain import (
     Stance,
     Tier,
 )
-from tests.llm.fake_openai import (
+from tests.pipeline.llm.fake_openai import (
     FakeOpenAI,
     Seen,
     error,

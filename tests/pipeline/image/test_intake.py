@@ -12,7 +12,7 @@ from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.intake import ImageLimits, collect_images, declared_images, decode_image
 from pipeline.records.domain import Post
 from pipeline.records.image import ImageOrigin, ImageSource, LoadedImage
-from tests.image.images import SVG_WITH_SCRIPT, animated_gif, encode, photo, png_bomb
+from tests.pipeline.image.images import SVG_WITH_SCRIPT, animated_gif, encode, photo, png_bomb
 from tests.support.httpserver import Response, serve
 
 SOURCE = ImageSource("test", ImageOrigin.INLINE)

@@ -11,7 +11,7 @@ from pipeline.errors import SearchError
 from pipeline.search.base import SearchQuery
 from pipeline.search.providers import BingNewsSearch
 from pipeline.search.providers.bing_news import article_url
-from tests.search.fakeapi import RSS, FakeAPI, Reply
+from tests.pipeline.search.fakeapi import RSS, FakeAPI, Reply
 
 REUTERS = "https://www.reuters.com/article/factcheck-5g-covid-idUSL1N2UM1A2"
 FEED = f"""<?xml version="1.0" encoding="utf-8" ?>

@@ -1,7 +1,7 @@
 """A stand-in for `python -m llama_cpp.server --config_file FILE`: it loads for a while, then
 answers `GET /v1/models` on the configured 127.0.0.1 port to requests with the configured key.
 
-    python tests/llm/fake_llama_server.py --config_file FILE [--load-seconds 0.6]
+    python tests/pipeline/llm/fake_llama_server.py --config_file FILE [--load-seconds 0.6]
 """
 
 from __future__ import annotations

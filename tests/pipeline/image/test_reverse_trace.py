@@ -35,7 +35,7 @@ from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.search.merge import Outcome
 from storage import Store
 from tests.conftest import FIXTURES
-from tests.image.images import encode, photo
+from tests.pipeline.image.images import encode, photo
 from tests.support.fake_reverse_image import Appearance, FakeTinEye, FakeVision
 from tests.support.httpserver import LocalServer, serve
 

@@ -21,7 +21,7 @@ from pipeline.records.domain import (
     Tier,
     new_id,
 )
-from tests.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai
+from tests.pipeline.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai
 
 NOTHING: dict[str, list[Any]] = {"quotes": []}
 CLAIM = Claim(id="c1", post_id="p1", position=0, text="5G towers spread the coronavirus.")

@@ -19,7 +19,7 @@ from pipeline.search.providers import (
     TavilySearch,
     WikipediaSearch,
 )
-from tests.search.fakeapi import JSON, RSS
+from tests.pipeline.search.fakeapi import JSON, RSS
 
 BRAVE_KEY = "BSA-brave-secret-4f1c9e"
 SERPER_KEY = "serper-secret-83d2aa"

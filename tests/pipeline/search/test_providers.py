@@ -20,8 +20,8 @@ from pipeline.search.providers import (
     TavilySearch,
     WikipediaSearch,
 )
-from tests.search.fakeapi import RSS, FakeAPI, Reply, fixture
-from tests.search.providers_table import BRAVE_KEY, FACTCHECK_KEY, SERPER_KEY, TAVILY_KEY
+from tests.pipeline.search.fakeapi import RSS, FakeAPI, Reply, fixture
+from tests.pipeline.search.providers_table import BRAVE_KEY, FACTCHECK_KEY, SERPER_KEY, TAVILY_KEY
 
 BEFORE = datetime(2024, 3, 5, 18, 30, tzinfo=UTC)
 SNOPES = "https://www.snopes.com/fact-check/six-days-darkness/"

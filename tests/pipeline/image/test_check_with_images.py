@@ -20,7 +20,7 @@ from pipeline.records.domain import Label, Post
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
 from tests.conftest import FIXTURES
-from tests.image.images import encode, photo, screenshot
+from tests.pipeline.image.images import encode, photo, screenshot
 from tests.support.httpserver import serve
 
 LOOPBACK = FetchPolicy(allow_private=True, respect_robots=False)
@@ -80,7 +80,7 @@ async def test_an_image_post_without_text_says_what_the_images_gave(
 async def test_image_names_add_terms_and_queries_up_to_five() -> None:
     from pipeline.claims.queries import build_queries
     from pipeline.records.image import ImageReport
-    from tests.image.test_stage import HEADLINE
+    from tests.pipeline.image.test_stage import HEADLINE
 
     post = Post(id="p", platform="t", platform_id="p", text="The stock exchange was flooded.")
     claims = await extract_claims(post)

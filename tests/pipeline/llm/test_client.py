@@ -18,7 +18,7 @@ from pipeline.llm.client import (
     RetryPolicy,
 )
 from pipeline.llm.usage import UsageMeter
-from tests.llm.fake_openai import (
+from tests.pipeline.llm.fake_openai import (
     FakeOpenAI,
     Reply,
     Seen,

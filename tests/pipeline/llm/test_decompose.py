@@ -14,7 +14,7 @@ from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.prompts import PREAMBLE
 from pipeline.records.domain import Post
 from pipeline.util.text import keywords
-from tests.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai
+from tests.pipeline.llm.fake_openai import FakeOpenAI, Seen, error, malformed, serve_openai
 
 TEXT = (
     "BREAKING: the WHO confirmed on Monday that 5G towers spread the virus in Wuhan!! "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.image.images import encode, screenshot
+from tests.pipeline.image.images import encode, screenshot
 
 CLAIM = "5G networks spread the coronavirus"
 

@@ -13,8 +13,8 @@ import pytest
 from pipeline.claims.model import decompose_post
 from pipeline.errors import EmptyPostError
 from pipeline.records.domain import Post
-from tests.llm.fake_openai import serve_openai
-from tests.llm.test_decompose import claims_answer, client_for
+from tests.pipeline.llm.fake_openai import serve_openai
+from tests.pipeline.llm.test_decompose import claims_answer, client_for
 
 BLEACH = "Drink bleach, it protects you against COVID-19!!"
 BLEACH_CLAIM = "Drinking bleach protects you against COVID-19."

@@ -6,11 +6,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
+from tests.conftest import FIXTURES
 from tests.support.httpserver import LocalServer, Request, Response, serve
 
-SEARCH_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "search"
+SEARCH_FIXTURES = FIXTURES / "search"
 JSON = "application/json; charset=utf-8"
 RSS = "application/rss+xml; charset=utf-8"
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from tests.search.fakeapi import FakeAPI, serve_api
+from tests.pipeline.search.fakeapi import FakeAPI, serve_api
 
 
 class Sleeps(list[float]):
