@@ -16,7 +16,7 @@ from pipeline.records.image import ImageReport
 from storage import Store
 from storage.details import from_plain, images_in, redact_images, to_json
 from storage.migrations import migrations
-from tests.dashboard.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
+from tests.bots.dashboard.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
 
 
 def test_a_check_keeps_its_basis_narratives_assessments_and_images(store: Store) -> None:

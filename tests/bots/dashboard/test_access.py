@@ -9,8 +9,8 @@ from bots.api.routes import create_api
 from bots.app.root import App
 from bots.dashboard._access import COOKIE
 from bots.settings import ReplySettings, Settings
-from tests.dashboard.conftest import PASSWORD, csrf_of, sign_in
-from tests.dashboard.factory import make_check, store_checks
+from tests.bots.dashboard.conftest import PASSWORD, csrf_of, sign_in
+from tests.bots.dashboard.factory import make_check, store_checks
 
 
 def test_open_mode_without_users_or_keys_lets_the_local_admin_in(make_app) -> None:  # type: ignore[no-untyped-def]

@@ -7,8 +7,8 @@ from fastapi.testclient import TestClient
 from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import ReviewQueue
-from tests.dashboard.conftest import csrf_of, sign_in
-from tests.dashboard.factory import make_check, store_checks
+from tests.bots.dashboard.conftest import csrf_of, sign_in
+from tests.bots.dashboard.factory import make_check, store_checks
 
 
 def propose(app: App, key: str = "monitor:slack:1") -> str:

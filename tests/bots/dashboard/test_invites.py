@@ -13,7 +13,7 @@ from bots.app.root import App
 from bots.cli.main import main
 from pipeline.errors import InputError
 from storage import Store
-from tests.dashboard.conftest import csrf_of
+from tests.bots.dashboard.conftest import csrf_of
 
 NEW = "a brand new password"
 

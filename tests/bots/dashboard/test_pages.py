@@ -14,9 +14,9 @@ from bots.app.root import App
 from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import Label
 from storage.browse import PAGE_SIZE
+from tests.bots.dashboard.conftest import csrf_of, sign_in
+from tests.bots.dashboard.factory import QUOTE, make_check, store_checks
 from tests.conftest import FIXTURES
-from tests.dashboard.conftest import csrf_of, sign_in
-from tests.dashboard.factory import QUOTE, make_check, store_checks
 from tests.pipeline.image.images import encode, photo
 from tests.pipeline.image.uploads import CLAIM, PDF, SVG, claim_png, truncated_png
 

@@ -8,8 +8,8 @@ from fastapi.testclient import TestClient
 
 from bots.app.root import App
 from pipeline.records.domain import Basis, Evidence, Narrative, Stance
-from tests.dashboard.conftest import sign_in
-from tests.dashboard.factory import (
+from tests.bots.dashboard.conftest import sign_in
+from tests.bots.dashboard.factory import (
     CAPTION,
     IMAGE_URL,
     OCR_TEXT,

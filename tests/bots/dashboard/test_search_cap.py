@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from bench.dashboard import fill
 from bots.app.root import App
 from storage.browse import COUNT_CAP
-from tests.dashboard.conftest import sign_in
+from tests.bots.dashboard.conftest import sign_in
 
 
 def test_a_broad_search_shows_the_newest_matches_and_a_capped_total(

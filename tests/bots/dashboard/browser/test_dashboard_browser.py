@@ -12,8 +12,8 @@ from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import ReviewQueue
 from pipeline.records.domain import Label
-from tests.dashboard.conftest import PASSWORD
-from tests.dashboard.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
+from tests.bots.dashboard.conftest import PASSWORD
+from tests.bots.dashboard.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details
 
 # One chromium at a time, on one worker, last (see the Makefile's pytest target).
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
