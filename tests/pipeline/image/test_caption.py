@@ -16,6 +16,9 @@ from tests.pipeline.image.images import encode, photo
 from tests.pipeline.image.tiny_captioner import WORDS, build_tiny_captioner
 from tests.pipeline.llm.fake_openai import answer, error, serve_openai
 
+# The tiny captioner is torch: with the other torch tests on one worker, it is imported once.
+pytestmark = pytest.mark.xdist_group("torch")
+
 
 def image() -> LoadedImage:
     data = encode(photo((400, 300)), "JPEG")
