@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.factbot-installed
 
-.PHONY: setup run doctor model test lint typecheck pytest bench lock clean
+.PHONY: setup run doctor model test lint typecheck docs reference pytest bench lock clean
 
 setup: $(STAMP)
 
@@ -79,7 +79,16 @@ pytest: setup model
 	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/pytest -n $(PYTEST_WORKERS) \
 	  --dist loadgroup --no-loadscope-reorder --durations=25
 
-test: lint typecheck model pytest
+# The documentation site (mkdocs-material) into site/, warnings as errors: broken links and
+# anchors fail. docs/reference/ is generated from the code (`make reference`); a test fails
+# when it is out of date.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+reference: setup
+	$(BIN)/factbot docs generate
+
+test: lint typecheck docs model pytest
 
 bench: setup
 	$(BIN)/factbot bench index --data ../shared/data/corpus/recovery/articles.jsonl
@@ -89,4 +98,4 @@ lock: setup
 	 $(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/') > constraints.txt
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site

@@ -280,7 +280,7 @@ def latency_tokens(
 
     \b
     Examples:
-      factbot bench latency-tokens --models-dir /work/main/.models
+      factbot bench latency-tokens --models-dir .models
       factbot bench latency-tokens --undecided --posts 3
     """
     from pipeline.llm.models import DEFAULT_MODEL

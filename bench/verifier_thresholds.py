@@ -2,7 +2,7 @@
 
 The verdict (`pipeline.verifier.verdict.label_from`) turns each claim's strongest support S and
 refutation R into a label with three thresholds (support, refute, mixed). They are chosen here,
-on claims of AVeriTeC's training set, never on dev (the data the README reports on):
+on claims of AVeriTeC's training set, never on dev (the data docs/results/ reports on):
 
 1. each sampled train claim runs through the same gold-mode check as `factbot eval averitec
    --mode gold --judge verifier` (its evidence documents indexed, heuristic claims, retrieval,

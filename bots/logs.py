@@ -23,6 +23,9 @@ issue 29, at DEBUG, INFO and WARNING, with the pinned versions):
   route's URL (the interaction token again).
 - `tweepy`: DEBUG, each request's headers — the bearer token or the OAuth 1.0a signature —
   parameters and JSON (the reply text).
+- `oauthlib` (signing tweepy's OAuth 1.0a requests): DEBUG, each request's parameters with
+  `oauth_consumer_key` and `oauth_token` (the access token), the signature base string and
+  the signature; `requests_oauthlib` likewise, with the signed headers.
 - `httpx` (atproto, the fetcher, the LLM client): INFO, every request's URL — Bluesky's
   `getPosts?uris=at://did:plc:…` (raw ids) and any query-string token; `httpcore`: DEBUG,
   connection events (no content).
@@ -32,12 +35,15 @@ issue 29, at DEBUG, INFO and WARNING, with the pinned versions):
   carries `code` and `state`); `uvicorn.error`: no content.
 - `apscheduler`: INFO, job names and run times (factbot's job names hold no content).
 - `aiohttp`, `websockets`: DEBUG, connection events (no content).
+- factbot's own records: a Bluesky event key (logged with each request and reply) is the
+  mention's `at://did:plc:…/…` URI, which holds the asker's DID.
 
 So `configure` holds the loggers that leak below WARNING at WARNING whatever level the operator
 sets (`LIBRARY_FLOORS`), and a filter on the handler redacts what a WARNING or ERROR of any
 logger could still carry: Slack and bearer tokens, JWTs, the token in Discord interaction and
-webhook URLs, Slack response URLs, and secret query-string values (`REDACTIONS`). uvicorn's
-own log set-up is bypassed (`UVICORN_LOG_CONFIG`) so its records reach that handler.
+webhook URLs, Slack response URLs, Bluesky DIDs, and secret query-string values
+(`REDACTIONS`). uvicorn's own log set-up is bypassed (`UVICORN_LOG_CONFIG`) so its records
+reach that handler.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ LIBRARY_FLOORS = {
     "slack_sdk": logging.WARNING,
     "discord": logging.WARNING,
     "tweepy": logging.WARNING,
+    "oauthlib": logging.WARNING,
+    "requests_oauthlib": logging.WARNING,
     "httpx": logging.WARNING,
     "httpcore": logging.WARNING,
     "urllib3": logging.WARNING,
@@ -91,6 +99,9 @@ REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\beyJ[\w-]+\.[\w-]+\.[\w-]*"), _MASK),  # JWTs (Bluesky sessions)
     (re.compile(r"(/(?:webhooks|interactions)/\d+/)[\w.-]+"), rf"\1{_MASK}"),  # Discord tokens
     (re.compile(r"(https://hooks\.slack\.com/)[^\s'\"]+"), rf"\1{_MASK}"),  # response URLs
+    # Bluesky DIDs: a raw account id, inside every at:// URI (the event keys factbot logs)
+    # (also percent-encoded, as in a getPosts URL)
+    (re.compile(r"did(:|%3A)(plc|web)\1[\w.-]+(?:\1[\w.-]+)*", re.I), rf"did\1\2\1{_MASK}"),
     (
         re.compile(
             r"([?&](?:code|state|token|access_token|refresh_token|password|app_password|"

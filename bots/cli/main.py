@@ -47,6 +47,7 @@ _LAZY = {
     "monitor": "bots.cli.monitor:monitor",
     "doctor": "bots.cli.doctor:doctor_command",
     "train": "bots.cli.train:train_group",
+    "docs": "bots.cli.docs:docs_group",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
@@ -58,6 +59,7 @@ _LAZY_HELP = {
     "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
     "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
     "train": "Train factbot's own stance model from public data.",
+    "docs": "Generate the reference pages of docs/ from the code (from a source checkout).",
 }
 
 
@@ -124,7 +126,7 @@ def main(ctx: click.Context) -> None:
       factbot ingest ../shared/data/corpus/recovery/articles.jsonl
       factbot check "Hydroxychloroquine cures COVID-19."
       factbot serve
-    Settings come from FACTBOT_* environment variables or .env (see README).
+    Settings come from FACTBOT_* environment variables or .env (docs/configuration.md).
     """
 
 
@@ -382,7 +384,9 @@ def serve(
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
-        raise click.UsageError("--monitor needs FACTBOT_MONITOR__ENABLED=true (see README)")
+        raise click.UsageError(
+            "--monitor needs FACTBOT_MONITOR__ENABLED=true (see docs/monitor.md)"
+        )
     _ = app.store  # created and migrated first, so the summary describes what will serve
     click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(

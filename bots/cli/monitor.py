@@ -31,7 +31,7 @@ def monitor(ctx: click.Context) -> None:
     if not app.monitor_sources:
         raise click.UsageError(
             "the monitor has no sources: set FACTBOT_MONITOR__SLACK_CHANNELS or "
-            "FACTBOT_MONITOR__DISCORD_CHANNELS (and the platform's token), see README"
+            "FACTBOT_MONITOR__DISCORD_CHANNELS (and the platform's token), see docs/monitor.md"
         )
 
     async def go() -> int:

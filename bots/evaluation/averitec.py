@@ -3,7 +3,7 @@
 Gold mode judges each claim against only its own question-answer evidence. Retrieval mode pools
 every claim's evidence into one index, so the pipeline must find its own among distractors.
 Each answer becomes a document at its source URL (answers sharing a URL are merged); the
-question is its title. Labels map as in DESIGN.md.
+question is its title. Labels map as in docs/architecture/design.md.
 """
 
 from __future__ import annotations

@@ -16,6 +16,14 @@ Reasons, tried in this order (the first eligible one wins; within a reason, the 
 - ``near duplicate``: cosine of the post embeddings (all-MiniLM-L6-v2 over the cleaned text, first
   `EMBED_CHARS` characters) at or above `ReuseSettings.near_duplicate_threshold`.
 
+Images. A post's images are part of what was checked (the image report, the claims read off a
+screenshot), so a check answers a post with images only if it was made from the same images:
+when a post has `image_refs`, the digest of its refs (sorted, repeats dropped: `images_digest`)
+is folded into its text and claims hashes, so "same text" and "same claims" mean the same words
+*and* the same images, and a text-only post never matches an image check's keys (nor the
+reverse). "Same post" stands (a post's images are its own). Near duplicates are text-only on
+both sides: a post with images is not looked up by embedding, and an image check stores none.
+
 Normalisation (`normalise`), in order: HTML entities unescaped, Unicode NFKC, a leading retweet
 marker ("RT @user:"), URLs and @mentions removed, the ``#`` of hashtags dropped (the word kept),
 emojis and other symbols removed (`pipeline.util.text.clean_post_text`); then case-folded, NFKC
@@ -60,6 +68,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -102,7 +111,7 @@ class PostPrint:
     text_hash: str | None
     claims_hash: str | None
     numbers: frozenset[str]  # tokens of the normalised text that contain a digit
-    embed_text: str  # empty when nothing is left to embed
+    embed_text: str  # empty when nothing is left to embed, or the post has images
 
 
 def normalise(text: str) -> str:
@@ -126,9 +135,20 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def images_digest(refs: Sequence[str]) -> str | None:
+    """Return the digest of a post's image refs (order and repeats ignored), None without any."""
+    return _digest("\n".join(sorted(set(refs)))) if refs else None
+
+
+def _keyed(key: str, images: str | None) -> str:
+    """Return the hash of a text or claims key, with the post's images folded in."""
+    return _digest(key if images is None else f"{key}\x00images:{images}")
+
+
 async def post_print(post: Post) -> PostPrint:
-    """Return the text hash, claims hash and embedding text of a post."""
+    """Return the text hash, claims hash and embedding text of a post (images: module doc)."""
     text = normalise(post.text)
+    images = images_digest(post.image_refs)
     try:
         claims = await extract_claims(post, max_claims=MAX_CLAIMS)
     except EmptyPostError:
@@ -136,10 +156,10 @@ async def post_print(post: Post) -> PostPrint:
     claim_set = sorted({n for n in (normalise(c.text) for c in claims) if n})
     cleaned = clean_post_text(post.text)
     return PostPrint(
-        text_hash=_digest(text) if text else None,
-        claims_hash=_digest("\n".join(claim_set)) if claim_set else None,
+        text_hash=_keyed(text, images) if text or images else None,
+        claims_hash=_keyed("\n".join(claim_set), images) if claim_set else None,
         numbers=numbers_in(text),
-        embed_text=cleaned[:EMBED_CHARS] if text else "",
+        embed_text=cleaned[:EMBED_CHARS] if text and images is None else "",
     )
 
 

@@ -112,10 +112,20 @@ class Settings(BaseSettings):
         extra="ignore",
     )
 
-    data_dir: Path = Field(default_factory=_default_data_dir)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    max_post_chars: int = Field(default=100_000, ge=100)
-    max_claims: int = Field(default=5, ge=1, le=20)
+    data_dir: Path = Field(
+        default_factory=_default_data_dir,
+        description="folder of the database (factbot.db: checks, index, sources, jobs); "
+        "default: $XDG_DATA_HOME/factbot, or ~/.local/share/factbot",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO",
+        description="one line a record on stderr, fields as key=value; libraries that log "
+        "tokens or message text stay at WARNING, and secrets are masked (bots/logs.py)",
+    )
+    max_post_chars: int = Field(
+        default=100_000, ge=100, description="longer texts are refused; fetched pages are cut to it"
+    )
+    max_claims: int = Field(default=5, ge=1, le=20, description="claims checked per post")
     cpu_threads: int | None = Field(
         default=None,
         ge=1,
@@ -193,7 +203,7 @@ class Settings(BaseSettings):
             needs = {"slack": "FACTBOT_SLACK__BOT_TOKEN", "discord": "FACTBOT_DISCORD__TOKEN"}
             raise ValueError(
                 f"FACTBOT_REVIEW__PLATFORM is {platform!r} but {platform.capitalize()} is not "
-                f"configured: set {needs[platform]} (see README, Connect {platform.capitalize()})"
+                f"configured: set {needs[platform]} (see docs/platforms/{platform}.md)"
                 ", or unset FACTBOT_REVIEW__PLATFORM to keep the review queue for the dashboard"
             )
         return self
@@ -236,5 +246,5 @@ def load_settings() -> Settings:
             "invalid settings:\n"
             + "\n".join(problems)
             + "\nFix the environment variable (or the .env file) and try again; "
-            "see README.md, Configuration."
+            "see docs/reference/settings.md."
         ) from exc

@@ -15,8 +15,8 @@ from pipeline.verifier.verdict import Thresholds
 class ServerSettings(BaseModel):
     """The HTTP API."""
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=0, le=65535)
+    host: str = Field(default="127.0.0.1", description="interface the API listens on")
+    port: int = Field(default=8000, ge=0, le=65535, description="the API's port")
 
 
 class RetrievalSettings(BaseModel):
@@ -75,10 +75,14 @@ class GraphSettings(BaseModel):
 class FetchSettings(BaseModel):
     """The SSRF-safe fetcher."""
 
-    max_bytes: int = Field(default=5_000_000, ge=1024)
-    connect_timeout: float = Field(default=5.0, gt=0)
-    total_timeout: float = Field(default=20.0, gt=0)
-    max_redirects: int = Field(default=5, ge=0, le=20)
+    max_bytes: int = Field(
+        default=5_000_000, ge=1024, description="largest page body (decompressed bytes)"
+    )
+    connect_timeout: float = Field(default=5.0, gt=0, description="seconds to connect")
+    total_timeout: float = Field(
+        default=20.0, gt=0, description="seconds for a whole fetch, redirects included"
+    )
+    max_redirects: int = Field(default=5, ge=0, le=20, description="redirects followed")
     allow_private: bool = Field(
         default=False, description="tests only: let loopback and private addresses through"
     )
@@ -86,12 +90,17 @@ class FetchSettings(BaseModel):
         default=(),
         description="tests only: private networks (CIDR) let through, e.g. 127.0.0.1/32",
     )
-    user_agent: str = "factbot/0.1 (+https://github.com/factbot/factbot)"
+    user_agent: str = Field(
+        default="factbot/0.1 (+https://github.com/factbot/factbot)",
+        description="the User-Agent of every request (and the robots.txt group obeyed)",
+    )
     max_concurrency: int = Field(default=16, ge=1, le=256, description="requests in flight")
     per_host: int = Field(default=2, ge=1, le=16, description="requests in flight to one host")
     respect_robots: bool = Field(default=True, description="obey robots.txt (RFC 9309)")
-    robots_timeout: float = Field(default=5.0, gt=0)
-    robots_max_bytes: int = Field(default=500_000, ge=1024)
+    robots_timeout: float = Field(default=5.0, gt=0, description="seconds to fetch a robots.txt")
+    robots_max_bytes: int = Field(
+        default=500_000, ge=1024, description="robots.txt is read up to this size"
+    )
     robots_ttl: float = Field(default=3600.0, gt=0, le=86400, description="seconds")
     robots_error_ttl: float = Field(
         default=300.0, gt=0, description="seconds an unreachable robots.txt means disallow-all"
@@ -179,9 +188,15 @@ class SearchSettings(BaseModel):
         description="seconds a probe's answer (reachable or not) is reused by later checks",
     )
     searxng_url: str | None = Field(default=None, description="your SearXNG instance")
-    brave_api_key: SecretStr | None = None
-    serper_api_key: SecretStr | None = None
-    tavily_api_key: SecretStr | None = None
+    brave_api_key: SecretStr | None = Field(
+        default=None, description="Brave Search API subscription token (provider `brave`)"
+    )
+    serper_api_key: SecretStr | None = Field(
+        default=None, description="Serper API key (provider `serper`)"
+    )
+    tavily_api_key: SecretStr | None = Field(
+        default=None, description="Tavily API key (provider `tavily`)"
+    )
     factcheck_api_key: SecretStr | None = Field(
         default=None, description="Google Fact Check Tools API key"
     )
@@ -191,13 +206,19 @@ class SearchSettings(BaseModel):
     )
     language: str = Field(default="en", description="ISO 639-1 language of searches")
     region: str = Field(default="US", description="country for news search (Google News)")
-    results_per_provider: int = Field(default=8, ge=1, le=50)
+    results_per_provider: int = Field(
+        default=8, ge=1, le=50, description="results asked of each provider per search"
+    )
     pages_per_claim: int = Field(default=6, ge=0, le=30, description="result pages fetched a claim")
     budget_per_check: int = Field(
         default=24, ge=1, le=200, description="requests a provider a check"
     )
-    concurrency_per_provider: int = Field(default=8, ge=1, le=64)
-    cache_ttl_hours: float = Field(default=24.0, gt=0)
+    concurrency_per_provider: int = Field(
+        default=8, ge=1, le=64, description="requests in flight per provider"
+    )
+    cache_ttl_hours: float = Field(
+        default=24.0, gt=0, description="hours search responses are reused (kept in the database)"
+    )
     fact_check_sites: list[str] = Field(
         default_factory=lambda: [
             "politifact.com",
@@ -221,31 +242,49 @@ class ReferenceSettings(BaseModel):
         default="auto",
         description="auto: check when web search is enabled (the local index may be offline)",
     )
-    reachability_ttl_hours: float = Field(default=6.0, gt=0)
-    page_cache_ttl_hours: float = Field(default=24.0, gt=0)
+    reachability_ttl_hours: float = Field(
+        default=6.0, gt=0, description="hours a reference's reachability answer is reused"
+    )
+    page_cache_ttl_hours: float = Field(
+        default=24.0, gt=0, description="hours fetched pages are reused"
+    )
 
 
 class StageModelSettings(BaseModel):
     """Per-stage overrides of the model endpoint (unset fields inherit the default)."""
 
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    model: str | None = None
-    supports_json_schema: bool | None = None
-    supports_images: bool | None = None
-    input_price_per_mtok: float | None = Field(default=None, ge=0)
-    output_price_per_mtok: float | None = Field(default=None, ge=0)
+    base_url: str | None = Field(
+        default=None, description="this stage's OpenAI-compatible endpoint"
+    )
+    api_key: SecretStr | None = Field(default=None, description="its key")
+    model: str | None = Field(default=None, description="model name at the endpoint")
+    supports_json_schema: bool | None = Field(
+        default=None, description="structured output with a JSON schema (else JSON mode)"
+    )
+    supports_images: bool | None = Field(
+        default=None, description="the model reads image content parts (e.g. for `caption`)"
+    )
+    input_price_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per 1M input tokens"
+    )
+    output_price_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per 1M output tokens"
+    )
 
 
 class ModelSettings(BaseModel):
     """The language model. `auto`: a configured endpoint, else the local model when pulled,
     else the no-model judge."""
 
-    mode: Literal["auto", "endpoint", "local", "none"] = "auto"
+    mode: Literal["auto", "endpoint", "local", "none"] = Field(
+        default="auto",
+        description="auto: the endpoint when FACTBOT_MODEL__BASE_URL is set, else the local "
+        "model when pulled, else none (no language model); or force `endpoint`, `local`, `none`",
+    )
     base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"
     )
-    api_key: SecretStr | None = None
+    api_key: SecretStr | None = Field(default=None, description="the endpoint's key")
     model: str = Field(default="gpt-4o-mini", description="model name at the endpoint")
     supports_json_schema: bool = Field(
         default=True, description="structured output with a JSON schema (else JSON mode)"
@@ -256,7 +295,9 @@ class ModelSettings(BaseModel):
     input_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M input tokens")
     output_price_per_mtok: float = Field(default=0.0, ge=0, description="USD per 1M output tokens")
     timeout: float = Field(default=120.0, gt=0, description="seconds per call")
-    max_concurrency: int = Field(default=4, ge=1, le=64)
+    max_concurrency: int = Field(
+        default=4, ge=1, le=64, description="model calls in flight per endpoint"
+    )
     stages: dict[str, StageModelSettings] = Field(
         default_factory=dict,
         description='per-stage overrides, e.g. {"judge": {"model": "gpt-4o"}}',
@@ -288,10 +329,15 @@ class VerifierSettings(BaseModel):
     `model` (the language-model judge), `hybrid` (the model judge, settled by code towards a
     confident verifier where they disagree), or `auto`: `model` when an endpoint is configured
     (FACTBOT_MODEL__BASE_URL), else `verifier` (the local default: it was measured better and
-    faster than the local model's judge, README "Verdicts"). The thresholds were chosen on
+    faster than the local model's judge: docs/evaluation/verdicts.md). The thresholds were chosen on
     AVeriTeC train (`python -m bench.verifier_thresholds`)."""
 
-    judge: Literal["auto", "verifier", "model", "hybrid"] = "auto"
+    judge: Literal["auto", "verifier", "model", "hybrid"] = Field(
+        default="auto",
+        description="who decides claims: verifier (the stance model), model (the language-model "
+        "judge), hybrid (the model, settled towards a confident verifier), auto (model with an "
+        "endpoint, else verifier); model or hybrid without any model fall back to verifier",
+    )
     model_dir: Path | None = Field(
         default=None,
         description="an exported stance model (the export/ folder of `factbot train stance`); "

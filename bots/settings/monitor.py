@@ -4,7 +4,7 @@ The monitor reads the platforms' candidate sources on a schedule, scores each po
 checks the best ones within budgets of checks and money, and routes each result by the
 posting policy. What the sources read (watched channels, queries) are the platforms' own
 settings; the channel lists for Slack and Discord are here, since the monitor is their only
-reader. See README.md, "Proactive monitor".
+reader. See docs/monitor.md.
 """
 
 from __future__ import annotations

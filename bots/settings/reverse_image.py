@@ -2,7 +2,7 @@
 
 Off unless a provider's key is set. Each provider with a key is asked about every picture a
 check reads (by its public URL, or by its bytes when it has none and `upload` is on): the
-picture leaves factbot for that third party. See README *Reverse image search*.
+picture leaves factbot for that third party. See docs/checking/reverse-image.md.
 """
 
 from __future__ import annotations
@@ -38,13 +38,21 @@ class ReverseImageSettings(BaseModel):
     pages_per_image: int = Field(
         default=5, ge=0, le=20, description="matched pages fetched and verified per image"
     )
-    results_per_provider: int = Field(default=20, ge=1, le=100)
+    results_per_provider: int = Field(
+        default=20, ge=1, le=100, description="matches asked of each provider per image"
+    )
     budget_per_check: int = Field(
         default=4, ge=1, le=50, description="requests a provider a check (retries count)"
     )
-    request_timeout: float = Field(default=20.0, gt=0, le=120)
-    connect_timeout: float = Field(default=3.0, gt=0, le=60)
-    cache_ttl_hours: float = Field(default=72.0, gt=0)
+    request_timeout: float = Field(
+        default=20.0, gt=0, le=120, description="seconds for one reverse image request"
+    )
+    connect_timeout: float = Field(
+        default=3.0, gt=0, le=60, description="seconds to connect to a provider"
+    )
+    cache_ttl_hours: float = Field(
+        default=72.0, gt=0, description="hours answers are reused (keyed by the image's content)"
+    )
 
     def keyed(self) -> list[ReverseProviderName]:
         """Return the providers whose key is set, in a fixed order."""

@@ -132,7 +132,7 @@ class SentenceTransformerEmbedder:
 
                 # On a CPU shared with a llama.cpp server, torch's spinning OpenMP workers and
                 # the server's threads starve each other: 3 sentences took 0.5 s instead of
-                # 0.017 s with one thread (2 cores; `factbot bench` figures in the README).
+                # 0.017 s with one thread (2 cores; `factbot bench` figures in docs/results/).
                 torch.set_num_threads(self.threads)
             log.info("loading embedder", extra={"model": str(folder), "threads": self.threads})
             self._model = SentenceTransformer(str(folder), device="cpu")

@@ -2,7 +2,7 @@
 
 The threshold is a cosine similarity of all-MiniLM-L6-v2 embeddings (dot product of normalised
 vectors, as MUSE filters with a sentence-transformer). It was calibrated on AVeriTeC dev with
-`factbot eval relevance` (see README, "Relevance threshold"). At most `per_document` passages of
+`factbot eval relevance` (see docs/evaluation/calibration.md). At most `per_document` passages of
 one document are kept per claim so one long page cannot crowd out every other source.
 
 Failure policy: never raises.

@@ -17,7 +17,8 @@ For each claim, its graph is matched against the graphs of its evidence passages
 4. claim nodes left unmatched are reported: refinement searches for them again.
 
 The thresholds are RAV's; they were checked (not fitted) on the unit sentences and on AVeriTeC
-dev claims outside the evaluation sample (see README). The embedder is the project's MiniLM.
+dev claims outside the evaluation sample (docs/results/2026-12-02-graph-conflicts.md). The
+embedder is the project's MiniLM.
 
 Failure policy: `verify_claims` never raises on text; it returns no graph for a claim whose
 text yields no node. CPU-bound work (spaCy, embeddings, the assignment) runs in the CPU pool.

@@ -346,7 +346,7 @@ class LocalModelServer:
             # The native build that used AMX where the VM did not grant it died this way.
             hint = (
                 "; llama.cpp may be built for instructions this machine cannot run: rebuild it "
-                "with `make model` (see the README, 'The two commands'), or set LLAMA_CMAKE_ARGS"
+                "with `make model` (see docs/operations/local-model.md), or set LLAMA_CMAKE_ARGS"
             )
         log.error(
             f"local model server died ({how}){hint}",

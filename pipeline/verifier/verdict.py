@@ -56,7 +56,7 @@ class Thresholds:
 
     The defaults are the best of `python -m bench.verifier_thresholds` on 600 AVeriTeC train
     claims (reports/verifier-thresholds.json); `confident` is not fitted (the hybrid judge was
-    not measured on the local model: README "Verdicts").
+    not measured on the local model: docs/results/2026-12-03-verdicts.md).
     """
 
     support: float = 0.15

@@ -49,12 +49,16 @@ def test_tokens_and_secret_urls_are_masked_in_any_record() -> None:
         log.warning("sent", extra={"headers": "{'Authorization': 'Bearer AAAA%3Dsecret'}"})
         log.warning("GET /slack/oauth_redirect?code=c0de&state=st4te xoxb-123-abc")
         log.warning("hook https://hooks.slack.com/actions/T1/99/s3cr3t")
+        log.warning("asked", extra={"event": "at://did:plc:ewvi7nxz/app.bsky.feed.post/3k1"})
+        log.warning("GET /xrpc/app.bsky.feed.getPosts?uris=at%3A%2F%2Fdid%3Aplc%3Ahq4bz%2Fa")
     finally:
         log.handlers.clear()
     text = out.getvalue()
     for secret in ("aW50ZXJhY3Rpb24", "AAAA%3Dsecret", "c0de", "st4te", "xoxb-123", "s3cr3t"):
         assert secret not in text
+    assert "ewvi7nxz" not in text and "hq4bz" not in text
     assert "/interactions/1234/***/callback" in text and "Bearer ***" in text
+    assert "event=at://did:plc:***/app.bsky.feed.post/3k1" in text
 
 
 def test_leaky_libraries_stay_at_warning_whatever_level_is_asked() -> None:

@@ -121,9 +121,11 @@ class FakeMastodon(FakeServer):
         or (lose_answer) be done and then answered with a dropped connection, or wait delay."""
         self._scripts.append(_Script(method, path, status, times, reset_in, lose_answer, delay))
 
-    def user(self, acct: str, *, followers: int = 10, bot: bool = False) -> str:
-        """Add an account; return its id."""
-        uid = str(next(self._ids))
+    def user(
+        self, acct: str, *, followers: int = 10, bot: bool = False, uid: str | None = None
+    ) -> str:
+        """Add an account (with the id uid, or the next one); return its id."""
+        uid = uid or str(next(self._ids))
         self.accounts[uid] = _Account(uid, acct, followers, bot)
         return uid
 

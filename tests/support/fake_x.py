@@ -34,6 +34,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -62,6 +63,11 @@ _AUTH_PARAM = re.compile(r'([\w-]+)="([^"]*)"')
 def _pct(value: str) -> str:
     """Percent-encode all but ALPHA, DIGIT, '-', '.', '_' and '~' (RFC 5849 3.6)."""
     return quote(value, safe="")
+
+
+def x_time(when: datetime) -> str:
+    """Return when as X writes a `created_at` (UTC, milliseconds, Z)."""
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def oauth1_signature(
@@ -179,9 +185,12 @@ class FakeX(FakeServer):
         media_keys: tuple[str, ...] = (),
         urls: Mapping[str, str] | None = None,
         likes: int = 0,
-        created_at: str = "2026-01-01T10:00:00.000Z",
+        created_at: str | None = None,
     ) -> dict[str, Any]:
-        """Add a post; `urls` maps t.co links in the text to what they expand to."""
+        """Add a post (posted now, unless created_at says when); `urls` maps t.co links in the
+        text to what they expand to."""
+        if created_at is None:
+            created_at = x_time(datetime.now(UTC))
         refs = []
         if replied_to:
             refs.append({"type": "replied_to", "id": replied_to})

@@ -15,6 +15,7 @@ import uvicorn
 
 from bots.api.routes import create_api
 from bots.app.root import App
+from bots.logs import UVICORN_LOG_CONFIG
 from bots.settings import JobSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from tests.conftest import FIXTURES
@@ -29,13 +30,19 @@ def make_app(data_dir: Path, embedder: Any, **groups: Any) -> App:
 
 
 @asynccontextmanager
-async def serving(app: App, *, ingest: bool = True) -> AsyncIterator[str]:
-    """Serve the API with one worker over app in its own thread and loop; yield its URL."""
+async def serving(
+    app: App, *, ingest: bool = True, log_level: str | None = None
+) -> AsyncIterator[str]:
+    """Serve the API with one worker over app in its own thread and loop; yield its URL.
+
+    With log_level, uvicorn logs as under `factbot serve` (at that level, through factbot's
+    handler); without, it keeps to warnings on its own handler."""
     if ingest and not app.store.db.execute("SELECT 1 FROM documents LIMIT 1").fetchone():
         await Ingester(app.store.documents, app.embedder).ingest([str(FIXTURES / "corpus.jsonl")])
-    config = uvicorn.Config(
-        create_api(app, workers=1), host="127.0.0.1", port=0, log_level="warning"
-    )
+    logs: dict[str, Any] = {"log_level": "warning"}
+    if log_level is not None:
+        logs = {"log_level": log_level.lower(), "log_config": UVICORN_LOG_CONFIG}
+    config = uvicorn.Config(create_api(app, workers=1), host="127.0.0.1", port=0, **logs)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

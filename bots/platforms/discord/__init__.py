@@ -4,8 +4,8 @@
 `FACTBOT_DISCORD__TOKEN` is set. Only this package imports discord.py. The listener
 (`listen`) turns interactions and mentions into `CheckRequest`s for the service; the sender
 (`sender()`), used by workers, renders answers as embeds and posts them; watched channels
-are the proactive monitor's sources (`candidate_sources()`, `_sources`). See README.md,
-"Connect Discord".
+are the proactive monitor's sources (`candidate_sources()`, `_sources`). See
+docs/platforms/discord.md.
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ class XAdapter:
         self.notes = XNotesRepo(store.db, clock=context.clock)
         self.api = XApi(settings, ApiCosts(store.db, clock=context.clock), clock=context.clock)
         self._sender = XSender(settings, self.api, store.state)
-        self.poller = MentionPoller(settings, self.api, context.service, store.state)
+        self.poller = MentionPoller(
+            settings, self.api, context.service, store.state, clock=context.clock
+        )
 
     def sender(self) -> ReplySender:
         """Return the outbound half (workers use it to post reply threads)."""

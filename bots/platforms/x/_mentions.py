@@ -6,7 +6,10 @@ X has no push for a bot's mentions on pay-per-use, so the adapter polls
 mentions to `PlatformService.intake` oldest first (the mention id is the event key, so a
 mention seen twice — a crash before the cursor moved, two processes — is stored once and
 answered once), and only then moves the cursor to `meta.newest_id`. A restart resumes there:
-nothing is answered twice and nothing between the two runs is missed.
+nothing is answered twice and nothing between the two runs is missed. On every poll only
+mentions of the last hour are answered (`MAX_AGE`, as on Bluesky and Mastodon), so neither a
+first poll over an account's history nor a factbot that was down for a day answers old
+mentions days late; the older ones are passed over (the cursor moves past them).
 
 A mention whose payload is malformed is logged and skipped; the others go on. A 429 pauses the
 poller until the window resets (read from the headers, never tweepy's broken wait).
@@ -18,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
@@ -29,12 +33,14 @@ from bots.platforms.x._events import (
     tweets_of,
 )
 from bots.settings import XSettings
+from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo
 
 log = logging.getLogger(__name__)
 
 SINCE_KEY = "x:mentions:since_id"
 MAX_PAGES = 5  # a poll reads at most this many pages; the rest waits for the next poll
+MAX_AGE = timedelta(hours=1)  # a mention older than this when read is not answered
 
 
 @dataclass(frozen=True)
@@ -46,13 +52,23 @@ class PollResult:
     duplicates: int = 0
     stopped: int = 0  # refused or ignored by the guards
     malformed: int = 0
+    old: int = 0  # older than MAX_AGE (or undated): passed over
     since_id: str | None = None
 
 
 class MentionPoller:
     """Reads new mentions and hands them to the service."""
 
-    def __init__(self, settings: XSettings, api: XApi, service: Any, state: StateRepo) -> None:
+    def __init__(
+        self,
+        settings: XSettings,
+        api: XApi,
+        service: Any,
+        state: StateRepo,
+        *,
+        clock: Clock = SYSTEM,
+    ) -> None:
+        self.clock = clock
         self.settings = settings
         self.api = api
         self.service = service  # bots.runtime.intake.PlatformService
@@ -76,9 +92,18 @@ class MentionPoller:
             token = meta.get("next_token")
             if not token:
                 break
-        counts = {"accepted": 0, "duplicate": 0, "stopped": 0, "malformed": 0}
-        lookups = await self._lookups([(m, inc) for m, inc in mentions])
-        for mention, page in sorted(mentions, key=lambda pair: int(str(pair[0].get("id", 0)))):
+        counts = {"accepted": 0, "duplicate": 0, "stopped": 0, "malformed": 0, "old": 0}
+        cutoff = self.clock.now() - MAX_AGE
+        recent = []
+        for mention, page in mentions:
+            when = _created(mention)
+            if when is None or when < cutoff:
+                counts["old"] += 1
+                log.info("X: a mention older than an hour is not answered")
+            else:
+                recent.append((mention, page))
+        lookups = await self._lookups(recent)
+        for mention, page in sorted(recent, key=lambda pair: int(str(pair[0].get("id", 0)))):
             if str(mention.get("author_id") or "") == me:
                 continue  # factbot's own post (a reply thread) mentions nobody to answer
             try:
@@ -106,6 +131,7 @@ class MentionPoller:
             duplicates=counts["duplicate"],
             stopped=counts["stopped"],
             malformed=counts["malformed"],
+            old=counts["old"],
             since_id=self.state.get(SINCE_KEY),
         )
         log.info("X mentions polled", extra={"platform": "x", **result.__dict__})
@@ -137,6 +163,15 @@ class MentionPoller:
                 log.warning("X mentions poll failed", extra={"error": str(exc)})
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), wait)
+
+
+def _created(mention: Any) -> datetime | None:
+    """Return when a mention was posted (aware), or None if its payload does not say."""
+    try:
+        when = datetime.fromisoformat(str(mention["created_at"]).replace("Z", "+00:00"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def _as_includes(body: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@
 Modules: `scheduler` (APScheduler + lease), `scan` (the scan job), `score` (check-worthiness),
 `budget` (checks and money), `policy` (where a result goes), `route` (the route job). Sources
 come from the platform adapters (`PlatformAdapter.candidate_sources()`, optional); the
-composition root (`bots.app.root.App`) gathers them and the handlers below. See README.md,
-"Proactive monitor".
+composition root (`bots.app.root.App`) gathers them and the handlers below. See
+docs/monitor.md.
 """
 
 from __future__ import annotations

@@ -169,6 +169,19 @@ def test_a_second_request_for_the_same_post_is_answered_from_the_stored_check(
     assert [a.check.id for _, a in sender.sent] == [first.check_id] * 2  # type: ignore[union-attr]
 
 
+def test_a_post_with_images_is_not_answered_from_a_check_of_its_words_alone(app: App) -> None:
+    service = PlatformService(app.store, app.settings, reuse=app.reuse)
+    first = asyncio.run(service.intake(_request("e1")))
+    _drain(app, Sender())
+    shot = _request("e2")
+    shot = dataclasses.replace(
+        shot, post=dataclasses.replace(shot.post, image_refs=("https://cdn.example/shot.png",))
+    )
+    second = asyncio.run(service.intake(shot))
+    assert second.status == "accepted" and second.reason == "queued"  # checked, images and all
+    assert second.check_id != first.check_id
+
+
 def test_bots_are_ignored_and_bot_posts_refused_without_storing_anything(app: App) -> None:
     service = PlatformService(app.store, app.settings)
     ignored = asyncio.run(service.intake(_request("e1", bot=True)))

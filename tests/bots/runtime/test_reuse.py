@@ -35,7 +35,13 @@ from tests.support.clock import FakeClock
 CLAIM = "The WHO confirmed that 5G towers spread the coronavirus in 2020."
 
 
-def _post(text: str, *, platform_id: str | None = None, created: datetime | None = None) -> Post:
+def _post(
+    text: str,
+    *,
+    platform_id: str | None = None,
+    created: datetime | None = None,
+    images: tuple[str, ...] = (),
+) -> Post:
     identifier = new_id()
     return Post(
         id=identifier,
@@ -43,6 +49,7 @@ def _post(text: str, *, platform_id: str | None = None, created: datetime | None
         platform_id=platform_id or identifier,
         text=text,
         created_at=created,
+        image_refs=images,
     )
 
 
@@ -130,6 +137,34 @@ async def test_the_same_claims_with_other_chatter_are_found(
     check = await _remember(index, clock, _post(f"Unbelievable!! {CLAIM} Is this real?"))
     hit = await index.find(_post(f"Wow.\n{CLAIM} 😱 What do you think?"))
     assert hit is not None and (hit.check_id, hit.reason) == (check.id, "same claims")
+
+
+SHOT = "https://pbs.twimg.example/media/screenshot-1.jpg"
+CHART = "https://pbs.twimg.example/media/chart-2.png"
+
+
+async def test_a_post_with_images_reuses_only_a_check_of_the_same_text_and_images(
+    index: ReuseIndex, clock: FakeClock
+) -> None:
+    await _remember(index, clock, _post(CLAIM))  # the words alone, checked earlier
+    assert await index.find(_post(CLAIM, images=(SHOT,))) is None
+    assert await index.find(_post(f"Wow.\n{CLAIM} 😱", images=(SHOT,))) is None  # claims
+    imaged = await _remember(index, clock, _post(CLAIM, images=(SHOT, CHART)))
+    hit = await index.find(_post(CLAIM.upper(), images=(CHART, SHOT, CHART)))  # order, repeats
+    assert hit is not None and (hit.check_id, hit.reason) == (imaged.id, "same text")
+    assert await index.find(_post(CLAIM, images=(SHOT,))) is None  # one image of the two
+    only = await _remember(index, clock, _post("", images=(SHOT,)))  # an image, no words
+    hit = await index.find(_post("", images=(SHOT,)))
+    assert hit is not None and hit.check_id == only.id
+
+
+async def test_a_text_only_post_does_not_reuse_a_check_of_the_same_text_with_images(
+    index: ReuseIndex, clock: FakeClock
+) -> None:
+    await _remember(index, clock, _post(CLAIM, images=(SHOT,)))
+    assert await index.find(_post(CLAIM)) is None  # not the same text, claims
+    reworded = "The WHO has confirmed 5G towers spread the coronavirus in 2020!"  # cosine 0.976
+    assert await index.find(_post(reworded)) is None  # nor a near duplicate
 
 
 @pytest.mark.parametrize(

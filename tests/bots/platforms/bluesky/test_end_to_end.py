@@ -14,6 +14,7 @@ import pytest
 
 from bots.settings import BlueskySettings
 from tests.support.fake_bluesky import BOT_DID, BOT_HANDLE, PASSWORD, FakeBluesky, graphemes
+from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import CLAIM, idle, make_app, serving
 
 pytestmark = pytest.mark.slow  # each runs a whole check (~20 s on 2 shared cores)
@@ -169,3 +170,22 @@ async def test_an_expired_access_token_is_refreshed_and_stored(
     assert bsky.calls("com.atproto.server.refreshSession")
     assert app.store.state.get("bluesky:session") != stored
     assert bsky.sessions_created == 1
+
+
+async def test_at_debug_a_round_trip_logs_no_token_text_or_did(
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+) -> None:
+    alice, bob = bsky.user("alice-q7.test"), bsky.user("bob-k3.test")
+    claim = bsky.add_post(alice, f"{CLAIM} amber-lynx")
+    bsky.mention(bob, f"@{BOT_HANDLE} is this true? quartz-heron", reply_to=claim["uri"])
+    with debug_logs() as logs:
+        app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+        async with serving(app, log_level="DEBUG"):
+            await idle(app)
+    assert bsky.replies_by_bot(), "no reply was posted"
+    text = logs.getvalue()
+    assert "reply job finished" in text  # the round trip was logged
+    tokens = [*bsky.access, *bsky.refresh]
+    assert tokens
+    secrets = [PASSWORD, *tokens, alice, bob, "amber-lynx", "quartz-heron"]
+    assert leaks(text, secrets) == []

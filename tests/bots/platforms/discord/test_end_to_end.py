@@ -30,6 +30,7 @@ from tests.bots.platforms.discord.conftest import (
 )
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord, Recorded
+from tests.support.logscan import debug_logs, leaks
 
 MESSAGE = p.snowflake(40)
 
@@ -306,3 +307,23 @@ async def test_the_request_carries_the_whole_message_and_where_to_answer(
     await bot.drain()
     job = bot.app.store.jobs.get(str(request.reply_job_id))
     assert job is not None and job.payload["destination"]["private"] == {}  # token deleted
+
+
+async def test_at_debug_a_round_trip_logs_no_token_text_or_user_id(
+    indexed: Path, embedder: Any
+) -> None:
+    async with FakeDiscord(token="discord-bot-tok-5rq") as discord:
+        discord.add_guild(GUILD, [p.text_channel(CHANNEL)])
+        with debug_logs() as logs:
+            bot = await start_bot(indexed, embedder, discord)
+            try:
+                message = target_message(MESSAGE, f"{CLAIM} amber-lynx")
+                await bot.interact(p.context_menu(message), interaction_id=p.snowflake(65))
+                await bot.drain()
+            finally:
+                await stop_bot(bot)
+        assert discord.posted_messages(), "no reply was posted"
+    text = logs.getvalue()
+    assert "reply job finished" in text  # the round trip was logged
+    secrets = [discord.token, f"token-{p.snowflake(65)}", ALICE["id"], BOB["id"], "amber-lynx"]
+    assert leaks(text, secrets) == []

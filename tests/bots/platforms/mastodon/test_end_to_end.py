@@ -14,6 +14,7 @@ import pytest
 
 from bots.settings import MastodonSettings
 from tests.support.fake_mastodon import BOT_ACCT, TOKEN, FakeMastodon
+from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import CLAIM, idle, make_app, serving
 
 pytestmark = pytest.mark.slow  # each runs a whole check (~20 s on 2 shared cores)
@@ -119,3 +120,20 @@ async def test_rate_limits_malformed_notifications_and_a_retried_post(
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors.count("malformed Mastodon notification skipped") == 2
     assert len(app.store.db.execute("SELECT id FROM platform_requests").fetchall()) == 1
+
+
+async def test_at_debug_a_round_trip_logs_no_token_text_or_account_id(
+    masto: FakeMastodon, tmp_path: Path, embedder: Any
+) -> None:
+    alice = masto.user("alice", uid="774411993")
+    bob = masto.user("bob@other.test", uid="885522004")
+    claim = masto.add_status(alice, f"{CLAIM} amber-lynx", visibility="public")
+    masto.mention(bob, f"@{BOT_ACCT} is this true? quartz-heron", reply_to=claim["id"])
+    with debug_logs() as logs:
+        app = make_app(tmp_path / "d", embedder, mastodon=settings_for(masto))
+        async with serving(app, log_level="DEBUG"):
+            await idle(app)
+    assert masto.posted_by_bot(), "no reply was posted"
+    text = logs.getvalue()
+    assert "Mastodon mention" in text and "reply job finished" in text  # the round trip
+    assert leaks(text, [TOKEN, alice, bob, "amber-lynx", "quartz-heron"]) == []

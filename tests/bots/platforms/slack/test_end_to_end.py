@@ -378,7 +378,7 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_user_id(
     ask = {"user": "UASKER42", "text": asked, "thread_ts": "1700000060.000100"}
     with debug_logs() as logs:
         app = corpus_app(settings_for(slack))
-        async with serving(app) as base:
+        async with serving(app, log_level="DEBUG") as base:
             url = base + "/slack/events"
             late = mention(event_id="Ev7", **ask)  # a real message delivered too late
             stale = await slack.deliver_event(url, late, timestamp=int(time.time()) - 301)

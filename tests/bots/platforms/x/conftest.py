@@ -95,6 +95,7 @@ async def make_bot(
     corpus = loopback_corpus(tmp_path, pages)
 
     async def make(fake: FakeX, **x: Any) -> XBot:
+        """Return an XBot on fake (x: XSettings fields, the OAuth keys among them)."""
         settings = Settings(
             data_dir=data_dir,
             jobs=JobSettings(
@@ -102,13 +103,15 @@ async def make_bot(
             ),
             fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
             x=XSettings(
-                consumer_key="ck",
-                consumer_secret="cs",
-                access_token="at",
-                access_token_secret="ats",
-                api_base=fake.api_base,
-                user_id=BOT,
-                **x,
+                **{
+                    "consumer_key": "ck",
+                    "consumer_secret": "cs",
+                    "access_token": "at",
+                    "access_token_secret": "ats",
+                    "api_base": fake.api_base,
+                    "user_id": BOT,
+                }
+                | x
             ),
         )
         app = App(settings, embedder=embedder)

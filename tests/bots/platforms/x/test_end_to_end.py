@@ -13,8 +13,9 @@ import pytest
 
 from bots.platforms.x._mentions import SINCE_KEY
 from storage.x_notes import ApiCosts
-from tests.bots.platforms.x.conftest import BOB, XBot
+from tests.bots.platforms.x.conftest import BOB, BOT, CLAIM, XBot
 from tests.support.fake_x import FakeX
+from tests.support.logscan import debug_logs, leaks
 
 URL_RE = re.compile(r"https?://\S+")
 
@@ -138,3 +139,29 @@ async def test_a_mention_of_its_own_text_checks_it_without_the_handles(
         bot.app.store.jobs.post(r[0]).platform_id: bot.app.store.jobs.post(r[0]).text for r in rows
     }
     assert checked["1002"].startswith("5G networks")
+
+
+async def test_at_debug_a_round_trip_logs_no_key_token_text_or_user_id(make_bot: Any) -> None:
+    keys = ("ck-q9x7", "cs-m4v2", "at-w8p5", "ats-r3j6")
+    alice, bob = "7700112233", "8800223344"
+    async with FakeX(bot_id=BOT, bot_username="factbot", oauth1=keys) as fake:
+        fake.add_user(alice, "alice", followers=12_000)
+        fake.add_user(bob, "bob")
+        fake.add_tweet("1000", alice, f"{CLAIM} amber-lynx")
+        fake.add_tweet("1001", bob, "@factbot is this true? quartz-heron", replied_to="1000")
+        with debug_logs() as logs:
+            bot: XBot = await make_bot(
+                fake,
+                consumer_key=keys[0],
+                consumer_secret=keys[1],
+                access_token=keys[2],
+                access_token_secret=keys[3],
+                bearer_token="bearer-x-7zq",
+            )
+            assert (await bot.adapter.poller.poll_once()).accepted == 1
+            await bot.drain()
+        assert fake.created(), "no reply was posted"
+    text = logs.getvalue()
+    assert "X mentions polled" in text and "reply job finished" in text  # the round trip
+    secrets = [*keys, "bearer-x-7zq", alice, bob, "amber-lynx", "quartz-heron"]
+    assert leaks(text, secrets) == []
