@@ -1,10 +1,9 @@
 """Shared fixtures: the shipped embedder, a fresh database per test, and no outside network.
 
 The suite runs under pytest-xdist (`make pytest`: `-n auto --dist loadgroup`). Everything a
-session fixture writes lives under its worker's own `tmp_path_factory` folder, and tests that
-share something one machine has only one of (the local model server, the browser) carry an
-`xdist_group` marker (`pytest_collection_modifyitems` below) so they run on one worker, one after
-another.
+session fixture writes lives under its worker's own `tmp_path_factory` folder, and the modules
+whose tests share something a machine has only one of (the local model server, the browser)
+carry an `xdist_group` marker, so those tests run on one worker, one after another.
 """
 
 from __future__ import annotations
