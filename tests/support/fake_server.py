@@ -41,7 +41,9 @@ class FakeServer:
         app = web.Application()
         self.add_routes(app.router)
         options: dict[str, Any] = {} if self.access_log else {"access_log": None}
-        self._runner = web.AppRunner(app, **options)
+        # A stalled answer (a test killed its caller meanwhile) is cancelled a second after the
+        # test ends: aiohttp's default waits 60 s for it, doing nothing.
+        self._runner = web.AppRunner(app, shutdown_timeout=1.0, **options)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
