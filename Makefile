@@ -69,8 +69,15 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# Every test, slow ones included, on every core (pytest-xdist). --dist loadgroup keeps the tests
+# marked with one xdist_group on one worker, one after another (the local model server, the
+# browser); --no-loadscope-reorder keeps collection order, so the browser tests, collected last,
+# are the last work of their worker (Playwright holds that worker's event loop to the end).
+# --durations=25 prints where the time went; a per-test timeout is in pyproject.toml.
+PYTEST_WORKERS ?= auto
 pytest: setup model
-	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/pytest
+	FACTBOT_MODEL__MODELS_DIR=$(FACTBOT_MODEL__MODELS_DIR) $(BIN)/pytest -n $(PYTEST_WORKERS) \
+	  --dist loadgroup --no-loadscope-reorder --durations=25
 
 # The documentation site (mkdocs-material) into site/, warnings as errors: broken links and
 # anchors fail. docs/reference/ is generated from the code (`make reference`); a test fails

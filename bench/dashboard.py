@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from pipeline.records.domain import Label
-from tests.dashboard.factory import make_check
+from tests.bots.dashboard.factory import make_check
 
 WORDS = (
     "vaccine moon election climate water tower virus border tax river bridge school army "

@@ -1,9 +1,16 @@
-"""Shared fixtures: a real embedder, a fresh database per test, and no outside network."""
+"""Shared fixtures: the shipped embedder, a fresh database per test, and no outside network.
+
+The suite runs under pytest-xdist (`make pytest`: `-n auto --dist loadgroup`). Everything a
+session fixture writes lives under its worker's own `tmp_path_factory` folder, and the modules
+whose tests share something a machine has only one of (the local model server, the browser)
+carry an `xdist_group` marker, so those tests run on one worker, one after another.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from tests.support.postgres import PostgresServer, find_bindir
@@ -53,20 +61,59 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
     # (`local`: unrated publishers only from the local index, never from web search) would skip
     # every page they serve. Tests of that default build their own RetrievalSettings.
     monkeypatch.setenv("FACTBOT_RETRIEVAL__UNRATED_SOURCES", "allow")
+    # Graph verification (spaCy) is on by default for users; tests whose subject is the graphs
+    # give their own GraphSettings (an explicit group replaces this variable).
+    monkeypatch.setenv("FACTBOT_GRAPH__ENABLED", "false")
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    """The real bundled all-MiniLM-L6-v2, loaded once per test session."""
+def embedder() -> OnnxEmbedder:
+    """The shipped int8 ONNX all-MiniLM-L6-v2 (production's default), loaded once per worker."""
+    model = OnnxEmbedder()
+    model.warm_up()
+    return model
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> SentenceTransformerEmbedder:
+    """The torch all-MiniLM-L6-v2, for the tests about that backend; loaded once per worker."""
     model = SentenceTransformerEmbedder()
     model.warm_up()
     return model
 
 
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty database with every migration applied, made once per worker, never opened again.
+
+    Copying it is ~30x faster than running the migrations per test (0.003 s against 0.09 s).
+    """
+    path = tmp_path_factory.mktemp("template") / "factbot.db"
+    Store.open(path).close()  # the last close checkpoints the WAL into the file
+    return path
+
+
+def fresh_database(template: Path, path: Path) -> Path:
+    """Copy the migrated template to path (its folder made) and return path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        raise FileExistsError(f"{path} exists: a fresh database goes where none is")
+    shutil.copyfile(template, path)
+    return path
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    """A fresh database."""
-    with Store.open(tmp_path / "factbot.db") as opened:
+def data_dir(tmp_path: Path, migrated_database: Path) -> Path:
+    """A data folder (tmp_path/data) whose factbot.db is a fresh migrated database."""
+    folder = tmp_path / "data"
+    fresh_database(migrated_database, folder / "factbot.db")
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path: Path, migrated_database: Path) -> Iterator[Store]:
+    """A fresh database (a copy of the migrated template)."""
+    with Store.open(fresh_database(migrated_database, tmp_path / "factbot.db")) as opened:
         yield opened
 
 

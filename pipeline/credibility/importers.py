@@ -21,8 +21,8 @@ Failure policy: a line that cannot be used is skipped and reported with its numb
 entry's position) in `ImportReport.skipped`; only an unreadable file, an unknown format or a
 missing column raises `SourceImportError`.
 
-Calibration (recomputed by tests/pipeline/test_credibility.py). Reference: MUSE's tier lists
-plus the domains `mbfc_tier` makes UNUSABLE that MUSE omits; 4,066 have a Lin et al. pc1
+Calibration (recomputed by tests/pipeline/credibility/test_credibility.py). Reference: MUSE's
+tier lists plus the domains `mbfc_tier` makes UNUSABLE that MUSE omits; 4,066 have a Lin et al. pc1
 (104 high, 1,851 medium, 172 low, 1,939 unusable). ``low`` = 0.64 maximises usable-vs-unusable
 agreement (0.844; 0.837 at 0.60, 0.839 at 0.66). ``high`` = 0.90 maximises F1 for HIGH (P 0.35,
 R 0.78, F1 0.48; 0.46 at 0.89, 0.42 at 0.91): pc1 is high for big outlets MUSE keeps MEDIUM.

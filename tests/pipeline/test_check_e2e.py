@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.credibility.importers import import_sources, load_seed
 from pipeline.credibility.policy import SourcePolicy
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.judge.claimreview import ReviewMatchJudge
@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES
 
 
 @pytest.fixture
-async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> Store:
+async def indexed(store: Store, embedder: OnnxEmbedder, tmp_path: Path) -> Store:
     load_seed(store.sources)
     blocklist = tmp_path / "block.txt"
     blocklist.write_text("naturalnews.com\n")
@@ -31,9 +31,7 @@ async def indexed(store: Store, embedder: SentenceTransformerEmbedder, tmp_path:
     return store
 
 
-async def _check(
-    store: Store, embedder: SentenceTransformerEmbedder, text: str, **kw: object
-) -> Check:
+async def _check(store: Store, embedder: OnnxEmbedder, text: str, **kw: object) -> Check:
     deps = CheckDeps(
         index=store.documents,
         embedder=embedder,
@@ -53,7 +51,7 @@ def _assert_references_retrieved(check: Check, store: Store) -> None:
 
 
 async def test_matching_fact_check_decides_and_is_cited(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(
         indexed, embedder, "5G networks are spreading the coronavirus!! 📡 https://t.co/x"
@@ -78,7 +76,7 @@ async def test_matching_fact_check_decides_and_is_cited(
 
 
 async def test_without_a_fact_check_the_claim_is_unverifiable_with_sources(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(
         indexed,
@@ -92,7 +90,7 @@ async def test_without_a_fact_check_the_claim_is_unverifiable_with_sources(
 
 
 async def test_time_bound_keeps_only_earlier_evidence(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     before = datetime(2020, 4, 1, tzinfo=UTC)
     check = await _check(
@@ -102,9 +100,7 @@ async def test_time_bound_keeps_only_earlier_evidence(
     assert all(e.document.published_at and e.document.published_at < before for e in check.evidence)
 
 
-async def test_unrelated_claim_cites_nothing(
-    indexed: Store, embedder: SentenceTransformerEmbedder
-) -> None:
+async def test_unrelated_claim_cites_nothing(indexed: Store, embedder: OnnxEmbedder) -> None:
     check = await _check(indexed, embedder, "The Eiffel Tower was moved to Berlin in 1999.")
     assert check.verdict.label is Label.UNVERIFIABLE
     assert check.correction.references == ()
@@ -112,31 +108,27 @@ async def test_unrelated_claim_cites_nothing(
 
 
 async def test_negated_claim_does_not_adopt_the_rating(
-    indexed: Store, embedder: SentenceTransformerEmbedder
+    indexed: Store, embedder: OnnxEmbedder
 ) -> None:
     check = await _check(indexed, embedder, "5G networks do not spread the coronavirus.")
     assert check.verdict.label is not Label.FALSE
 
 
-async def test_stored_check_round_trips(
-    indexed: Store, embedder: SentenceTransformerEmbedder
-) -> None:
+async def test_stored_check_round_trips(indexed: Store, embedder: OnnxEmbedder) -> None:
     check = await _check(indexed, embedder, "Drinking bleach protects you against COVID-19.")
     assert check.verdict.label is Label.FALSE
     indexed.checks.save(check)
     assert indexed.checks.get(check.id) == check
 
 
-async def test_reingest_is_idempotent(
-    indexed: Store, embedder: SentenceTransformerEmbedder
-) -> None:
+async def test_reingest_is_idempotent(indexed: Store, embedder: OnnxEmbedder) -> None:
     report = await Ingester(indexed.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     assert (report.added, report.updated, report.unchanged) == (0, 0, 7)
     assert indexed.documents.stats().documents == 7
 
 
 async def test_bad_jsonl_lines_are_reported_and_the_rest_kept(
-    store: Store, embedder: SentenceTransformerEmbedder, tmp_path: Path
+    store: Store, embedder: OnnxEmbedder, tmp_path: Path
 ) -> None:
     good = {
         "url": "https://example.org/ok",
@@ -166,9 +158,7 @@ async def test_bad_jsonl_lines_are_reported_and_the_rest_kept(
     assert "no such file" in str(report.errors[5])
 
 
-async def test_the_posts_own_links_are_not_evidence(
-    indexed: Store, embedder: SentenceTransformerEmbedder
-) -> None:
+async def test_the_posts_own_links_are_not_evidence(indexed: Store, embedder: OnnxEmbedder) -> None:
     own = "https://www.politifact.com/factchecks/2020/apr/15/facebook-posts/no-5g-doesnt-spread-coronavirus/"
     check = await _check(indexed, embedder, f"5G networks spread the coronavirus. {own}")
     assert own not in {e.document.url for e in check.evidence}

@@ -22,7 +22,7 @@ from pipeline.util.cpu import CpuPool, run_cpu
 from tests.conftest import FIXTURES
 from tests.support.slowloop import run_watched
 
-FAKE_SERVER = Path(__file__).resolve().parents[1] / "llm" / "fake_llama_server.py"
+FAKE_SERVER = Path(__file__).resolve().parent / "llm" / "fake_llama_server.py"
 _caller: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="none")
 
 

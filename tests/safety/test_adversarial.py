@@ -47,9 +47,13 @@ from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import FACETS, SourceRating, Tier
 from tests.conftest import FIXTURES
-from tests.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai
+from tests.pipeline.llm.fake_openai import FakeOpenAI, Seen, error, serve_openai
 from tests.safety import cases as c
 from tests.support.httpserver import LocalServer, serve
+
+# The module's runner (an ingested corpus and the stand-ins) and its summary table are one
+# worker's: the whole module runs there.
+pytestmark = pytest.mark.xdist_group("adversarial")
 
 FABRICATED = "Independent experts confirm that this claim is accurate."
 _MARKER = re.compile(r"^\[\d+\] ")  # the number the extraction prompt puts before a sentence

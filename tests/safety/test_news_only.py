@@ -44,13 +44,16 @@ from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
 from pipeline.records.domain import SourceRating, Tier
 from tests.conftest import REPO
-from tests.llm.fake_openai import FakeOpenAI, serve_openai
+from tests.pipeline.llm.fake_openai import FakeOpenAI, serve_openai
 from tests.safety import cases as c
 from tests.safety.news_cases import NEWS_CASES, NewsCase
 from tests.safety.test_adversarial import GullibleModel, foreign_links
 from tests.support.httpserver import LocalServer, serve
 
 MODELS = Path(os.environ.get("FACTBOT_MODEL__MODELS_DIR") or REPO / ".models")
+# The local path runs on the local model server (one local-model test at a time), and the
+# module's stand-ins and summary table are one worker's.
+pytestmark = pytest.mark.xdist_group("local_model")
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,7 @@ LOCAL_RUN = os.environ.get("FACTBOT_SAFETY_LOCAL") == "1"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # per case; the whole run is ~20 minutes
 @pytest.mark.skipif(not LOCAL_RUN, reason="a 20-minute run: set FACTBOT_SAFETY_LOCAL=1")
 @pytest.mark.skipif(local_model_available(MODELS) is None, reason=f"no local model in {MODELS}")
 @pytest.mark.parametrize("case", NEWS_CASES, ids=[case.id for case in NEWS_CASES])

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pipeline.records.domain import Label
 from storage import Store
 from storage.browse import CheckFilter
-from tests.dashboard.factory import make_check
+from tests.bots.dashboard.factory import make_check
 
 
 def _fill(store: Store) -> None:

@@ -17,7 +17,7 @@ from pipeline.records.image import ImageReport
 from storage import Store
 from storage.details import images_in, redact_images
 from storage.migrations import migrations
-from tests.dashboard.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
+from tests.bots.dashboard.factory import CAPTION, OCR_TEXT, image_report, make_check, with_details
 
 
 def test_a_check_keeps_its_basis_narratives_assessments_and_images(store: Store) -> None:

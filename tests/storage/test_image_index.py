@@ -11,7 +11,7 @@ from pipeline.image.intake import decode_image
 from pipeline.image.provenance import appearances, older_than
 from pipeline.records.image import ImageMetadata, ImageOrigin, ImageSource, IndexedImage
 from storage import Store
-from tests.image.images import encode, photo
+from tests.pipeline.image.images import encode, photo
 
 
 def indexed(seed: int, page: str, when: datetime | None) -> IndexedImage:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import tests.dashboard.factory as factory
+import tests.bots.dashboard.factory as factory
 from pipeline.image.reverse.base import MatchKind, ReverseMatch
 from pipeline.records.codec import from_plain, to_plain
 from pipeline.records.domain import (
@@ -30,7 +30,7 @@ from pipeline.records.domain import (
 from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from pipeline.search.base import SearchResult
 from storage import Store
-from tests.dashboard.factory import image_report, make_check, with_details
+from tests.bots.dashboard.factory import image_report, make_check, with_details
 
 OLD = json.loads((Path(__file__).parent / "data" / "rows_63135ff.json").read_text("utf-8"))
 

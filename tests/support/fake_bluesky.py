@@ -29,6 +29,8 @@ from typing import Any
 import regex
 from aiohttp import web
 
+from tests.support.fake_server import FakeServer
+
 BOT_DID = "did:plc:factbot"
 BOT_HANDLE = "factbot.test"
 PASSWORD = "app-pass-1234"
@@ -90,10 +92,13 @@ def graphemes(text: str) -> int:
     return len(regex.findall(r"\X", text))
 
 
-class FakeBluesky:
+class FakeBluesky(FakeServer):
     """The stand-in server; use `async with FakeBluesky() as bsky:`."""
 
+    name = "Bluesky"
+
     def __init__(self, *, access_seconds: float = 7200) -> None:
+        super().__init__()
         self.requests: list[Recorded] = []
         self.posts: dict[str, dict[str, Any]] = {}  # uri -> post view (without replies)
         self.notifications: list[dict[str, Any]] = []  # oldest first
@@ -112,23 +117,9 @@ class FakeBluesky:
         self._seq = itertools.count(1)
         self._clock = itertools.count(1)
         self._start = datetime.now(UTC) - timedelta(minutes=10)
-        self._runner: web.AppRunner | None = None
-        self.url = ""
 
-    async def __aenter__(self) -> FakeBluesky:
-        app = web.Application()
-        app.router.add_route("*", "/xrpc/{nsid}", self._xrpc)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_route("*", "/xrpc/{nsid}", self._xrpc)
 
     # --- what a test sets up -------------------------------------------------------------
 

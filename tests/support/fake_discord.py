@@ -32,6 +32,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.support.fake_server import FakeServer
+
 try:  # discord.py asks for zstd-stream whenever zstandard is importable (atproto brings it)
     import zstandard
 except ImportError:  # pragma: no cover - depends on what is installed
@@ -92,10 +94,13 @@ class _Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-class FakeDiscord:
+class FakeDiscord(FakeServer):
     """The stand-in server; use `async with FakeDiscord() as discord:`."""
 
+    name = "Discord"
+
     def __init__(self, *, token: str = "bot-token", application_id: str = "100") -> None:
+        super().__init__()
         self.token = token
         self.application_id = application_id
         self.bot = payloads.user("900", "factbot", bot=True)
@@ -113,33 +118,22 @@ class FakeDiscord:
         self.member_counts: dict[str, int] = {}  # guild -> approximate_member_count
         self._nonces: dict[tuple[str, str], str] = {}
         self._ids = itertools.count(900_000)
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # -- life cycle ---------------------------------------------------------------------------
 
-    async def __aenter__(self) -> FakeDiscord:
-        app = web.Application()
-        app.router.add_get("/gateway", self._gateway)
-        app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
-        app.router.add_route("*", "/{tail:.*}", self._unknown)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return self
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_get("/gateway", self._gateway)
+        router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        router.add_route("*", "/{tail:.*}", self._unknown)
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def close_connections(self) -> None:
         for session in self.sessions:
             await session.ws.close()
-        assert self._runner is not None
-        await self._runner.cleanup()
 
     @property
     def api_base(self) -> str:
         """Return the REST base URL (DiscordSettings.api_base)."""
-        return f"http://127.0.0.1:{self.port}/api/v10"
+        return f"{self.url}/api/v10"
 
     @property
     def gateway_url(self) -> str:

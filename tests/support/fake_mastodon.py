@@ -24,6 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.fake_server import FakeServer
+
 TOKEN = "masto-token"
 BOT_ID = "1"
 BOT_ACCT = "factbot"
@@ -80,10 +82,13 @@ class _Status:
     form: dict[str, Any] = field(default_factory=dict)
 
 
-class FakeMastodon:
+class FakeMastodon(FakeServer):
     """The stand-in server; use `async with FakeMastodon() as masto:`."""
 
+    name = "Mastodon"
+
     def __init__(self, *, max_characters: int = 500, v2: bool = True) -> None:
+        super().__init__()
         self.max_characters = max_characters
         self.url_characters = 23
         self.v2 = v2
@@ -95,23 +100,9 @@ class FakeMastodon:
         self.idempotency: dict[str, str] = {}  # key -> status id
         self._scripts: list[_Script] = []
         self._ids = itertools.count(100)
-        self._runner: web.AppRunner | None = None
-        self.url = ""
 
-    async def __aenter__(self) -> FakeMastodon:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._route)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_route("*", "/{tail:.*}", self._route)
 
     # --- what a test sets up -------------------------------------------------------------
 

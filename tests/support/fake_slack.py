@@ -34,13 +34,13 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
 from aiohttp import web
 
+from tests.support.fake_server import FakeServer
 from tests.support.slack_blocks import block_problem
 
 METHODS = (
@@ -100,17 +100,21 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
-class FakeSlack:
+class FakeSlack(FakeServer):
     """The stand-in server; use as an async context manager."""
 
+    name = "Slack"
+    access_log = False
+
     def __init__(self, *, signing_secret: str = "test-signing-secret") -> None:
+        super().__init__()
         self.signing_secret = signing_secret
         self.teams: dict[str, Team] = {}
         self.app_tokens: set[str] = {"xapp-test"}
         self.oauth_codes: dict[str, dict[str, Any]] = {}  # code -> oauth.v2.access answer
         self.members: dict[str, int] = {}  # channel -> num_members (conversations.info)
         self.requests: list[Call] = []
-        self.unknown: list[Call] = []
+        self.unknown: list[Call] = []  # failed on close (FakeServer)
         self.acks: list[dict[str, Any]] = []
         self.views: list[dict[str, Any]] = []  # modals opened with views.open
         self.sockets: list[web.WebSocketResponse] = []
@@ -119,44 +123,23 @@ class FakeSlack:
         self._envelopes = itertools.count(1)
         self._ack_event = asyncio.Event()
         self._connected = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Self:
-        app = web.Application()
-        app.router.add_route("*", "/api/{method}", self._api)
-        app.router.add_post("/response/{key}", self._response_url)
-        app.router.add_get("/socket", self._socket)
-        app.router.add_route("*", "/{tail:.*}", self._unknown)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-        return self
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_route("*", "/api/{method}", self._api)
+        router.add_post("/response/{key}", self._response_url)
+        router.add_get("/socket", self._socket)
+        router.add_route("*", "/{tail:.*}", self._unknown)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close_connections(self) -> None:
         for ws in list(self.sockets):
             await ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-        if self.unknown and exc is None:  # loud: a call the stand-in does not speak is a bug
-            calls = ", ".join(f"{c.path}" for c in self.unknown)
-            raise AssertionError(f"the stand-in Slack got calls it does not know: {calls}")
 
     @property
     def base_url(self) -> str:
         """Return the server's root URL."""
-        return f"http://127.0.0.1:{self.port}"
+        return self.url
 
     @property
     def api_base(self) -> str:

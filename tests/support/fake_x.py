@@ -35,11 +35,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
 from aiohttp import web
+
+from tests.support.fake_server import FakeServer
 
 NOT_ALLOWED = (
     "Reply to this conversation is not allowed because you have not been mentioned or "
@@ -118,8 +119,10 @@ class Note:
     test_result: list[dict[str, str]] = field(default_factory=list)
 
 
-class FakeX:
+class FakeX(FakeServer):
     """The stand-in server; use as an async context manager."""
+
+    name = "X"
 
     def __init__(
         self,
@@ -128,6 +131,7 @@ class FakeX:
         bot_username: str = "factbot",
         oauth1: tuple[str, str, str, str] | None = None,
     ) -> None:
+        super().__init__()
         self.bot_id = bot_id
         self.oauth1 = oauth1  # consumer key, consumer secret, access token, token secret
         self.bot_username = bot_username
@@ -138,40 +142,20 @@ class FakeX:
         self.notes: list[Note] = []
         self.claim_opinion_score = 0.8
         self.requests: list[Call] = []
-        self.unknown: list[Call] = []
+        self.unknown: list[Call] = []  # failed on close (FakeServer)
         self._scripts: dict[str, list[_Scripted]] = {}
         self._ids = itertools.count(9_000_000)
-        self._runner: web.AppRunner | None = None
-        self.port = 0
         self.add_user(bot_id, bot_username)
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Self:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._runner is not None
-        await self._runner.cleanup()
-        if exc is None:
-            assert not self.unknown, f"unknown X routes called: {[c.path for c in self.unknown]}"
+    def add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_route("*", "/{tail:.*}", self._dispatch)
 
     @property
     def api_base(self) -> str:
         """Return the base URL to give the adapter (FACTBOT_X__API_BASE)."""
-        return f"http://127.0.0.1:{self.port}"
+        return self.url
 
     # -- content ---------------------------------------------------------------------------
 

