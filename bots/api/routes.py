@@ -215,6 +215,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
 
     @api.get("/healthz")
     async def healthz() -> dict[str, Any]:
+        """Liveness: the process answers, with the evidence index's size."""
         stats = app.store.documents.stats()
         return {
             "status": "ok",
@@ -240,6 +241,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
 
     @api.get("/readyz")
     async def readyz() -> JSONResponse:
+        """Readiness: 200 when the database answers and a worker is alive, else 503 with the
+        problems."""
         problems: list[str] = []
         try:
             app.store.db.execute("SELECT 1").fetchone()
@@ -289,6 +292,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         fresh: bool = Query(default=False, description="check again even if a stored check fits"),
         idempotency_key: str | None = Header(default=None, max_length=200),
     ) -> JSONResponse:
+        """Submit a post (text, a page to fetch, images) for checking: 202 with its job, or the
+        result once done within `wait` seconds."""
         kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if kind == "multipart/form-data":
             body, uploads = await _form_request(request, settings)
@@ -395,6 +400,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
 
     @api.get("/api/jobs/{job_id}")
     async def get_job(job_id: str, store: StoreDep) -> dict[str, Any]:
+        """One job: its kind, status (queued, running, done, failed, dead), attempts and last
+        error."""
         job = store.jobs.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
@@ -402,6 +409,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
 
     @api.get("/api/checks/{check_id}")
     async def get_check(check_id: str, store: StoreDep) -> JSONResponse:
+        """One check as JSON: verdict, claims, cited evidence and the correction text."""
         try:
             return JSONResponse(_check_content(store, check_id))
         except NotFoundError:
@@ -418,6 +426,8 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     async def check_events(
         check_id: str, store: StoreDep, last_event_id: str | None = Header(default=None)
     ) -> EventSourceResponse:
+        """A check's progress as server-sent events, stage by stage; resumes after `Last-Event-
+        ID`."""
         job = store.jobs.get(check_id) or store.jobs.for_check(check_id)
         if job is None:
             stored = store.checks.get(check_id)  # 404 when unknown

@@ -200,6 +200,17 @@ def undocumented_settings() -> list[str]:
     return [*walk(Settings, "FACTBOT_"), *walk(StageModelSettings, "FACTBOT_MODEL__STAGES.*.")]
 
 
+def undocumented_routes(schema: dict[str, Any] | None = None) -> list[str]:
+    """Return the HTTP operations ("GET /path") whose handler has no docstring (description)."""
+    schema = openapi_schema() if schema is None else schema
+    return [
+        f"{method.upper()} {path}"
+        for path, operations in schema.get("paths", {}).items()
+        for method, op in operations.items()
+        if not op.get("description", "").strip()
+    ]
+
+
 def render_settings() -> str:
     """Return the settings reference: every environment variable, its type, default, meaning."""
     from bots.settings import Settings
@@ -500,6 +511,9 @@ def generate_command(out: Path | None) -> None:
     missing = undocumented_settings()
     if missing:
         click.echo("settings without a description: " + ", ".join(missing), err=True)
+    routes = undocumented_routes()
+    if routes:
+        click.echo("HTTP routes without a docstring: " + ", ".join(routes), err=True)
 
 
 @docs_group.command(name="check")

@@ -51,6 +51,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.get("/", response_class=HTMLResponse)
     async def checks_list(request: Request, me: Principal = as_viewer) -> HTMLResponse:
+        """The checks, newest first, filtered and searched (full text)."""
         args = {k: request.query_params.get(k, "") for k in FILTERS}
         try:
             page = max(1, int(request.query_params.get("page", "1")))
@@ -77,6 +78,7 @@ def router(access: Access, views: Views) -> APIRouter:
     async def check_page(
         request: Request, check_id: str, me: Principal = as_viewer
     ) -> HTMLResponse:
+        """One check as moderators see it: claims, evidence, verdict and replies."""
         try:
             check = store.checks.get(check_id)
         except NotFoundError as exc:

@@ -32,6 +32,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.get("/jobs", response_class=HTMLResponse)
     async def jobs(request: Request, status: str = "", me: Principal = as_viewer) -> HTMLResponse:
+        """The job queue: the latest 100 jobs, by status, with attempts and errors."""
         shown = status if status in STATUSES else None
         listed = [job_view(store, j) for j in store.jobs.list(status=shown, limit=100)]
         return views.render(
@@ -40,6 +41,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.post("/jobs/{job_id}/retry", response_class=HTMLResponse)
     async def retry(request: Request, job_id: str, me: Principal = as_admin) -> Response:
+        """Queue a dead job again with fresh attempts (admins)."""
         if store.jobs.get(job_id) is None:
             raise NotFoundError(f"no job {job_id!r}")
         retried = store.jobs.retry(job_id)
@@ -56,6 +58,7 @@ def router(access: Access, views: Views) -> APIRouter:
         domain: str = "",
         me: Principal = as_viewer,
     ) -> HTMLResponse:
+        """The publisher rating table, searchable."""
         rule = None
         if domain.strip():
             policy = app.checks.rater
@@ -83,6 +86,8 @@ def router(access: Access, views: Views) -> APIRouter:
         tier: str = Form(default=""),
         me: Principal = as_admin,
     ) -> HTMLResponse:
+        """Import a publisher rating table (tiers, blocklist, mbfc, scores, perennial, ratings;
+        admins)."""
         report, error = None, None
         data = await table.read(MAX_IMPORT + 1)
         name = Path(table.filename or "upload.csv").name or "upload.csv"

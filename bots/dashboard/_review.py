@@ -62,6 +62,7 @@ def router(access: Access, views: Views) -> APIRouter:
     async def review(
         request: Request, status: str = "pending", me: Principal = as_viewer
     ) -> Response:
+        """The human review queue: proposed corrections by status (pending by default)."""
         return page(request, status)
 
     async def decide(
@@ -98,6 +99,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.post("/review/{proposal_id}/approve", response_class=HTMLResponse)
     async def approve(request: Request, proposal_id: str, me: Principal = as_reviewer) -> Response:
+        """Approve a proposed correction: it is posted once."""
         return await decide(request, proposal_id, "approve", me)
 
     @routes.post("/review/{proposal_id}/edit", response_class=HTMLResponse)
@@ -107,6 +109,7 @@ def router(access: Access, views: Views) -> APIRouter:
         text: str = Form(max_length=10_000),
         me: Principal = as_reviewer,
     ) -> Response:
+        """Approve a proposed correction with an edited text: that text is posted once."""
         return await decide(request, proposal_id, "edit", me, text=text)
 
     @routes.post("/review/{proposal_id}/reject", response_class=HTMLResponse)
@@ -116,6 +119,7 @@ def router(access: Access, views: Views) -> APIRouter:
         reason: str = Form(default="", max_length=500),
         me: Principal = as_reviewer,
     ) -> Response:
+        """Reject a proposed correction: nothing is posted."""
         return await decide(request, proposal_id, "reject", me, reason=reason)
 
     return routes

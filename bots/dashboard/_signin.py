@@ -41,6 +41,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.get("/signin", response_class=HTMLResponse)
     async def signin_page(request: Request, next: str = "/") -> HTMLResponse:
+        """The dashboard's sign-in form."""
         return views.render(request, "signin.html", next=_local_path(next), name="", error=None)
 
     @routes.post("/signin", response_class=HTMLResponse)
@@ -50,6 +51,7 @@ def router(access: Access, views: Views) -> APIRouter:
         password: str = Form(max_length=1000),
         next: str = Form(default="/"),
     ) -> Response:
+        """Sign in with a name and password: sets the signed session cookie."""
         await check_csrf(access, request)
         address = request.client.host if request.client else "unknown"
         per_second = limits.signin_per_minute / 60
@@ -96,6 +98,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.get("/invite/{token}", response_class=HTMLResponse)
     async def invite_page(request: Request, token: str) -> HTMLResponse:
+        """The form that accepts an invitation."""
         invite = store.users.invitation(token)
         if invite is None:
             return gone(request)
@@ -110,6 +113,7 @@ def router(access: Access, views: Views) -> APIRouter:
         password: str = Form(max_length=1000),
         again: str = Form(max_length=1000),
     ) -> Response:
+        """Accept an invitation: make the account with its password and sign in."""
         await check_csrf(access, request)
         invite = store.users.invitation(token)
         if invite is None:
@@ -138,6 +142,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.post("/signout")
     async def signout(request: Request) -> Response:
+        """Sign out: the session is replaced by a new, signed-out one."""
         await check_csrf(access, request)
         request.state.session = access.new_session()
         request.state.cookie = True

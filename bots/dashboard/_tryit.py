@@ -50,6 +50,7 @@ def router(access: Access, views: Views) -> APIRouter:
 
     @routes.get("/try", response_class=HTMLResponse)
     async def try_page(request: Request, me: Principal = as_viewer) -> HTMLResponse:
+        """Try it: a form to check a text, a link or images."""
         return views.render(request, "try.html", error=None, text="", url="", **form_limits())
 
     async def read_form(request: Request) -> FormData:
@@ -66,6 +67,7 @@ def router(access: Access, views: Views) -> APIRouter:
         form: FormData = read_first,
         me: Principal = as_reviewer,
     ) -> Response:
+        """Submit a Try-it check (the same way in as the API); shows its progress page."""
         text = _field(form, "text")
         url = _field(form, "url")
         limits = app.settings.images
@@ -102,6 +104,7 @@ def router(access: Access, views: Views) -> APIRouter:
     async def progress(
         request: Request, job_id: str, store: StoreDep, me: Principal = as_viewer
     ) -> Response:
+        """A Try-it check's progress, then its result."""
         job = store.jobs.get(job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")

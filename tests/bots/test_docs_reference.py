@@ -35,6 +35,15 @@ def test_every_setting_has_a_description() -> None:
     assert docs.undocumented_settings() == []
 
 
+def test_every_route_has_a_description() -> None:
+    assert docs.undocumented_routes() == []
+
+
+def test_a_route_without_a_docstring_is_named() -> None:
+    schema = {"paths": {"/a": {"get": {"description": "Does a."}, "post": {"summary": "B"}}}}
+    assert docs.undocumented_routes(schema) == ["POST /a"]
+
+
 def test_the_cli_page_holds_every_command(pages: dict[str, str]) -> None:
     text = pages["cli.md"]
     for command in ("check", "serve", "worker", "doctor", "eval averitec", "train stance"):
