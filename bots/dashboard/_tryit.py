@@ -23,9 +23,9 @@ from starlette.datastructures import FormData
 from bots.app.deps import RequestsDep, StoreDep
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
-from bots.dashboard._jobview import job_view
 from bots.dashboard._views import Views
 from bots.dashboard.forms import bounded_form, form_cap, read_upload
+from bots.dashboard.jobview import job_view
 from bots.runtime.uploads import gather_images
 from pipeline.errors import FactbotError, InputError, NotFoundError
 from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
