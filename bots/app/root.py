@@ -25,6 +25,7 @@ CLI, the API and the workers use; the rest is on the three parts.
 
 from __future__ import annotations
 
+import logging
 import ssl
 from datetime import datetime
 from types import TracebackType
@@ -49,6 +50,9 @@ from pipeline.run import Progress
 from pipeline.util.clock import SYSTEM, Clock
 from pipeline.util.cpu import CpuPool
 from storage import Store
+from storage.tx import DatabaseUnavailableError
+
+log = logging.getLogger(__name__)
 
 
 class App:
@@ -198,7 +202,10 @@ class App:
         if warm:
             await self.cpu.run(self.embedder.warm_up)
             if self.settings.reuse.enabled:
-                await self.cpu.run(self.reuse.warm)
+                try:
+                    await self.cpu.run(self.reuse.warm)
+                except DatabaseUnavailableError as exc:  # e.g. PostgreSQL restarting
+                    log.warning("reuse index not warmed (it loads on first use): %s", exc)
             if self.model_choice == "local":
                 await self.resources.local_model.endpoint_async()
 
