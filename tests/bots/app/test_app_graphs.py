@@ -32,7 +32,7 @@ def _check(data_dir: Path, embedder: Any, graph: GraphSettings | None) -> Any:
         corpus = str(FIXTURES / "corpus.jsonl")
         asyncio.run(Ingester(app.store.documents, embedder).ingest([corpus]))
         check = asyncio.run(app.check(post_from_text(CLAIM, max_chars=10_000)))
-        return app.graphs, check
+        return app.resources.graphs, check
     finally:
         app.close()
 

@@ -21,9 +21,10 @@ import uvicorn
 
 from bots.api.routes import create_api
 from bots.app.root import App
-from bots.settings import Settings
+from bots.settings import SearchSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from tests.conftest import FIXTURES, REPO
+from tests.support.httpserver import json_response, serve
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -86,14 +87,41 @@ class Served:
 @pytest.fixture
 def served_app(data_dir: Path, embedder: Any) -> Iterator[App]:
     """An App over a fresh database with the small corpus ingested (not yet served)."""
-    app = App(Settings(data_dir=data_dir), embedder=embedder)
+    app = _ingested(App(Settings(data_dir=data_dir), embedder=embedder), embedder)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def slow_app(data_dir: Path, embedder: Any) -> Iterator[App]:
+    """`served_app` whose checks search a stand-in SearXNG that answers after 2 s each time.
+
+    A check then lasts seconds, so a page can be seen while it runs (its progress).
+    """
+    with serve() as search:
+        search.route(
+            "/search",
+            lambda r: json_response({"query": r.param("q"), "results": []}, delay=2.0),
+        )
+        settings = Settings(
+            data_dir=data_dir,
+            search=SearchSettings(
+                providers=["searxng"], searxng_url=search.base, fact_check_sites=[]
+            ),
+        )
+        app = _ingested(App(settings, embedder=embedder), embedder)
+        yield app
+        app.close()
+        assert search.requests, "the check was meant to search the slow stand-in"
+
+
+def _ingested(app: App, embedder: Any) -> App:
     ingest = Ingester(app.store.documents, embedder).ingest
     # Playwright's sync API holds an event loop on this thread: ingest on another one.
     thread = threading.Thread(target=lambda: asyncio.run(ingest([str(FIXTURES / "corpus.jsonl")])))
     thread.start()
     thread.join()
-    yield app
-    app.close()
+    return app
 
 
 @pytest.fixture

@@ -79,9 +79,9 @@ def test_sign_in_list_filter_search_and_open_a_check(
 
 @pytest.mark.slow  # a whole check on the small corpus (~20 s on two shared cores)
 def test_try_it_shows_live_progress_then_the_check(
-    served_app: App, serve_app: Any, page: Page, shot: Any
+    slow_app: App, serve_app: Any, page: Page, shot: Any
 ) -> None:
-    served = serve_app(served_app, workers=1)  # open mode: no user yet, the local admin
+    served = serve_app(slow_app, workers=1)  # open mode: no user yet, the local admin
     problems = watch(page)
     page.goto(f"{served.base}/try")
     shot(page, "try")
