@@ -94,18 +94,14 @@ class FetchSettings(BaseModel):
     max_redirects: int = Field(
         default=_FETCH.max_redirects, ge=0, le=20, description="redirects followed"
     )
-    # Tests only (a local server on loopback), kept out of dumps (`factbot doctor`'s settings).
-    # Still read from the environment: end-to-end tests configure worker and CLI processes
-    # that way.
-    allow_private: bool = Field(
-        default=_FETCH.allow_private,
-        exclude=True,
-        description="tests only: let loopback and private addresses through",
-    )
+    # FetchPolicy.allow_private (every address let through) is for code-level tests only and
+    # is not a setting; an operator lets chosen private networks through here.
     allowed_networks: tuple[str, ...] = Field(
         default=_FETCH.allowed_networks,
-        exclude=True,
-        description="tests only: private networks (CIDR) let through, e.g. 127.0.0.1/32",
+        description=(
+            "private networks (CIDR) whose pages may be fetched although not public, e.g. an "
+            "intranet you trust (10.20.0.0/16); empty: public addresses only"
+        ),
     )
     user_agent: str = Field(
         default=_FETCH.user_agent,
