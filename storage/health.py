@@ -12,6 +12,7 @@ Failure policy: never raises; every failure is a field of the returned `Database
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from storage.index import MODEL_KEY
 from storage.migrations import migrations
 
 _QUICK_CHECK_ROWS = 5
@@ -44,6 +46,7 @@ class DatabaseHealth:
     integrity: str = ""  # "ok", or quick_check's first findings; "" when not checked
     documents: int | None = None  # in the local evidence index
     passages: int | None = None
+    index_version: str = ""  # digest of the index's documents and embedding model ("": none)
     engine: str = ENGINE  # the database engine
     queue_engine: str = QUEUE_ENGINE
     queue: dict[str, int] | None = None  # jobs by status (queued, running, done, dead)
@@ -72,6 +75,7 @@ class DatabaseHealth:
             "integrity": self.integrity,
             "documents": self.documents,
             "passages": self.passages,
+            "index_version": self.index_version,
             "engine": self.engine,
             "queue": {"engine": self.queue_engine, "jobs": self.queue},
             "shared": self.shared,
@@ -143,10 +147,12 @@ def _file_health(path: Path, *, integrity: bool) -> DatabaseHealth:
             rows = conn.execute(f"PRAGMA quick_check({_QUICK_CHECK_ROWS})").fetchall()
             found = "; ".join(str(row[0]) for row in rows)
         documents = passages = None
+        version = ""
         tables = set(db.table_names())
         if {"documents", "passages"} <= tables:
             documents = int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
             passages = int(conn.execute("SELECT count(*) FROM passages").fetchone()[0])
+            version = index_version(conn) if "kv" in tables else ""
         queue = None
         if "jobs" in tables:
             found_jobs = dict(
@@ -161,6 +167,7 @@ def _file_health(path: Path, *, integrity: bool) -> DatabaseHealth:
             integrity=found,
             documents=documents,
             passages=passages,
+            index_version=version,
             queue=queue,
         )
     except sqlite3.Error as exc:
@@ -209,3 +216,18 @@ def migration_status(path: Path, *, database_url: str | None = None) -> Migratio
     finally:
         conn.close()
     return MigrationStatus(ENGINE, str(path), tuple(n for n in every if n not in pending), pending)
+
+
+def index_version(conn: sqlite3.Connection) -> str:
+    """Return a short digest of the evidence index: its documents' ids and content hashes, and
+    the embedding model of its vectors.
+
+    Two nodes that ingested the same sources with the same model show the same version,
+    whatever the order or time of ingestion; compare it across nodes (`factbot doctor`).
+    """
+    digest = hashlib.sha256()
+    model = conn.execute("SELECT value FROM kv WHERE key = ?", [MODEL_KEY]).fetchone()
+    digest.update(f"{model[0] if model else ''}\n".encode())
+    for doc_id, content_hash in conn.execute("SELECT id, content_hash FROM documents ORDER BY id"):
+        digest.update(f"{doc_id} {content_hash}\n".encode())
+    return digest.hexdigest()[:12]

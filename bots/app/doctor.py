@@ -168,6 +168,7 @@ async def _sources(
         answers=bool(documents),
         detail=(
             f"{documents} documents, {database.passages} passages"
+            + (f", version {database.index_version}" if database.index_version else "")
             if documents is not None
             else ("empty (no database yet)" if not database.exists else "not readable")
         ),
