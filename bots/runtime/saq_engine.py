@@ -99,6 +99,28 @@ async def connect(queue: Queue, *, seconds: float = 30.0) -> None:
             await asyncio.sleep(0.2)
 
 
+async def depth(settings: Settings, *, seconds: float = 5.0) -> dict[str, Any]:
+    """Return saq's depth for `factbot doctor`: where it runs and its job counts, or the error.
+
+    Never raises: an unreachable backend is the `error` field.
+    """
+    url = settings.queue_url or ""
+    where = url.split("@")[-1].split("?")[0] if "://" in url else ""  # no user or password
+    found: dict[str, Any] = {"engine": "saq", "backend": where, "name": settings.queue.name}
+    try:
+        queue = open_queue(settings, connections=2)
+        async with asyncio.timeout(seconds):
+            await queue.connect()
+            try:
+                info = await queue.info()
+            finally:
+                await queue.disconnect()
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        return {**found, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    counts = {"queued": info["queued"], "active": info["active"], "scheduled": info["scheduled"]}
+    return {**found, **counts, "workers": len(info["workers"])}
+
+
 def saq_job(job: Job, settings: Settings) -> SaqJob:
     """Return the saq job that runs factbot job `job`: keyed by its id, due at its run_after."""
     due = job.run_after.timestamp() if job.run_after is not None else 0

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
 from bots.runtime.service import worker_config
@@ -160,3 +161,24 @@ async def test_a_permanent_error_is_dead_at_once(store: Store, saq_settings: Set
         and dead.attempts == 1
         and dead.last_error == "PermanentJobError: bad input"
     )
+
+
+async def test_doctor_reports_saqs_depth_and_an_unreachable_backend(
+    store: Store, saq_settings: Settings
+) -> None:
+    from bots.runtime.saq_engine import depth, saq_job
+
+    job, _ = store.jobs.enqueue("probe", {})
+    queue = open_queue(saq_settings)
+    await queue.connect()
+    try:
+        await queue.enqueue(saq_job(job, saq_settings))
+    finally:
+        await queue.disconnect()
+    found = await depth(saq_settings)
+    assert found["queued"] == 1 and found["active"] == 0 and "error" not in found
+    assert "factbot@" not in found["backend"] and found["backend"].startswith("127.0.0.1:")
+    down = saq_settings.model_copy(update={"database_url": None})
+    down.queue.url = SecretStr("postgresql://x@127.0.0.1:1/nowhere")
+    gone = await depth(down, seconds=3)
+    assert "error" in gone and gone["backend"] == "127.0.0.1:1/nowhere"

@@ -24,12 +24,14 @@ from storage import Store
 from tests.support.httpserver import Request, Response, json_response, serve
 
 FACTBOT = str(Path(sys.executable).with_name("factbot"))
+ROOT = Path(__file__).resolve().parents[4]  # this checkout's code, whatever is installed
 
 
 def _env(data: Path, url: str, searxng: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FACTBOT_")}
     env.update(
         {
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
             "FACTBOT_DATA_DIR": str(data),
@@ -83,8 +85,9 @@ def relay(tmp_path: Path, database: str) -> Iterator[Callable[[str], None]]:
 
     yield start
     for process in started:
+        assert process.poll() is None, "the relay stopped early"
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+        assert process.wait(timeout=30) == 0
 
 
 def test_a_saq_worker_killed_mid_check_and_the_job_completes_once_on_another_node(
@@ -122,4 +125,5 @@ def test_a_saq_worker_killed_mid_check_and_the_job_completes_once_on_another_nod
         checks = store.db.execute("SELECT count(*), count(DISTINCT id) FROM checks").fetchone()
     assert job is not None and job.status == "done" and job.attempts == 2 and job.result_id
     assert len(runners) == 2 and runners[0].split("/")[0] != runners[1].split("/")[0]
+    assert all("/saq" in r for r in runners)  # both attempts were saq's (not builtin claims)
     assert checks == (1, 1)  # the killed worker's attempt left nothing; the second stored once
