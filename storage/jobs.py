@@ -36,6 +36,18 @@ from storage.tx import immediate
 
 STATUSES = ("queued", "running", "done", "dead")
 
+# A job a worker may take now: queued and due, the job it waits for (if any) done or dead; or
+# running with an expired lease (its worker died). Parameters: now, now.
+_RUNNABLE = (
+    "((status = 'queued' AND (run_after IS NULL OR run_after <= ?) AND "
+    "(waits_for IS NULL OR (SELECT w.status FROM jobs w WHERE w.id = jobs.waits_for) "
+    "IN ('done', 'dead'))) OR (status = 'running' AND lease_expires_at < ?))"
+)
+_TAKE = (
+    "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
+    "lease_expires_at = ?, started_at = ?, updated_at = ? "
+)
+
 
 @dataclass(frozen=True)
 class Job:
@@ -58,6 +70,7 @@ class Job:
     started_at: datetime | None  # when the current (or last) attempt was claimed
     finished_at: datetime | None
     waits_for: str | None = None  # a job that must be done or dead before this one runs
+    updated_at: datetime | None = None  # the last change of any kind (a queue engine's marker)
 
 
 @dataclass(frozen=True)
@@ -180,24 +193,9 @@ class JobQueue:
             kind_params = list(kinds)
         skip = " FOR UPDATE SKIP LOCKED" if self.pg else ""  # claimers pass each other by
         with self._row_tx():
-            expired = self.db.execute(
-                "UPDATE jobs SET status = 'dead', updated_at = ?, finished_at = ?, "
-                "lease_owner = NULL, last_error = coalesce(last_error || '; ', '') || "
-                "'the worker stopped answering (lease expired) on the last attempt' "
-                "WHERE status = 'running' AND lease_expires_at < ? AND attempts >= max_attempts "
-                "RETURNING id",
-                [now, now, now],
-            ).fetchall()
-            for (dead_id,) in expired:
-                self._event(dead_id, "job", "dead", {"reason": "lease expired"}, now)
+            self._bury_expired(now)
             rows = self.db.execute(
-                "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
-                "lease_expires_at = ?, started_at = ?, updated_at = ? "
-                "WHERE id = (SELECT id FROM jobs WHERE ("
-                "(status = 'queued' AND (run_after IS NULL OR run_after <= ?) AND "
-                "(waits_for IS NULL OR (SELECT w.status FROM jobs w WHERE w.id = jobs.waits_for) "
-                "IN ('done', 'dead'))) OR "
-                "(status = 'running' AND lease_expires_at < ?))"
+                f"{_TAKE}WHERE id = (SELECT id FROM jobs WHERE {_RUNNABLE}"
                 f"{kind_sql} ORDER BY created_at, id LIMIT 1{skip}) RETURNING id, attempts",
                 [owner, until, now, now, now, now, *kind_params],
             ).fetchall()
@@ -206,6 +204,56 @@ class JobQueue:
             row = rows[0]
             self._event(row[0], "job", "running", {"worker": owner, "attempt": row[1]}, now)
         return self.get(row[0])
+
+    def claim_id(self, job_id: str, owner: str, *, lease: float) -> Job | None:
+        """Take this one job for owner, as `claim` would, when it is runnable; else None.
+
+        What a queue engine's worker calls with the job id the engine handed it: the engine
+        decides who runs next, this lease still decides whose result is kept.
+        """
+        now = self._now()
+        until = dt_out(self.clock.now() + timedelta(seconds=lease))
+        with self._row_tx():
+            self._bury_expired(now, job_id)
+            rows = self.db.execute(
+                f"{_TAKE}WHERE id = ? AND {_RUNNABLE} RETURNING id, attempts",
+                [owner, until, now, now, job_id, now, now],
+            ).fetchall()
+            if not rows:
+                return None
+            self._event(job_id, "job", "running", {"worker": owner, "attempt": rows[0][1]}, now)
+        return self.get(job_id)
+
+    def dispatchable(self, *, limit: int, stale_after: float) -> list[Job]:
+        """Return the jobs a queue engine should hold: queued ones whose waited-for job ended
+        (due or not, soonest first), and running ones whose lease lapsed `stale_after` seconds
+        ago (the engine lost their worker)."""
+        stale = dt_out(self.clock.now() - timedelta(seconds=stale_after))
+        queued = self.db.query(  # two statements: each one an index range (status, ...)
+            "SELECT * FROM jobs WHERE status = 'queued' AND (waits_for IS NULL OR "
+            "(SELECT w.status FROM jobs w WHERE w.id = jobs.waits_for) IN ('done', 'dead')) "
+            "ORDER BY coalesce(run_after, created_at), id LIMIT ?",
+            [limit],
+        )
+        lapsed = self.db.query(
+            "SELECT * FROM jobs WHERE status = 'running' AND lease_expires_at < ? LIMIT ?",
+            [stale, limit],
+        )
+        return [_job(r) for r in [*queued, *lapsed]]
+
+    def _bury_expired(self, now: str, job_id: str | None = None) -> None:
+        """Make dead the running jobs whose lease expired with no attempts left."""
+        only, params = ("", []) if job_id is None else (" AND id = ?", [job_id])
+        expired = self.db.execute(
+            "UPDATE jobs SET status = 'dead', updated_at = ?, finished_at = ?, "
+            "lease_owner = NULL, last_error = coalesce(last_error || '; ', '') || "
+            "'the worker stopped answering (lease expired) on the last attempt' "
+            "WHERE status = 'running' AND lease_expires_at < ? AND attempts >= max_attempts"
+            f"{only} RETURNING id",
+            [now, now, now, *params],
+        ).fetchall()
+        for (dead_id,) in expired:
+            self._event(dead_id, "job", "dead", {"reason": "lease expired"}, now)
 
     def heartbeat(self, job: Job, owner: str, *, lease: float) -> bool:
         """Extend owner's lease on job; return False when the lease was lost."""
@@ -423,4 +471,5 @@ def _job(r: dict[str, Any]) -> Job:
         started_at=dt_in(r["started_at"]),
         finished_at=dt_in(r["finished_at"]),
         waits_for=r.get("waits_for"),
+        updated_at=dt_in(r.get("updated_at")),
     )

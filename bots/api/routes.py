@@ -174,7 +174,16 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
                 senders=senders,
                 handlers=app.job_handlers(),
             )
-        tasks = [asyncio.create_task(pool.run(stopping))] if pool is not None else []
+        tasks = []
+        if app.settings.queue.engine == "saq":  # the outbox's relay, and saq's workers
+            from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
+
+            relay = Relay(app.store, open_queue(app.settings), app.settings)
+            tasks.append(asyncio.create_task(relay.run(stopping), name="relay"))
+            if pool is not None:
+                tasks.append(asyncio.create_task(run_saq_worker(pool, app.settings, stopping)))
+        elif pool is not None:
+            tasks.append(asyncio.create_task(pool.run(stopping)))
         # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
         tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]
         if monitor:

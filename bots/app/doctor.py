@@ -90,6 +90,7 @@ class Diagnosis:
     database: DatabaseHealth
     problems: tuple[Problem, ...] = field(default=())
     web_citations: str = ""  # which publishers a page found by live search may be cited from
+    queue_engine: dict[str, Any] = field(default_factory=lambda: {"engine": "builtin"})
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -111,6 +112,7 @@ class Diagnosis:
             "embedder": self.embedder,
             "platforms": self.platforms,
             "database": self.database.to_json(),
+            "queue_engine": self.queue_engine,
             "problems": [p.to_json() for p in self.problems],
         }
         if with_settings:
@@ -145,6 +147,19 @@ async def diagnose(
         sources = (*sources, *reverse_image_sources(settings))
         model = await _model(settings, client, problems)
     problems += _source_problems(settings, sources)
+    engine: dict[str, Any] = {"engine": "builtin"}
+    if settings.queue.engine == "saq":
+        from bots.runtime.saq_engine import depth
+
+        engine = await depth(settings)
+        if "error" in engine:
+            problems.append(
+                Problem(
+                    "error",
+                    f"saq's backend {engine['backend']} does not answer: {engine['error']}",
+                    "check FACTBOT_QUEUE__URL (or FACTBOT_DATABASE_URL) and that the server runs",
+                )
+            )
     return Diagnosis(
         settings=masked_settings(settings),
         sources=sources,
@@ -155,6 +170,7 @@ async def diagnose(
         platforms=_platforms(settings, problems),
         database=database,
         problems=tuple(problems),
+        queue_engine=engine,
     )
 
 

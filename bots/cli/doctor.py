@@ -94,7 +94,16 @@ def _queue_line(d: Diagnosis) -> str:
         if db.queue is not None
         else "no jobs table yet"
     )
-    return f"{db.queue_text}: {depth}"
+    engine = d.queue_engine
+    if engine.get("engine") != "saq":
+        return f"{db.queue_text}: {depth}"
+    held = (
+        f"error: {engine['error']}"
+        if "error" in engine
+        else f"{engine['queued']} queued, {engine['active']} active, "
+        f"{engine['scheduled']} scheduled, {engine['workers']} workers"
+    )
+    return f"saq ({engine['backend']}, queue {engine['name']}): {held}; jobs table: {depth}"
 
 
 def _nodes_line(d: Diagnosis) -> str:

@@ -451,7 +451,12 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
                 watcher = asyncio.create_task(
                     stop_when_idle(app.store, stop, poll=jobs.poll_seconds)
                 )
-            await pool.run(stop)
+            if app.settings.queue.engine == "saq":
+                from bots.runtime.saq_engine import run_saq_worker
+
+                await run_saq_worker(pool, app.settings, stop)
+            else:
+                await pool.run(stop)
             for task in (watcher, sweep):
                 if task is not None:
                     task.cancel()
@@ -460,6 +465,32 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
 
     completed, failed = asyncio.run(go())
     click.echo(f"worker stopped: {completed} jobs done, {failed} failed attempts", err=True)
+
+
+@main.command()
+@click.pass_context
+def relay(ctx: click.Context) -> None:
+    """Hand runnable jobs from the database to the queue engine (FACTBOT_QUEUE__ENGINE=saq).
+
+    `factbot serve` runs a relay itself; run this where no `serve` runs, or beside them: any
+    number of relays may run, saq keys each job by its id so none runs twice.
+    """
+    from bots.runtime.saq_engine import Relay, open_queue
+    from bots.runtime.service import install_signal_handlers
+
+    app = _app(ctx)
+    if app.settings.queue.engine != "saq":
+        raise click.UsageError("the relay is for FACTBOT_QUEUE__ENGINE=saq")
+
+    async def go() -> int:
+        stop = asyncio.Event()
+        install_signal_handlers(stop)
+        hand = Relay(app.store, open_queue(app.settings), app.settings)
+        await hand.run(stop)
+        return hand.handed
+
+    handed = asyncio.run(go())
+    click.echo(f"relay stopped: {handed} jobs handed to saq", err=True)
 
 
 @main.command()

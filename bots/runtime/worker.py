@@ -87,7 +87,7 @@ class WorkerPool:
     async def run(self, stop: asyncio.Event) -> None:
         """Run until stop is set, then finish or hand back the jobs in progress."""
         self.store.workers.register(self.name)
-        registry = asyncio.create_task(self._report_alive(stop))
+        registry = asyncio.create_task(self.report_alive(stop))
         slots = [
             asyncio.create_task(self._slot(n, stop), name=f"{self.name}/{n}")
             for n in range(self.config.concurrency)
@@ -110,7 +110,8 @@ class WorkerPool:
                 extra={"worker": self.name, "completed": self.completed, "failed": self.failed},
             )
 
-    async def _report_alive(self, stop: asyncio.Event) -> None:
+    async def report_alive(self, stop: asyncio.Event) -> None:
+        """Tell the workers table this process is alive until stop is set."""
         while not stop.is_set():
             with contextlib.suppress(DatabaseUnavailableError):  # said again next time
                 self.store.workers.heartbeat(self.name)

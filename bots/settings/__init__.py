@@ -45,6 +45,7 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
+from bots.settings.queue import QueueSettings
 from bots.settings.reverse_image import ReverseImageSettings
 from bots.settings.review import ReviewSettings
 from bots.settings.x import XSettings
@@ -67,6 +68,7 @@ __all__ = [
     "ModelSettings",
     "MonitorSettings",
     "PrivacySettings",
+    "QueueSettings",
     "ReferenceSettings",
     "ReplySettings",
     "RetrievalSettings",
@@ -157,6 +159,7 @@ class Settings(BaseSettings):
     verifier: VerifierSettings = VerifierSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()
+    queue: QueueSettings = QueueSettings()
     reuse: ReuseSettings = ReuseSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
@@ -223,6 +226,22 @@ class Settings(BaseSettings):
             if problem:
                 raise ValueError(problem)
         return self
+
+    @model_validator(mode="after")
+    def _queue_has_a_backend(self) -> Settings:
+        if self.queue.engine == "saq" and self.queue_url is None:
+            raise ValueError(
+                "FACTBOT_QUEUE__ENGINE is 'saq' but it has no backend: set FACTBOT_DATABASE_URL "
+                "(saq keeps its tables in the same PostgreSQL) or FACTBOT_QUEUE__URL "
+                "(postgresql://… or redis://…)"
+            )
+        return self
+
+    @property
+    def queue_url(self) -> str | None:
+        """Return saq's backend URL: FACTBOT_QUEUE__URL, else the database URL."""
+        chosen = self.queue.url or self.database_url
+        return chosen.get_secret_value() if chosen is not None else None
 
     @property
     def models_dir(self) -> Path:

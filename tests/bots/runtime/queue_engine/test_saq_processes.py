@@ -1,0 +1,129 @@
+"""saq workers as real processes, each a "node" with its own data folder, on one PostgreSQL.
+
+Each process is the real `factbot` command (`factbot relay`, `factbot worker` with
+FACTBOT_QUEUE__ENGINE=saq). A check is made slow by a slow network peer (a SearXNG stand-in
+that answers late), never by changing factbot's code.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from bots.runtime.checks import submit_check
+from pipeline.inputs.posts import post_from_text
+from storage import Store
+from tests.support.httpserver import Request, Response, json_response, serve
+
+FACTBOT = str(Path(sys.executable).with_name("factbot"))
+ROOT = Path(__file__).resolve().parents[4]  # this checkout's code, whatever is installed
+
+
+def _env(data: Path, url: str, searxng: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FACTBOT_")}
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "FACTBOT_DATA_DIR": str(data),
+            "FACTBOT_DATABASE_URL": url,
+            "FACTBOT_QUEUE__ENGINE": "saq",
+            "FACTBOT_QUEUE__SWEEP_SECONDS": "1",
+            "FACTBOT_QUEUE__RELAY_SECONDS": "0.1",
+            "FACTBOT_MODEL__MODE": "none",
+            "FACTBOT_LOG_LEVEL": "WARNING",
+            "FACTBOT_SEARCH__PROVIDERS": '["searxng"]',
+            "FACTBOT_SEARCH__SEARXNG_URL": searxng,
+            "FACTBOT_SEARCH__FACT_CHECK_SITES": "[]",
+            "FACTBOT_FETCH__ALLOWED_NETWORKS": '["127.0.0.1/32"]',
+            "FACTBOT_JOBS__POLL_SECONDS": "0.1",
+            "FACTBOT_JOBS__LEASE_SECONDS": "3",
+            "FACTBOT_JOBS__HEARTBEAT_SECONDS": "0.5",
+            "FACTBOT_JOBS__BACKOFF_INITIAL": "0",
+        }
+    )
+    return env
+
+
+def _searxng(delay: Callable[[int], float]) -> Callable[[Request], Response]:
+    """A SearXNG search endpoint whose n-th answer (from 0) comes after delay(n) seconds."""
+    count = iter(range(10**6))
+    lock = threading.Lock()
+
+    def answer(request: Request) -> Response:
+        with lock:
+            n = next(count)
+        return json_response({"query": request.param("q"), "results": []}, delay=delay(n))
+
+    return answer
+
+
+def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def relay(tmp_path: Path, database: str) -> Iterator[Callable[[str], None]]:
+    """Start `factbot relay` on a node of its own once the search peer's URL is known."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(searxng: str) -> None:
+        env = _env(tmp_path / "node0", database, searxng)
+        started.append(subprocess.Popen([FACTBOT, "relay"], env=env, stderr=subprocess.DEVNULL))
+
+    yield start
+    for process in started:
+        assert process.poll() is None, "the relay stopped early"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+
+
+def test_a_saq_worker_killed_mid_check_and_the_job_completes_once_on_another_node(
+    tmp_path: Path, database: str, relay: Callable[[str], None]
+) -> None:
+    with Store.open(tmp_path / "node0" / "factbot.db", database_url=database) as store:
+        post = post_from_text("5G networks spread the coronavirus.", max_chars=1000, platform="t")
+        job_id = submit_check(store, post).job.id
+    with serve() as search:
+        # The first search never answers in time: the first worker is killed while it waits.
+        search.route("/search", _searxng(lambda n: 60.0 if n == 0 else 0.0))
+        relay(search.url(""))
+        first = subprocess.Popen(
+            [FACTBOT, "worker"],
+            env=_env(tmp_path / "node1", database, search.url("")),
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait(lambda: len(search.requests) >= 1, 90, "the first worker's search")
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=10)
+        second = subprocess.run(
+            [FACTBOT, "worker", "--until-idle"],
+            env=_env(tmp_path / "node2", database, search.url("")),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode == 0, second.stderr
+        assert "Traceback" not in second.stderr, second.stderr
+    with Store.open(tmp_path / "node0" / "factbot.db", database_url=database) as store:
+        job = store.jobs.get(job_id)
+        runners = [e.detail["worker"] for e in store.jobs.events(job_id) if e.status == "running"]
+        checks = store.db.execute("SELECT count(*), count(DISTINCT id) FROM checks").fetchone()
+    assert job is not None and job.status == "done" and job.attempts == 2 and job.result_id
+    assert len(runners) == 2 and runners[0].split("/")[0] != runners[1].split("/")[0]
+    assert all("/saq" in r for r in runners)  # both attempts were saq's (not builtin claims)
+    assert checks == (1, 1)  # the killed worker's attempt left nothing; the second stored once
