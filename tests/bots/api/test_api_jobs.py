@@ -146,9 +146,10 @@ def test_readiness_needs_a_worker(api: str, api_without_workers: str) -> None:
         "kind": "local index",
         "answers": True,
         "detail": f"{doctor['index']['documents']} documents, {doctor['index']['passages']} "
-        "passages",
+        f"passages, version {doctor['database']['index_version']}",
         "seconds": 0.0,
     }
+    assert len(doctor["database"]["index_version"]) == 12
     not_ready = httpx.get(f"{api_without_workers}/readyz")
     assert not_ready.status_code == 503
     assert any("no worker" in p for p in not_ready.json()["problems"])
