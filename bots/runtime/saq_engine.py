@@ -73,7 +73,7 @@ class _QuietRetries(logging.Filter):
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, AttemptFailedError | NotRunnableError):
             return False
-        if isinstance(exc, psycopg.OperationalError | ConnectionError | OSError):
+        if isinstance(exc, psycopg.OperationalError | OSError):  # OSError: refused, reset
             # The backend is down or restarting: saq tries again on its next tick.
             record.msg, record.args = "%s: backend unavailable: %r", (record.getMessage(), exc)
             record.levelno, record.levelname = logging.WARNING, "WARNING"
