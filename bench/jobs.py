@@ -11,6 +11,10 @@ worker process.
 `--backend postgres --database-url URL` runs the same on PostgreSQL (the scaled-out mode): each
 run creates a fresh database on that server (the URL's user must be allowed to create one) and
 drops it afterwards, and each worker process is a node with a data folder of its own.
+`--engine saq` (PostgreSQL only) runs the queue engine of the scaled-out mode instead: one
+more process runs the relay that hands the jobs table's rows to saq, and each worker process
+is a saq worker that runs them through the same pool (bots.runtime.saq_engine); its startup
+(saq's tables, connections) is outside the measured drain, as the builtin workers' is.
 """
 
 from __future__ import annotations
@@ -63,9 +67,15 @@ def _database(server_url: str | None) -> Iterator[str | None]:
 
 
 def run_one(
-    jobs: int, workers: int, latency: float, concurrency: int, server_url: str | None = None
+    jobs: int,
+    workers: int,
+    latency: float,
+    concurrency: int,
+    server_url: str | None = None,
+    engine: str = "builtin",
 ) -> dict[str, Any]:
-    """Queue `jobs` checks, drain them with `workers` processes, and return the figures."""
+    """Queue `jobs` checks, drain them with `workers` processes (and saq's relay), and return
+    the figures."""
     with tempfile.TemporaryDirectory() as tmp, _database(server_url) as url:
         db = Path(tmp) / "bench.db"
         with Store.open(db, database_url=url) as store:
@@ -91,12 +101,17 @@ def run_one(
                     "--name",
                     f"w{k}",
                     *(["--database-url", url] if url else []),
+                    *(["--engine", engine] if url else []),
                 ],
                 cwd=CHECKOUT,
                 env=env,
             )
             for k in range(workers)
         ]
+        if engine == "saq" and url is not None:
+            relay = [sys.executable, "-m", "bench.jobs_worker", str(Path(tmp) / "relay" / "r.db")]
+            relay += ["--relay", "--database-url", url]
+            procs.append(subprocess.Popen(relay, cwd=CHECKOUT, env=env))
         for proc in procs:
             proc.wait()
         wall = time.perf_counter() - started
@@ -123,6 +138,7 @@ def run_one(
     drain = max(last - first, 1e-9)
     return {
         "backend": "sqlite" if server_url is None else "postgres",
+        "engine": engine,
         "workers": workers,
         "concurrency_per_worker": concurrency,
         "jobs": jobs,
@@ -160,6 +176,13 @@ def run_one(
     help="The database the queue lives in.",
 )
 @click.option(
+    "--engine",
+    type=click.Choice(["builtin", "saq"]),
+    default="builtin",
+    show_default=True,
+    help="The queue engine: builtin claims rows; saq (postgres only) adds a relay process.",
+)
+@click.option(
     "--database-url",
     envvar="FACTBOT_DATABASE_URL",
     help="postgres: a server where the bench may create and drop a database.",
@@ -171,6 +194,7 @@ def jobs_bench(
     concurrency: int,
     report_path: Path | None,
     backend: str,
+    engine: str,
     database_url: str | None,
 ) -> None:
     """Drain queued checks with 1, 2 and 4 worker processes on one database.
@@ -179,12 +203,15 @@ def jobs_bench(
     Examples:
       factbot bench jobs --jobs 1000 --workers 1,2,4 --latency 0.05
       factbot bench jobs --backend postgres --database-url postgresql://me@127.0.0.1/postgres
+      factbot bench jobs --backend postgres --engine saq --database-url postgresql://…
     """
     if backend == "postgres" and not database_url:
         raise click.UsageError("--backend postgres needs --database-url (or FACTBOT_DATABASE_URL)")
+    if engine == "saq" and backend != "postgres":
+        raise click.UsageError("--engine saq runs on PostgreSQL: add --backend postgres")
     server = database_url if backend == "postgres" else None
     figures = [
-        run_one(count, int(w), latency, concurrency, server)
+        run_one(count, int(w), latency, concurrency, server, engine)
         for w in workers.split(",")
         if w.strip()
     ]

@@ -1,12 +1,20 @@
-"""One worker process of `factbot bench jobs`: the real WorkerPool with a stand-in pipeline."""
+"""One process of `factbot bench jobs`: the real WorkerPool with a stand-in pipeline.
+
+`--engine builtin` (the default) claims rows of the jobs table; `--engine saq` runs a saq
+worker on PostgreSQL (bots.runtime.saq_engine), and `--relay` runs the relay that hands the
+jobs table's rows to saq. Every mode stops once no job is queued or running.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+from pathlib import Path
 
-from bots.runtime.service import stop_when_idle
+from bots.runtime.service import stop_when_idle, worker_config
 from bots.runtime.worker import Outcome, WorkerConfig, WorkerPool
+from bots.settings import Settings
 from storage import Store
 from storage.jobs import Backoff, Job
 
@@ -30,10 +38,45 @@ class StandInCheck:
         return Outcome(result_id=str(job.payload.get("check_id")), store=write)
 
 
+def saq_settings(db: str, database_url: str) -> Settings:
+    """saq on the bench's database, with the builtin run's lease, heartbeat and poll."""
+    return Settings(
+        data_dir=Path(db).parent,
+        database_url=database_url,
+        queue={"engine": "saq", "relay_seconds": 0.05},
+        jobs={
+            "lease_seconds": 30.0,
+            "heartbeat_seconds": 10.0,
+            "poll_seconds": 0.01,
+            "shutdown_timeout": 5.0,
+            "backoff_initial": 0.0,
+            "backoff_max": 0.0,
+        },
+    )
+
+
 async def main(
-    db: str, latency: float, concurrency: int, name: str, database_url: str | None = None
+    db: str,
+    latency: float,
+    concurrency: int,
+    name: str,
+    database_url: str | None = None,
+    engine: str = "builtin",
 ) -> None:
     with Store.open(db, database_url=database_url) as store:
+        stop = asyncio.Event()
+        if engine == "saq":
+            from bots.runtime.saq_engine import run_saq_worker
+
+            if database_url is None:
+                raise ValueError("the bench runs saq on PostgreSQL: pass --database-url")
+            settings = saq_settings(db, database_url)
+            check = StandInCheck(store, latency, name)
+            config = worker_config(settings.jobs, concurrency=concurrency)
+            pool = WorkerPool(store, {"check": check}, config, name=name)
+            work = run_saq_worker(pool, settings, stop)
+            await asyncio.gather(work, stop_when_idle(store, stop, poll=0.05))
+            return
         config = WorkerConfig(
             concurrency=concurrency,
             lease_seconds=30.0,
@@ -43,8 +86,18 @@ async def main(
             backoff=Backoff(initial=0.0, maximum=0.0),
         )
         pool = WorkerPool(store, {"check": StandInCheck(store, latency, name)}, config, name=name)
-        stop = asyncio.Event()
         await asyncio.gather(pool.run(stop), stop_when_idle(store, stop, poll=0.05))
+
+
+async def relay(db: str, database_url: str) -> None:
+    """Hand the jobs table's rows to saq until no job is queued or running."""
+    from bots.runtime.saq_engine import Relay, open_queue
+
+    settings = saq_settings(db, database_url)
+    with Store.open(db, database_url=database_url) as store:
+        stop = asyncio.Event()
+        hand = Relay(store, open_queue(settings), settings)
+        await asyncio.gather(hand.run(stop), stop_when_idle(store, stop, poll=0.05))
 
 
 if __name__ == "__main__":
@@ -54,5 +107,16 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--name", default="w")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--engine", choices=["builtin", "saq"], default="builtin")
+    parser.add_argument("--relay", action="store_true", help="run saq's relay, not a worker")
     args = parser.parse_args()
-    asyncio.run(main(args.db, args.latency, args.concurrency, args.name, args.database_url))
+    if (args.relay or args.engine == "saq") and not args.database_url:
+        parser.error("saq runs on PostgreSQL here: pass --database-url")
+    # saq warns at each stop that its idle slots were cancelled (its grace period is ours).
+    logging.getLogger("saq").setLevel(logging.ERROR)
+    if args.relay:
+        asyncio.run(relay(args.db, args.database_url))
+    else:
+        asyncio.run(
+            main(args.db, args.latency, args.concurrency, args.name, args.database_url, args.engine)
+        )

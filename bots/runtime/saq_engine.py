@@ -20,7 +20,9 @@ retried by saq at the row's `run_after` (factbot's back-off).
 
 Failure policy: a hand-over that fails (saq's backend unreachable) is tried again on the next
 relay tick; a job the runner cannot take (another lease is still live, a kind this process has
-no handler for) is retried by saq after `retry_delay`; nothing a job raises stops the worker.
+no handler for, the database restarting) is retried by saq after `retry_delay`; nothing a job
+raises stops the worker. While PostgreSQL restarts, saq's own upkeep (sweep, schedule) and
+dequeues fail and are tried again by saq; their errors are logged as one-line warnings.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import math
 import time
 from typing import Any
 
+import psycopg
 from saq import Job as SaqJob
 from saq import Queue, Worker
 from saq.types import Context, PartialTimersDict
@@ -58,12 +61,24 @@ class NotRunnableError(Exception):
     """The runner could not take the job now (a live lease elsewhere, an unknown kind)."""
 
 
+class DatabaseDownError(NotRunnableError):
+    """factbot's database did not answer during the run: saq runs the job again later."""
+
+
 class _QuietRetries(logging.Filter):
-    """Keep saq's traceback out of the log for the retries the runner asks for on purpose."""
+    """Keep saq's traceback out of the log for the retries the runner asks for on purpose, and
+    make its upkeep's failures while the backend restarts one line each."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, AttemptFailedError | NotRunnableError)
+        if isinstance(exc, AttemptFailedError | NotRunnableError):
+            return False
+        if isinstance(exc, psycopg.OperationalError | OSError):  # OSError: refused, reset
+            # The backend is down or restarting: saq tries again on its next tick.
+            record.msg, record.args = "%s: backend unavailable: %r", (record.getMessage(), exc)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
 
 
 _QUIET = _QuietRetries()
@@ -199,6 +214,16 @@ class SaqRunner:
     async def run(self, ctx: Context, *, job_id: str) -> str:
         """Run factbot job `job_id` once; return its status after the attempt."""
         handle = ctx["job"]
+        try:
+            return await self._run(handle, job_id)
+        except DatabaseUnavailableError as exc:
+            # Whatever was not stored is not done: a lease taken lapses and the next try (or
+            # another worker) runs the job again; a result stored before the outage stays.
+            log.warning("saq job: database unavailable", extra={"job": job_id, "error": str(exc)})
+            handle.retry_delay, handle.retry_backoff = RETRY_DELAY, False
+            raise DatabaseDownError(str(exc)) from exc
+
+    async def _run(self, handle: SaqJob, job_id: str) -> str:
         store = self.pool.store
         found = store.jobs.get(job_id)
         if found is None or found.status in ("done", "dead"):

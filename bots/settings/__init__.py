@@ -233,7 +233,17 @@ class Settings(BaseSettings):
             raise ValueError(
                 "FACTBOT_QUEUE__ENGINE is 'saq' but it has no backend: set FACTBOT_DATABASE_URL "
                 "(saq keeps its tables in the same PostgreSQL) or FACTBOT_QUEUE__URL "
-                "(postgresql://… or redis://…)"
+                "(postgresql://…)"
+            )
+        url = self.queue.url.get_secret_value() if self.queue.url is not None else None
+        if url is not None and not url.startswith(("postgresql://", "postgres://")):
+            # Only PostgreSQL is installed and tested (saq[postgres]); the scheme alone is
+            # named: the URL may hold a password.
+            scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
+            raise ValueError(
+                f"FACTBOT_QUEUE__URL must be a postgresql://… URL (it is {scheme}://…): saq "
+                "runs on PostgreSQL here (its Redis backend is neither installed nor tested); "
+                "unset it to keep saq's tables in FACTBOT_DATABASE_URL's database"
             )
         return self
 

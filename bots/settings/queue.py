@@ -1,7 +1,7 @@
 """Settings of the queue engine that runs jobs (FACTBOT_QUEUE__...).
 
 `builtin` is factbot's own queue: workers claim rows of the jobs table (SQLite or PostgreSQL).
-`saq` hands the runnable rows to saq (its PostgreSQL or Redis backend), whose workers run them;
+`saq` hands the runnable rows to saq (its PostgreSQL backend), whose workers run them;
 the jobs table stays the system of record (docs/operations/scaling.md).
 """
 
@@ -26,8 +26,8 @@ class QueueSettings(BaseModel):
     url: SecretStr | None = Field(
         default=None,
         description=(
-            "saq's backend: postgresql://… or redis://…; unset: FACTBOT_DATABASE_URL (saq's "
-            "tables beside factbot's)"
+            "saq's backend, a postgresql://… URL (Redis is not supported); unset: "
+            "FACTBOT_DATABASE_URL (saq's tables beside factbot's)"
         ),
     )
     name: str = Field(

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from bots.cli.main import main
 from tests.conftest import FIXTURES
+from tests.support.postgres import PostgresServer
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +53,27 @@ def test_jobs_bench_drains_the_queue_with_worker_processes_losing_nothing() -> N
         assert run["lost"] == 0 and run["duplicated_results"] == 0 and run["extra_attempts"] == 0
         assert sum(run["results_per_worker"].values()) == 40
         assert run["checks_per_minute"] > 0 and run["queue_wait_p95_s"] >= run["queue_wait_p50_s"]
+
+
+def test_jobs_bench_on_saq_drains_the_queue_through_a_relay_losing_nothing(
+    postgres_server: PostgresServer,
+) -> None:
+    on_saq = ["--backend", "postgres", "--engine", "saq", "--database-url", postgres_server.url()]
+    result = CliRunner().invoke(
+        main,
+        ["bench", "jobs", "--jobs", "30", "--workers", "2", "--latency", "0.01", *on_saq],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout[result.stdout.index("[") :])
+    assert run["engine"] == "saq" and run["workers"] == 2
+    assert run["lost"] == 0 and run["duplicated_results"] == 0 and run["extra_attempts"] == 0
+    assert sum(run["results_per_worker"].values()) == 30
+
+
+def test_jobs_bench_runs_saq_on_postgresql_only() -> None:
+    result = CliRunner().invoke(main, ["bench", "jobs", "--engine", "saq"])
+    assert result.exit_code == 2 and "--backend postgres" in result.output
 
 
 def test_the_platform_load_bench_answers_every_mention_once(tmp_path: Path) -> None:

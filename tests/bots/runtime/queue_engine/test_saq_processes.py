@@ -1,4 +1,5 @@
-"""saq workers as real processes, each a "node" with its own data folder, on one PostgreSQL.
+"""saq workers as real processes, each a "node" with its own data folder, on one PostgreSQL:
+a worker SIGKILLed mid-check, and PostgreSQL (factbot's database and saq's backend) restarted.
 
 Each process is the real `factbot` command (`factbot relay`, `factbot worker` with
 FACTBOT_QUEUE__ENGINE=saq). A check is made slow by a slow network peer (a SearXNG stand-in
@@ -15,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,9 +24,17 @@ from bots.runtime.checks import submit_check
 from pipeline.inputs.posts import post_from_text
 from storage import Store
 from tests.support.httpserver import Request, Response, json_response, serve
+from tests.support.postgres import PostgresServer
 
 FACTBOT = str(Path(sys.executable).with_name("factbot"))
 ROOT = Path(__file__).resolve().parents[4]  # this checkout's code, whatever is installed
+
+CLAIMS = [
+    "The Eiffel Tower grows 15 centimetres taller in summer heat.",
+    "5G networks spread the coronavirus.",
+    "Drinking hot water cures COVID-19.",
+    "The Great Wall of China is visible from the Moon.",
+]
 
 
 def _env(data: Path, url: str, searxng: str) -> dict[str, str]:
@@ -127,3 +137,76 @@ def test_a_saq_worker_killed_mid_check_and_the_job_completes_once_on_another_nod
     assert len(runners) == 2 and runners[0].split("/")[0] != runners[1].split("/")[0]
     assert all("/saq" in r for r in runners)  # both attempts were saq's (not builtin claims)
     assert checks == (1, 1)  # the killed worker's attempt left nothing; the second stored once
+
+
+def test_saq_workers_and_the_relay_ride_out_a_postgresql_restart_and_every_job_completes_once(
+    tmp_path: Path, database: str, postgres_server: PostgresServer
+) -> None:
+    with Store.open(tmp_path / "node0" / "factbot.db", database_url=database) as store:
+        ids = [
+            submit_check(
+                store,
+                post_from_text(f"{CLAIMS[n % 4]} (restart {n})", max_chars=1000, platform="t"),
+            ).job.id
+            for n in range(12)
+        ]
+    logs = {name: (tmp_path / f"{name}.log").open("w+") for name in ("relay", "w1", "w2")}
+    with serve() as search:
+        search.route("/search", _searxng(lambda n: 0.4))  # checks are under way when it stops
+        relay = subprocess.Popen(
+            [FACTBOT, "relay"],
+            env=_env(tmp_path / "node0", database, search.url("")),
+            stderr=logs["relay"],
+        )
+        workers = [
+            subprocess.Popen(
+                [FACTBOT, "worker", "--until-idle", "--concurrency", "1"],
+                env=_env(tmp_path / f"node{n}", database, search.url("")),
+                stderr=logs[f"w{n}"],
+            )
+            for n in (1, 2)
+        ]
+        started = [relay, *workers]
+        try:
+            _wait(lambda: len(search.requests) >= 3, 120, "checks under way")
+            postgres_server.stop()  # fast shutdown: every connection is cut
+            try:
+                time.sleep(2.0)
+            finally:
+                postgres_server.start()
+            for worker in workers:
+                assert worker.wait(timeout=240) == 0, _read(logs)
+            assert relay.poll() is None, _read(logs)  # the relay outlived the outage too
+            relay.send_signal(signal.SIGTERM)
+            assert relay.wait(timeout=30) == 0, _read(logs)
+        finally:
+            for process in started:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=10)
+    errors = _read(logs)
+    for handle in logs.values():
+        handle.close()
+    assert "Traceback" not in errors, errors
+    with Store.open(tmp_path / "node0" / "factbot.db", database_url=database) as store:
+        jobs = {i: store.jobs.get(i) for i in ids}
+        checks = store.db.execute("SELECT count(*), count(DISTINCT id) FROM checks").fetchone()
+        results = {j.result_id for j in jobs.values() if j is not None}
+        ends = [
+            [(e.stage, e.status) for e in store.jobs.events(i)].count(("job", "done")) for i in ids
+        ]
+    assert {j.status for j in jobs.values() if j is not None} == {"done"}, jobs  # nothing lost
+    assert len(jobs) == 12 and len(results) == 12
+    assert ends == [1] * 12  # each job ended done once (an attempt the outage cut ran again)
+    assert checks == (12, 12)  # one check each: no job's work was stored twice
+    assert "connection failed" in errors  # the processes saw the server go, and waited
+
+
+def _read(logs: dict[str, Any]) -> str:
+    """Every process's stderr, each under its name."""
+    out = []
+    for name, handle in logs.items():
+        handle.flush()
+        handle.seek(0)
+        out.append(f"--- {name}\n{handle.read()}")
+    return "\n".join(out)
