@@ -48,12 +48,12 @@ def evidence_urls(app: Any) -> set[str]:
 
 
 async def test_a_mention_under_a_post_gets_one_threaded_reply_with_references(
-    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     alice, bob = bsky.user("alice.test"), bsky.user("bob.test")
     claim = bsky.add_post(alice, CLAIM)
     asking = bsky.mention(bob, f"@{BOT_HANDLE} is this true? 🤔", reply_to=claim["uri"])
-    app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+    app = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
     async with serving(app):
         await idle(app)
     replies = bsky.replies_by_bot()
@@ -90,17 +90,17 @@ async def test_a_mention_under_a_post_gets_one_threaded_reply_with_references(
 
 
 async def test_a_restart_does_not_answer_again_and_resumes_the_session(
-    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     bob = bsky.user("bob.test")
     bsky.mention(bob, f"{CLAIM} @{BOT_HANDLE}")
-    app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+    app = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
     async with serving(app):
         await idle(app)
     posted = len(bsky.replies_by_bot())
     assert posted >= 1
     app.close()
-    again = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+    again = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
     try:
         async with serving(again, ingest=False):
             await idle(again)
@@ -117,7 +117,11 @@ async def test_a_restart_does_not_answer_again_and_resumes_the_session(
 
 
 async def test_malformed_notifications_are_skipped_and_the_rest_answered(
-    bsky: FakeBluesky, tmp_path: Path, embedder: Any, caplog: pytest.LogCaptureFixture
+    bsky: FakeBluesky,
+    tmp_path: Path,
+    embedder: Any,
+    caplog: pytest.LogCaptureFixture,
+    deployment: dict[str, Any],
 ) -> None:
     bob = bsky.user("bob.test")
     broken = bsky.add_post(bob, f"@{BOT_HANDLE} check")
@@ -125,7 +129,7 @@ async def test_malformed_notifications_are_skipped_and_the_rest_answered(
     bsky.notify(broken, reason="mention", cid=None)  # no CID: no reply can reference it
     bsky.mention(bob, f"{CLAIM} @{BOT_HANDLE}")
     bsky.script("app.bsky.feed.post", 500)  # nothing matches: records go to createRecord
-    app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+    app = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
     with caplog.at_level("ERROR"):
         async with serving(app):
             await idle(app)
@@ -137,7 +141,7 @@ async def test_malformed_notifications_are_skipped_and_the_rest_answered(
 
 
 async def test_a_rate_limited_reply_is_posted_later_once(
-    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     bob = bsky.user("bob.test")
     bsky.mention(bob, f"{CLAIM} @{BOT_HANDLE}")
@@ -146,7 +150,7 @@ async def test_a_rate_limited_reply_is_posted_later_once(
         429,
         headers={"ratelimit-limit": "5000", "ratelimit-remaining": "0", "ratelimit-reset": "1"},
     )
-    app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+    app = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
     async with serving(app):
         await idle(app)
     creates = bsky.calls("com.atproto.repo.createRecord")
@@ -156,10 +160,10 @@ async def test_a_rate_limited_reply_is_posted_later_once(
 
 
 async def test_an_expired_access_token_is_refreshed_and_stored(
-    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     bob = bsky.user("bob.test")
-    app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+    app = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
     async with serving(app):
         await idle(app, requests=0)
         stored = app.store.state.get("bluesky:session")
@@ -173,13 +177,13 @@ async def test_an_expired_access_token_is_refreshed_and_stored(
 
 
 async def test_at_debug_a_round_trip_logs_no_token_text_or_did(
-    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     alice, bob = bsky.user("alice-q7.test"), bsky.user("bob-k3.test")
     claim = bsky.add_post(alice, f"{CLAIM} amber-lynx")
     bsky.mention(bob, f"@{BOT_HANDLE} is this true? quartz-heron", reply_to=claim["uri"])
     with debug_logs() as logs:
-        app = make_app(tmp_path / "d", embedder, bluesky=settings_for(bsky))
+        app = make_app(tmp_path / "d", embedder, **deployment, bluesky=settings_for(bsky))
         async with serving(app, log_level="DEBUG"):
             await idle(app)
     assert bsky.replies_by_bot(), "no reply was posted"

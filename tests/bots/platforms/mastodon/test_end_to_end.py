@@ -42,12 +42,12 @@ def references(app: Any) -> set[str]:
 
 
 async def test_a_mention_under_a_post_gets_one_threaded_reply_keeping_visibility(
-    masto: FakeMastodon, tmp_path: Path, embedder: Any
+    masto: FakeMastodon, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     alice, bob = masto.user("alice"), masto.user("bob@other.test")
     claim = masto.add_status(alice, CLAIM, visibility="unlisted")
     asking = masto.mention(bob, f"@{BOT_ACCT} is this true?", reply_to=claim["id"])
-    app = make_app(tmp_path / "d", embedder, mastodon=settings_for(masto))
+    app = make_app(tmp_path / "d", embedder, **deployment, mastodon=settings_for(masto))
     async with serving(app):
         await idle(app)
     posted = masto.posted_by_bot()
@@ -70,7 +70,7 @@ async def test_a_mention_under_a_post_gets_one_threaded_reply_keeping_visibility
 
 
 async def test_direct_stays_direct_with_the_mentions_and_a_restart_answers_nothing_again(
-    masto: FakeMastodon, tmp_path: Path, embedder: Any
+    masto: FakeMastodon, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     bob, carol = masto.user("bob"), masto.user("carol")
     masto.mention(bob, f"@{BOT_ACCT} @carol {CLAIM}", visibility="direct", also=[carol])
@@ -85,7 +85,7 @@ async def test_direct_stays_direct_with_the_mentions_and_a_restart_answers_nothi
     [text] = app.store.db.execute("SELECT text FROM posts").fetchone()
     assert text == f"@carol {CLAIM}"
     app.close()
-    again = make_app(tmp_path / "d", embedder, mastodon=settings_for(masto))
+    again = make_app(tmp_path / "d", embedder, **deployment, mastodon=settings_for(masto))
     try:
         async with serving(again, ingest=False):
             await idle(again)
@@ -100,7 +100,11 @@ async def test_direct_stays_direct_with_the_mentions_and_a_restart_answers_nothi
 
 
 async def test_rate_limits_malformed_notifications_and_a_retried_post(
-    masto: FakeMastodon, tmp_path: Path, embedder: Any, caplog: pytest.LogCaptureFixture
+    masto: FakeMastodon,
+    tmp_path: Path,
+    embedder: Any,
+    caplog: pytest.LogCaptureFixture,
+    deployment: dict[str, Any],
 ) -> None:
     bob = masto.user("bob")
     masto.notify(None)  # a mention without its status
@@ -108,7 +112,7 @@ async def test_rate_limits_malformed_notifications_and_a_retried_post(
     masto.mention(bob, f"{CLAIM} @{BOT_ACCT}")
     masto.script("GET", "/api/v1/notifications", 429, reset_in=0.5)
     masto.script("POST", "/api/v1/statuses", 429, reset_in=0.2)
-    app = make_app(tmp_path / "d", embedder, mastodon=settings_for(masto))
+    app = make_app(tmp_path / "d", embedder, **deployment, mastodon=settings_for(masto))
     with caplog.at_level("ERROR"):
         async with serving(app):
             await idle(app)
@@ -123,14 +127,14 @@ async def test_rate_limits_malformed_notifications_and_a_retried_post(
 
 
 async def test_at_debug_a_round_trip_logs_no_token_text_or_account_id(
-    masto: FakeMastodon, tmp_path: Path, embedder: Any
+    masto: FakeMastodon, tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> None:
     alice = masto.user("alice", uid="774411993")
     bob = masto.user("bob@other.test", uid="885522004")
     claim = masto.add_status(alice, f"{CLAIM} amber-lynx", visibility="public")
     masto.mention(bob, f"@{BOT_ACCT} is this true? quartz-heron", reply_to=claim["id"])
     with debug_logs() as logs:
-        app = make_app(tmp_path / "d", embedder, mastodon=settings_for(masto))
+        app = make_app(tmp_path / "d", embedder, **deployment, mastodon=settings_for(masto))
         async with serving(app, log_level="DEBUG"):
             await idle(app)
     assert masto.posted_by_bot(), "no reply was posted"

@@ -2,8 +2,9 @@
 `factbot serve` API (uvicorn on port 0) with its worker pool, the real PlatformService, check
 and reply jobs over a small ingested index. Assertions are on what the library sent.
 
-Each test runs on both engines: on PostgreSQL every App is a node with its own data folder
-(its own index) sharing the database; on SQLite replicas share one folder."""
+Each test runs in three deployments (tests/bots/platforms/conftest.py): SQLite (replicas share
+one folder), PostgreSQL with factbot's own queue, and PostgreSQL with the saq queue engine. On
+PostgreSQL every App is a node with its own data folder (its own index) sharing the database."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ SECRET = "e2e-signing-secret"
 
 @pytest.fixture
 def corpus_app(
-    tmp_path: Path, embedder: Any, database_url: str | None
+    tmp_path: Path, embedder: Any, deployment: dict[str, Any]
 ) -> Iterator[Callable[..., App]]:
     """Return a maker of an App over the small corpus, with Slack settings given; a replica
     serves the same data as the App made before it (another node on PostgreSQL)."""
@@ -40,13 +41,14 @@ def corpus_app(
         jobs = JobSettings(
             poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0
         )
-        folder = len(made) - 1 if replica and database_url is None else len(made)
+        shared = "database_url" in deployment  # PostgreSQL: every App its own node
+        folder = len(made) - 1 if replica and not shared else len(made)
         app = App(
             Settings(
                 data_dir=tmp_path / f"d{folder}",
                 jobs=jobs,
                 slack=slack,
-                database_url=database_url,
+                **deployment,
             ),
             embedder=embedder,
         )
