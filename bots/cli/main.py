@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import itertools
 import json
 import re
 import sys
@@ -18,6 +19,7 @@ import click
 from bots.cli.context import app_from as _app
 from bots.render import check_to_json, render_text
 from pipeline.errors import FactbotError, InputError
+from storage.tx import DatabaseUnavailableError
 
 if TYPE_CHECKING:
     from bots.runtime.uploads import Upload
@@ -436,13 +438,27 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
         stop = asyncio.Event()
         install_signal_handlers(stop)
         async with app:
-            senders = app.senders()  # replies of every configured platform
-            pool = build_pool(
-                app,
-                concurrency=concurrency or jobs.concurrency,
-                senders=senders,
-                handlers=app.job_handlers(),
-            )
+
+            def build() -> tuple[Any, Any]:
+                senders = app.senders()  # replies of every configured platform
+                pool = build_pool(
+                    app,
+                    concurrency=concurrency or jobs.concurrency,
+                    senders=senders,
+                    handlers=app.job_handlers(),
+                )
+                return senders, pool
+
+            # Building the services reads the database: one that is restarting is waited out.
+            for waited in itertools.count():
+                try:
+                    senders, pool = build()
+                    break
+                except DatabaseUnavailableError as exc:
+                    if waited >= 120:
+                        raise
+                    click.echo(f"worker: database unavailable, waiting: {exc}", err=True)
+                    await asyncio.sleep(1.0)
             sweep = None
             if senders:
                 sweep = asyncio.create_task(retention_loop(app.store, app.settings.privacy, stop))
