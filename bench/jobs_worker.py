@@ -13,10 +13,10 @@ import logging
 from pathlib import Path
 
 from bots.runtime.service import stop_when_idle, worker_config
-from bots.runtime.worker import Outcome, WorkerConfig, WorkerPool
+from bots.runtime.worker import Outcome, WorkerPool
 from bots.settings import Settings
 from storage import Store
-from storage.jobs import Backoff, Job
+from storage.jobs import Job
 
 
 class StandInCheck:
@@ -38,12 +38,12 @@ class StandInCheck:
         return Outcome(result_id=str(job.payload.get("check_id")), store=write)
 
 
-def saq_settings(db: str, database_url: str) -> Settings:
-    """saq on the bench's database, with the builtin run's lease, heartbeat and poll."""
+def bench_settings(db: str, database_url: str | None, engine: str = "builtin") -> Settings:
+    """The bench's database and engine, with one lease, heartbeat and poll for every run."""
     return Settings(
         data_dir=Path(db).parent,
         database_url=database_url,
-        queue={"engine": "saq", "relay_seconds": 0.05},
+        queue={"engine": engine, "relay_seconds": 0.05},
         jobs={
             "lease_seconds": 30.0,
             "heartbeat_seconds": 10.0,
@@ -63,37 +63,27 @@ async def main(
     database_url: str | None = None,
     engine: str = "builtin",
 ) -> None:
+    if engine == "saq" and database_url is None:
+        raise ValueError("the bench runs saq on PostgreSQL: pass --database-url")
+    settings = bench_settings(db, database_url, engine)
     with Store.open(db, database_url=database_url) as store:
         stop = asyncio.Event()
+        config = worker_config(settings.jobs, concurrency=concurrency)
+        pool = WorkerPool(store, {"check": StandInCheck(store, latency, name)}, config, name=name)
         if engine == "saq":
             from bots.runtime.saq_engine import run_saq_worker
 
-            if database_url is None:
-                raise ValueError("the bench runs saq on PostgreSQL: pass --database-url")
-            settings = saq_settings(db, database_url)
-            check = StandInCheck(store, latency, name)
-            config = worker_config(settings.jobs, concurrency=concurrency)
-            pool = WorkerPool(store, {"check": check}, config, name=name)
             work = run_saq_worker(pool, settings, stop)
-            await asyncio.gather(work, stop_when_idle(store, stop, poll=0.05))
-            return
-        config = WorkerConfig(
-            concurrency=concurrency,
-            lease_seconds=30.0,
-            heartbeat_seconds=10.0,
-            poll_seconds=0.01,
-            shutdown_timeout=5.0,
-            backoff=Backoff(initial=0.0, maximum=0.0),
-        )
-        pool = WorkerPool(store, {"check": StandInCheck(store, latency, name)}, config, name=name)
-        await asyncio.gather(pool.run(stop), stop_when_idle(store, stop, poll=0.05))
+        else:
+            work = pool.run(stop)
+        await asyncio.gather(work, stop_when_idle(store, stop, poll=0.05))
 
 
 async def relay(db: str, database_url: str) -> None:
     """Hand the jobs table's rows to saq until no job is queued or running."""
     from bots.runtime.saq_engine import Relay, open_queue
 
-    settings = saq_settings(db, database_url)
+    settings = bench_settings(db, database_url, "saq")
     with Store.open(db, database_url=database_url) as store:
         stop = asyncio.Event()
         hand = Relay(store, open_queue(settings), settings)
