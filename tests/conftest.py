@@ -21,6 +21,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from bots.settings.queue import QueueSettings
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.util.clock import SYSTEM, Clock
@@ -147,6 +148,33 @@ def database_url(request: pytest.FixtureRequest) -> str | None:
         return None
     server = request.getfixturevalue("postgres_server")
     return str(server.migrated_database())
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres+saq"])
+def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The settings groups of one deployment: SQLite (nothing to add), PostgreSQL with
+    factbot's own queue, or the scaled-out mode, PostgreSQL with the saq queue engine.
+
+    In the saq mode the fixture checks afterwards that every attempt of every job ran on a saq
+    worker, so a test cannot pass on the builtin queue."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    url = request.getfixturevalue("postgres_server").migrated_database()
+    groups: dict[str, Any] = {"database_url": url}
+    if request.param == "postgres+saq":
+        groups["queue"] = QueueSettings(engine="saq", relay_seconds=0.05)
+    yield groups
+    if "queue" in groups:
+        with Store.open(tmp_path / "check-runners.db", database_url=url) as store:
+            jobs = store.jobs.list(limit=1000)
+            runners = [
+                str(e.detail.get("worker"))
+                for job in jobs
+                for e in store.jobs.events(job.id)
+                if e.status == "running"
+            ]
+        assert all("/saq" in r for r in runners), f"attempts outside saq: {runners}"
 
 
 @pytest.fixture

@@ -428,6 +428,7 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
         build_pool,
         close_senders,
         install_signal_handlers,
+        run_jobs,
         stop_when_idle,
     )
 
@@ -467,12 +468,7 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
                 watcher = asyncio.create_task(
                     stop_when_idle(app.store, stop, poll=jobs.poll_seconds)
                 )
-            if app.settings.queue.engine == "saq":
-                from bots.runtime.saq_engine import run_saq_worker
-
-                await run_saq_worker(pool, app.settings, stop)
-            else:
-                await pool.run(stop)
+            await run_jobs(pool, app.settings, stop)
             for task in (watcher, sweep):
                 if task is not None:
                     task.cancel()

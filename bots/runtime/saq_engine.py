@@ -307,6 +307,10 @@ async def run_saq_worker(pool: WorkerPool, settings: Settings, stop: asyncio.Eve
     pool.store.workers.register(pool.name)
     alive = asyncio.create_task(pool.report_alive(stop))
     started = asyncio.create_task(worker.start())
+    # saq's start() makes a new stop event as it begins: a stop asked before then would be lost
+    # and the worker would run on. Wait until it has begun (its upkeep and slots exist).
+    while not started.done() and not worker.tasks:  # noqa: ASYNC110 - saq exposes no event
+        await asyncio.sleep(0.01)
     try:
         await stop.wait()
         worker.event.set()  # no new jobs; running ones get the shutdown timeout

@@ -4,7 +4,8 @@ The runtime never imports the composition root (`bots.app` composes the runtime,
 other way round): it takes anything with the App's shape, `RuntimeApp`.
 
 `factbot serve` runs it beside the API in the server's event loop; `factbot worker` runs it
-alone. `install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop event.
+alone. `run_jobs` runs a pool on the configured queue engine (builtin, or saq with its relay).
+`install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop event.
 """
 
 from __future__ import annotations
@@ -79,6 +80,25 @@ def build_pool(
         name=worker_name(prefix),
         clock=app.clock,
     )
+
+
+async def run_jobs(
+    pool: WorkerPool, settings: Settings, stop: asyncio.Event, *, relay: bool = False
+) -> None:
+    """Run pool's jobs on the configured queue engine (FACTBOT_QUEUE__ENGINE) until stop is set.
+
+    builtin: the pool's workers claim rows from the jobs table. saq: a saq worker runs the jobs
+    a relay hands to saq; with `relay` this process runs a relay too (a relay elsewhere, in
+    `factbot serve` or `factbot relay`, does otherwise)."""
+    if settings.queue.engine != "saq":
+        await pool.run(stop)
+        return
+    from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
+
+    runs = [run_saq_worker(pool, settings, stop)]
+    if relay:
+        runs.append(Relay(pool.store, open_queue(settings), settings).run(stop))
+    await asyncio.gather(*runs)
 
 
 def install_signal_handlers(stop: asyncio.Event) -> None:

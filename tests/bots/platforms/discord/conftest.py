@@ -2,8 +2,10 @@
 
 Everything on factbot's side is real: the App (a tiny ingested corpus, no language model), the
 `PlatformService`, the adapter's discord.py client on the stand-in's gateway, and a worker pool
-running check and reply jobs with the adapter's sender. `Bot.drain()` runs the pool until no job
-is left; tests then assert on the requests discord.py sent to the stand-in.
+running check and reply jobs with the adapter's sender, in each deployment (`deployment`:
+SQLite, PostgreSQL, or PostgreSQL with the saq queue engine and its relay). `Bot.drain()` runs
+the pool until no job is left; tests then assert on the requests discord.py sent to the
+stand-in.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ import pytest
 
 from bots.app.root import App
 from bots.platforms.discord import DiscordAdapter
-from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import DiscordSettings, JobSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from tests.conftest import FIXTURES
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord
+from tests.support.jobs import drain
 
 GUILD = "10"
 CHANNEL = p.snowflake(20)
@@ -44,12 +46,7 @@ class Bot:
 
     async def drain(self) -> None:
         """Run a worker pool (check and reply jobs) until the queue is empty."""
-        senders = self.app.senders()
-        pool = build_pool(self.app, concurrency=1, senders=senders)
-        stop = asyncio.Event()
-        await asyncio.gather(pool.run(stop), stop_when_idle(self.app.store, stop, poll=0.05))
-        for sender in senders.values():
-            await sender.close()  # type: ignore[attr-defined]
+        await drain(self.app)
 
     async def interact(
         self, command: dict[str, Any], *, interaction_id: str, **options: Any
@@ -137,7 +134,10 @@ async def stop_bot(bot: Bot) -> None:
 
 
 @pytest.fixture
-async def bot(indexed: Path, embedder: Any, discord: FakeDiscord) -> AsyncIterator[Bot]:
-    started = await start_bot(indexed, embedder, discord)
+async def bot(
+    indexed: Path, embedder: Any, discord: FakeDiscord, deployment: dict[str, Any]
+) -> AsyncIterator[Bot]:
+    """factbot on the stand-in, in each deployment (SQLite; PostgreSQL; PostgreSQL + saq)."""
+    started = await start_bot(indexed, embedder, discord, deployment)
     yield started
     await stop_bot(started)

@@ -2,7 +2,7 @@
 `factbot serve` API (uvicorn on port 0) with its worker pool, the real PlatformService, check
 and reply jobs over a small ingested index. Assertions are on what the library sent.
 
-Each test runs in three deployments (tests/bots/platforms/conftest.py): SQLite (replicas share
+Each test runs in three deployments (`deployment`, tests/conftest.py): SQLite (replicas share
 one folder), PostgreSQL with factbot's own queue, and PostgreSQL with the saq queue engine. On
 PostgreSQL every App is a node with its own data folder (its own index) sharing the database."""
 

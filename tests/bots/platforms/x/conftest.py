@@ -7,7 +7,6 @@ tweepy AsyncClient on the stand-in, and a worker pool running check, reply and n
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ import pytest
 
 from bots.app.root import App
 from bots.platforms.x import XAdapter
-from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import FetchSettings, JobSettings, Settings, XSettings
 from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import SourceRating, Tier
@@ -26,6 +24,7 @@ from tests.conftest import FIXTURES
 from tests.support.fake_x import FakeX
 from tests.support.httpserver import LocalServer as Server
 from tests.support.httpserver import serve
+from tests.support.jobs import drain
 
 BOT = "100"
 ALICE = "200"  # wrote the claim
@@ -50,12 +49,7 @@ class XBot:
 
     async def drain(self) -> None:
         """Run a worker pool (checks, replies, notes) until no job is left."""
-        senders = self.app.senders()
-        pool = build_pool(
-            self.app, concurrency=1, senders=senders, handlers=self.app.job_handlers()
-        )
-        stop = asyncio.Event()
-        await asyncio.gather(pool.run(stop), stop_when_idle(self.app.store, stop, poll=0.05))
+        await drain(self.app)
 
     def retrieved(self) -> set[str]:
         """Return every reference URL of every stored check."""
@@ -88,9 +82,10 @@ def loopback_corpus(tmp_path: Path, pages: Server) -> Path:
 
 @pytest.fixture
 async def make_bot(
-    tmp_path: Path, data_dir: Path, embedder: Any, pages: Server
+    tmp_path: Path, data_dir: Path, embedder: Any, pages: Server, deployment: dict[str, Any]
 ) -> AsyncIterator[Callable[..., Any]]:
-    """Return a maker of XBots sharing one database (a second one is a restart)."""
+    """Return a maker of XBots sharing one database (a second one is a restart), in each
+    deployment (SQLite; PostgreSQL; PostgreSQL with the saq queue engine)."""
     made: list[App] = []
     corpus = loopback_corpus(tmp_path, pages)
 
@@ -113,6 +108,7 @@ async def make_bot(
                 }
                 | x
             ),
+            **deployment,
         )
         app = App(settings, embedder=embedder)
         if not made:

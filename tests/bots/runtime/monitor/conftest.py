@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,11 +12,11 @@ from apscheduler.triggers.date import DateTrigger
 
 from bots.app.root import App
 from bots.runtime.monitor.scheduler import MonitorScheduler
-from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import JobSettings, MonitorSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from tests.conftest import FIXTURES, fresh_database
 from tests.support.clock import FakeClock
+from tests.support.jobs import drain
 
 CLAIM = "5G networks spread the coronavirus."
 
@@ -35,9 +34,14 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def monitor_app(
-    tmp_path: Path, migrated_database: Path, embedder: Any, clock: FakeClock
+    tmp_path: Path,
+    migrated_database: Path,
+    embedder: Any,
+    clock: FakeClock,
+    deployment: dict[str, Any],
 ) -> Iterator[Callable[..., App]]:
-    """Return a maker of an App with monitor settings (and platform settings) given."""
+    """Return a maker of an App with monitor settings (and platform settings) given, in each
+    deployment (SQLite; PostgreSQL; PostgreSQL with the saq queue engine)."""
     made: list[App] = []
 
     def make(monitor: MonitorSettings, **groups: Any) -> App:
@@ -46,7 +50,7 @@ def monitor_app(
         )
         folder = tmp_path / f"d{len(made)}"
         fresh_database(migrated_database, folder / "factbot.db")
-        settings = Settings(data_dir=folder, jobs=jobs, monitor=monitor, **groups)
+        settings = Settings(data_dir=folder, jobs=jobs, monitor=monitor, **deployment, **groups)
         app = App(settings, embedder=embedder, clock=clock)
         made.append(app)
         return app
@@ -75,12 +79,4 @@ def scheduler_for(app: App, holder: str) -> MonitorScheduler:
 
 async def work_until_idle(app: App, seconds: float = 60.0) -> None:
     """Run a worker pool (checks, replies, the monitor's jobs) until no job is left."""
-    senders = app.senders()
-    pool = build_pool(app, concurrency=2, senders=senders, handlers=app.job_handlers())
-    stop = asyncio.Event()
-    async with asyncio.timeout(seconds):
-        await asyncio.gather(pool.run(stop), stop_when_idle(app.store, stop, poll=0.05))
-    for sender in senders.values():
-        close = getattr(sender, "close", None)
-        if close is not None:
-            await close()
+    await drain(app, concurrency=2, seconds=seconds)

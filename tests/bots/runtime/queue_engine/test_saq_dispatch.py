@@ -7,6 +7,7 @@ is the seam a job kind plugs into), so each test says what the work does and whe
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
-from bots.runtime.service import worker_config
+from bots.runtime.service import run_jobs, stop_when_idle, worker_config
 from bots.runtime.worker import JobHandler, Outcome, PermanentJobError, WorkerPool
 from bots.settings import Settings
 from storage import Store
@@ -182,3 +183,21 @@ async def test_doctor_reports_saqs_depth_and_an_unreachable_backend(
     down.queue.url = SecretStr("postgresql://x@127.0.0.1:1/nowhere")
     gone = await depth(down, seconds=3)
     assert "error" in gone and gone["backend"] == "127.0.0.1:1/nowhere"
+
+
+async def test_a_worker_asked_to_stop_as_it_starts_stops(
+    store: Store, saq_settings: Settings
+) -> None:
+    # saq's start() replaces its stop event as it begins: a stop set before then (here an
+    # empty queue seen at once while the worker and the relay connect; or SIGTERM during
+    # start-up) must still stop the worker. It hung before the fix.
+    pool = WorkerPool(store, {"probe": Probe()}, worker_config(saq_settings.jobs, concurrency=2))
+    stop = asyncio.Event()
+    started = time.monotonic()
+    async with asyncio.timeout(30):
+        await asyncio.gather(
+            run_jobs(pool, saq_settings, stop, relay=True),
+            stop_when_idle(store, stop, poll=0.05),
+        )
+    assert time.monotonic() - started < 5.0
+    assert store.workers.alive(within=60) == []

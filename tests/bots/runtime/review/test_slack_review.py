@@ -17,12 +17,11 @@ from bots.app.root import App
 from bots.runtime.platform import Destination
 from bots.runtime.review import Proposal, ReviewQueue
 from bots.settings import ReviewSettings, SlackSettings
-from tests.bots.platforms.conftest import deployment
 from tests.bots.platforms.slack.test_end_to_end import PARENT, SECRET, corpus_app, idle, serving
 from tests.support.fake_slack import FakeSlack, block_problem
 from tests.support.review_checks import SOURCE, stored_check
 
-__all__ = ["corpus_app", "deployment"]  # the Slack end-to-end tests' App and deployments
+__all__ = ["corpus_app"]  # the Slack end-to-end tests' App (deployments: tests/conftest.py)
 
 REVIEW = "CREV"
 REVIEWERS = ["UREV1", "UREV2"]
