@@ -21,6 +21,7 @@ import tomllib
 import types
 import typing
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
@@ -79,9 +80,32 @@ def render_cli() -> str:
     for command, ctx in commands:
         path = ctx.command_path
         level = min(2 + path.count(" ") - 1, 4) if " " in path else 2
-        text = _relative(command.get_help(ctx).rstrip())
+        with _relative_defaults(command):
+            text = _relative(command.get_help(ctx).rstrip())
         lines += [f"{'#' * level} `{path}`", "", "```text", text, "```", ""]
     return "\n".join(lines)
+
+
+@contextmanager
+def _relative_defaults(command: click.Command) -> Iterator[None]:
+    """Show path defaults under the checkout as relative paths while help is formatted: made
+    relative only after formatting, a long checkout path would wrap the line differently."""
+
+    def relative(value: Any) -> Any:
+        if isinstance(value, tuple | list):
+            return type(value)(relative(v) for v in value)
+        if isinstance(value, str | Path) and _relative(str(value)) != str(value):
+            return type(value)(_relative(str(value)))
+        return value
+
+    changed = [(p, p.default) for p in command.params if relative(p.default) != p.default]
+    for param, default in changed:
+        param.default = relative(default)
+    try:
+        yield
+    finally:
+        for param, default in changed:
+            param.default = default
 
 
 def _relative(text: str) -> str:

@@ -83,3 +83,32 @@ def test_the_top_level_pages_link_to_files_that_exist(page: str) -> None:
 
 def test_the_readme_stays_a_front_page() -> None:
     assert len((ROOT / "README.md").read_bytes()) <= 10_000
+
+
+def test_a_shared_data_default_is_wrapped_the_same_wherever_the_checkout_lies() -> None:
+    import click
+
+    checkout = Path(docs.__file__).resolve().parents[2]
+    # Long enough that "../shared/<name>" just fits the help's width and the absolute path of
+    # any checkout does not: made relative only after wrapping, the line would break.
+    name = "c" * (docs.WIDTH - len("  --index PATH  [default: ../shared/.jsonl]") - 2) + ".jsonl"
+
+    def helped(default: Path) -> str:
+        @click.command()
+        @click.option(
+            "--index", type=click.Path(path_type=Path), default=default, show_default=True
+        )
+        def cmd(index: Path) -> None:
+            """Read the index."""
+
+        width = {"terminal_width": docs.WIDTH, "max_content_width": docs.WIDTH}
+        ctx = click.Context(cmd, info_name="cmd", **width)
+        with docs._relative_defaults(cmd):
+            text = docs._relative(cmd.get_help(ctx))
+        assert cmd.params[0].default == default  # restored
+        return text
+
+    relative = helped(Path("../shared") / name)
+    assert f"[default: ../shared/{name}]" in relative  # one line
+    assert helped(checkout.parent / "shared" / name) == relative
+    assert "[default: /tmp/x.db]" in helped(Path("/tmp/x.db"))  # not shared data: as given
