@@ -55,8 +55,9 @@ class Thresholds:
     """Where calibrated stance probabilities become a label.
 
     The defaults are the best of `python -m bench.verifier_thresholds` on 600 AVeriTeC train
-    claims (reports/verifier-thresholds.json); `confident` is not fitted (the hybrid judge was
-    not measured on the local model: docs/results/2026-12-03-verdicts.md).
+    claims (reports/verifier-thresholds.json); `confident` is not fitted: on the local model the
+    verifier never reached it on AVeriTeC dev, so `hybrid` gave the model's verdicts
+    (docs/results/2026-12-03-verdicts.md).
     """
 
     support: float = 0.15
