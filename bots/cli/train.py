@@ -36,6 +36,7 @@ def _command(config: TrainConfig) -> str:
     parts += ["--max-length", str(config.max_length), "--batch-size", str(config.batch_size)]
     parts += ["--learning-rate", str(config.learning_rate), "--seed", str(config.seed)]
     parts += [a for name in config.eval_data for a in ("--eval-data", name)]
+    parts += ["--questions", str(config.questions)] if config.questions else []
     parts += ["--init", config.init] if config.init else []
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -71,6 +72,13 @@ def train_group() -> None:
 @click.option("--batch-size", type=int, default=16, show_default=True)
 @click.option("--learning-rate", type=float, default=5e-5, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--questions",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help='Share of pairs also taught as question-answer evidence ("Is it true that …? No. …").',
+)
 @click.option("--checkpoint-every", type=int, default=100, show_default=True, help="Steps.")
 @click.option("--threads", type=int, default=0, help="torch threads [default: torch's own].")
 @click.option(
@@ -95,6 +103,7 @@ def stance(
     batch_size: int,
     learning_rate: float,
     seed: int,
+    questions: float,
     checkpoint_every: int,
     threads: int,
     eval_data: tuple[str, ...],
@@ -131,6 +140,7 @@ def stance(
         batch_size=batch_size,
         learning_rate=learning_rate,
         seed=seed,
+        questions=questions,
         checkpoint_every=checkpoint_every,
         threads=threads,
         eval_data=tuple(eval_data),

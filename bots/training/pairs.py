@@ -12,6 +12,7 @@ unknown label is skipped and counted (`Loaded.skipped`), never guessed.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import json
 import random
@@ -278,6 +279,80 @@ def with_unrelated(pairs: Sequence[Pair], count: int, seed: int) -> list[Pair]:
         if a.group != b.group:
             made.append(Pair(a.claim, b.evidence, NEI, a.group, f"{a.source}+unrelated"))
     return made
+
+
+# Question-answer evidence (AVeriTeC's gold evidence is "question answer" text, and so are FAQ
+# and fact-check pages): a claim asked as a yes/no question, or an open question about it.
+_YES_NO = (
+    "Is it true that {c}?",
+    "Is it correct that {c}?",
+    "Did the sources confirm that {c}?",
+    "Was it reported that {c}?",
+)
+_OPEN = (
+    "What do the sources say about this?",
+    "What does the record show?",
+    "What is known about this?",
+)
+EXTRACTIVE = 0.3  # share of question-form pairs answered by the evidence alone (no yes/no)
+
+
+def as_question(claim: str) -> str:
+    """Return a yes/no question asking whether a declarative claim holds."""
+    text = " ".join(claim.split()).rstrip(" .!?")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        first = text.split(" ", 1)[0]
+        if first.lower() in _FUNCTION_WORDS:
+            text = text[0].lower() + text[1:]  # "The vaccine ..." but not "Biden ..."
+    return f"{text}?"
+
+
+_FUNCTION_WORDS = frozenset(
+    "a an the this that these those there it its in on at of for from by with as all some "
+    "many most more less few no one two three four five six seven eight nine ten".split()
+)
+
+
+def answered(question_of: str, evidence: str, label: int, rng: random.Random) -> str:
+    """Return evidence as the answer to a question about the claim `question_of`.
+
+    Supporting evidence answers a yes/no question "Yes.", refuting evidence "No."; a share of
+    pairs (and every not-enough-info pair) is answered by the evidence alone, after a yes/no or
+    an open question, so the answer word is never the only cue.
+    """
+    if label == NEI or rng.random() < EXTRACTIVE:
+        question = rng.choice(_OPEN) if rng.random() < 0.5 else _yes_no(question_of, rng)
+        return f"{question} {evidence}"
+    word = "Yes" if label == SUPPORTS else "No"
+    return f"{_yes_no(question_of, rng)} {word}. {evidence}"
+
+
+def _yes_no(claim: str, rng: random.Random) -> str:
+    return rng.choice(_YES_NO).format(c=as_question(claim)[:-1])
+
+
+def question_form(pairs: Sequence[Pair], share: float, seed: int) -> list[Pair]:
+    """Return the pairs with a `share` of them given as question-answer evidence.
+
+    A converted supports/refutes pair keeps its label ("Is it true that <claim>? No. <evidence>"
+    refutes). A converted not-enough-info pair whose evidence came from another claim (an
+    unrelated pair, source `…+unrelated`) is asked about that other claim, so an answer "No." to
+    a question about something else is still not evidence either way.
+    """
+    rng = random.Random(f"questions:{seed}")
+    by_evidence = {p.evidence: p for p in pairs if not p.source.endswith("+unrelated")}
+    out: list[Pair] = []
+    for pair in pairs:
+        if rng.random() >= share:
+            out.append(pair)
+            continue
+        asked, label = pair.claim, pair.label
+        origin = by_evidence.get(pair.evidence)
+        if pair.source.endswith("+unrelated") and origin is not None:
+            asked, label = origin.claim, origin.label  # the answer as its own claim had it
+        evidence = answered(asked, pair.evidence, label, rng)
+        out.append(dataclasses.replace(pair, evidence=evidence, source=f"{pair.source}+question"))
+    return out
 
 
 def balanced(pairs: Sequence[Pair], limit: int, seed: int) -> list[Pair]:

@@ -67,6 +67,7 @@ class TrainConfig:
     checkpoint_every: int = 200
     validation: float = 0.05
     unrelated: float = 0.1
+    questions: float = 0.0  # share of pairs given as question-answer evidence (`question_form`)
     pooling: str = "mean"  # "mean" (a head on the mean token state) or "cls" (transformers')
     init: str | None = None  # checkpoint.pt of an earlier run to start from (same pooling)
     threads: int = 0
@@ -107,6 +108,9 @@ def prepare(config: TrainConfig) -> Prepared:
     train += pairdata.with_unrelated(kept, unrelated, config.seed)
     random.Random(config.seed).shuffle(train)
     validation = pairdata.balanced(validation, max(64, config.max_pairs // 10), config.seed)
+    if config.questions:
+        train = pairdata.question_form(train, config.questions, config.seed)
+        validation = pairdata.question_form(validation, config.questions, config.seed + 1)
     sources: dict[str, int] = {}
     for pair in train:
         sources[pair.source] = sources.get(pair.source, 0) + 1
@@ -229,6 +233,8 @@ def _check_run(out: Path, config: TrainConfig) -> None:
     wanted = json.loads(json.dumps(config.fingerprint()))
     if run.is_file():
         had = json.loads(run.read_text())
+        if "questions" not in had:  # runs from before the setting had none
+            had["questions"] = 0.0
         if had != wanted:
             changed = sorted(k for k in wanted if had.get(k) != wanted[k])
             raise TrainError(

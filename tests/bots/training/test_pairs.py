@@ -108,3 +108,45 @@ def test_balanced_evens_labels_and_unrelated_pairs_cross_groups() -> None:
     assert len(unrelated) == 40 and all(p.label == NEI for p in unrelated)
     by_evidence = {p.evidence: p.group for p in data}
     assert all(by_evidence[p.evidence] != p.group for p in unrelated if p.evidence in by_evidence)
+
+
+def test_question_form_answers_yes_or_no_by_the_label_and_keeps_it() -> None:
+    data = [
+        pd.Pair("The dam burst in 2019.", f"The dam held in 2019 ({i}).", REFUTES, f"r{i}", "s")
+        for i in range(40)
+    ] + [
+        pd.Pair(
+            "Biden won in 2020.", f"Joe Biden won the 2020 election ({i}).", SUPPORTS, f"s{i}", "s"
+        )
+        for i in range(40)
+    ]
+    asked = pd.question_form(data, 1.0, seed=3)
+    assert [p.label for p in asked] == [p.label for p in data]
+    assert all(
+        p.source == "s+question" and p.evidence.endswith(q.evidence)
+        for p, q in zip(asked, data, strict=True)
+    )
+    refuting = [p.evidence for p in asked if p.label == REFUTES]
+    supporting = [p.evidence for p in asked if p.label == SUPPORTS]
+    assert any("the dam burst in 2019? No. The dam held" in e for e in refuting)
+    assert any("Biden won in 2020? Yes. Joe Biden" in e for e in supporting)
+    assert not any("? Yes." in e for e in refuting) and not any("? No." in e for e in supporting)
+    # some are answered by the evidence alone, so "No." is never the only cue
+    assert any("? No." not in e for e in refuting)
+    assert pd.question_form(data, 1.0, seed=3) == asked
+    assert pd.question_form(data, 0.0, seed=3) == data
+
+
+def test_an_unrelated_pair_is_asked_about_its_own_claim_and_stays_not_enough_info() -> None:
+    origin = pd.Pair("The dam burst in 2019.", "The dam held in 2019.", REFUTES, "g1", "s")
+    other = pd.Pair("Biden won in 2020.", "The dam held in 2019.", NEI, "g2", "s+unrelated")
+    asked = pd.question_form([origin, other] * 30, 1.0, seed=0)
+    unrelated = [p for p in asked if p.group == "g2"]
+    assert all(p.label == NEI and "Biden" not in p.evidence for p in unrelated)
+    assert any("the dam burst in 2019? No." in p.evidence for p in unrelated)
+
+
+def test_as_question_lowers_only_a_leading_function_word() -> None:
+    assert pd.as_question("The vaccine works.") == "the vaccine works?"
+    assert pd.as_question("Biden won!") == "Biden won?"
+    assert pd.as_question("NASA  landed  ") == "NASA landed?"
