@@ -26,7 +26,7 @@ from pipeline.checking.finalise import defer_to_fact_checks, finalise
 from pipeline.checking.images import trace_images
 from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
-from pipeline.checking.steps import Judged, extract_all, judge_claims
+from pipeline.checking.steps import Judged, judge_claims, quote_all
 from pipeline.claims.heuristic import extract_claims
 from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import build_queries
@@ -268,7 +268,7 @@ async def _model_path(
     queries = [*decomposition.queries, *await build_queries(claims)]
     queries = [with_terms(q, images.terms) for q in queries]
     evidence = await stages.gather(claims, queries, "")
-    quotes = await stages.timed("extraction", extract_all(claims, evidence, model, config))
+    quotes = await stages.timed("extraction", quote_all(claims, evidence, model, config))
     await stages.verify(claims, evidence, "")
     evidence += await trace_images(claims, images, stages=stages)
     first = await stages.timed(

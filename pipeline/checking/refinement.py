@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pipeline.checking.deps import ModelDeps
 from pipeline.checking.stages import Stages
-from pipeline.checking.steps import Judged, extract_all, judge_claims
+from pipeline.checking.steps import Judged, judge_claims, quote_all
 from pipeline.claims.queries import Query
 from pipeline.judge.tiered import missing_facets
 from pipeline.records.domain import Claim, Label
@@ -76,7 +76,7 @@ async def refine(
             break
         evidence = [*judged.evidence, *fresh]
         quotes = judged.quotes + await stages.timed(
-            f"extraction#{round_no}", extract_all(todo, fresh, model, stages.config)
+            f"extraction#{round_no}", quote_all(todo, fresh, model, stages.config)
         )
         await stages.verify(todo, evidence, f"#{round_no}")
         judged = await stages.timed(

@@ -1,8 +1,9 @@
 """The model path's two model-reading steps, shared by its first pass and refinement rounds.
 
-Extraction quotes refuting and context paragraphs for each claim; judgement clusters each
-claim's evidence into narratives (CRAVE), asks the model judge once for every claim, and lets a
-rated fact-check overrule it (`defer_to_fact_checks`).
+Extraction quotes refuting and context paragraphs for each claim (in the hybrid judge the stance
+model does it, with its stance and probability); judgement clusters each claim's evidence into
+narratives (CRAVE), asks the model judge once for every claim, and lets a rated fact-check
+overrule it (`defer_to_fact_checks`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,20 @@ async def extract_all(
         )
     )
     return [quote for quotes in per_claim for quote in quotes]
+
+
+async def quote_all(
+    claims: list[Claim], evidence: list[Evidence], model: ModelDeps, config: CheckConfig
+) -> list[Quote]:
+    """Return the quotes the judge reads: the verifier's in the hybrid judge, else the model's.
+
+    In the hybrid judge the stance model picks each passage's decisive sentence and its stance
+    (one model call fewer a claim; the model's extraction misread gold evidence, README "How
+    well it judges"), and the model judge sees that stance with its probability.
+    """
+    if model.verifier is not None:
+        return await model.verifier.quotes(claims, evidence)
+    return await extract_all(claims, evidence, model, config)
 
 
 async def judge_claims(

@@ -214,6 +214,9 @@ class Quote:
     evidence_id: str
     text: str  # must occur verbatim in the evidence passage (checked before use)
     stance: Stance  # REFUTES, CONTEXT or SUPPORTS
+    # The stance model's calibrated probability of `stance`, when the verifier chose the quote
+    # (the model's extraction stage gives none).
+    strength: float | None = None
 
 
 @dataclass(frozen=True)

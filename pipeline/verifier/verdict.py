@@ -119,6 +119,11 @@ def _stance_of(reading: PassageStance, thresholds: Thresholds) -> Stance:
     return Stance.UNKNOWN
 
 
+def _quote(reading: Reading, stance: Stance) -> Quote:
+    p = reading.stance.refutes if stance is Stance.REFUTES else reading.stance.supports
+    return Quote(reading.evidence_id, reading.stance.quote, stance, strength=round(p, 3))
+
+
 _INTRO = {
     Label.ACCURATE: "Credible evidence supports the claim",
     Label.FALSE: "Credible evidence contradicts the claim",
@@ -161,6 +166,19 @@ class VerifierJudge:
             )
             readings += [Reading(e.id, s) for e, s in zip(mine, found, strict=True)]
         return readings
+
+    async def quotes(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> list[Quote]:
+        """Return a quote of each citable evidence item the stance model finds decisive.
+
+        The hybrid judge's extraction stage: the sentence with the strongest stance, verbatim,
+        with the stance (supports or refutes, as `_stance_of` reads it) and its probability.
+        """
+        quotes = []
+        for reading in await self.read(claims, evidence):
+            stance = _stance_of(reading.stance, self.thresholds)
+            if stance is not Stance.UNKNOWN and reading.stance.quote:
+                quotes.append(_quote(reading, stance))
+        return quotes
 
     async def decide(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> Decided:
         """Read every claim's citable evidence and decide each claim."""
@@ -240,7 +258,7 @@ class VerifierJudge:
             for r in group:
                 if r.evidence_id not in cited:
                     cited.append(r.evidence_id)
-                    quotes.append(Quote(r.evidence_id, r.stance.quote, stance))
+                    quotes.append(_quote(r, stance))
         lead = quotes[0].text if quotes else ""
         strength = refute if label is Label.FALSE else support
         if label is Label.MISLEADING:

@@ -73,6 +73,23 @@ def rich_check() -> Check:
     )
 
 
+# Fields added to a record since 63135ff, with a default that older rows load as: written
+# rows carry them at their default, which is all that may differ.
+ADDED = {"quotes": {"strength": None}}
+
+
+def _without_added(column: str, value: object) -> object:
+    added = ADDED.get(column, {})
+    if not isinstance(value, list):
+        return value
+    return [
+        {k: v for k, v in item.items() if k not in added or v != added[k]}
+        if isinstance(item, dict)
+        else item
+        for item in value
+    ]
+
+
 def test_a_check_stored_by_older_code_loads_unchanged(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,7 +100,7 @@ def test_a_check_stored_by_older_code_loads_unchanged(
     written = dict(next(store.db.query("SELECT * FROM checks WHERE id = ?", [check.id])))
     old = OLD["checks"]
     for column, text in old.items():  # the same objects, key for key (spacing and order aside)
-        assert json.loads(written[column]) == json.loads(text), column
+        assert _without_added(column, json.loads(written[column])) == json.loads(text), column
     assignments = ", ".join(f"{column} = ?" for column in old)
     store.db.execute(f"UPDATE checks SET {assignments} WHERE id = ?", [*old.values(), check.id])
     assert store.checks.get(check.id) == check

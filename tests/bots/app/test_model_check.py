@@ -234,3 +234,24 @@ def test_checks_share_the_process_clients(
     assert len(http_clients) == clients  # the next two made none
     assert app.resources.clients.constructed == constructed
     app.close()
+
+
+def test_the_hybrid_judge_quotes_with_the_verifier_and_shows_its_reading(
+    tmp_path: Path, embedder: Any
+) -> None:
+    with serve_openai(router=router) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        app.settings.verifier.judge = "hybrid"
+        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
+        check = asyncio.run(app.check(post))
+        stages = [s.stage for s in fake.completions]
+        judged = _user(fake.completions[-1])
+    assert stages == ["claims", "judge"]  # the stance model quotes: no extraction call
+    assert check.judge == "hybrid:model:fake-model"
+    assert check.verdict.label is Label.FALSE
+    assert check.quotes and all(q.strength is not None for q in check.quotes)
+    pages = {e.id: e.passage.text for e in check.evidence}
+    assert all(q.text in pages[q.evidence_id] for q in check.quotes)  # verbatim
+    shown = {q.text: f'verifier="{q.stance.value} {q.strength:.2f}"' for q in check.quotes}
+    assert any(attribute in judged for attribute in shown.values())
+    app.close()

@@ -553,3 +553,21 @@ async def test_the_judge_sees_the_graph_result_bounded_and_screened() -> None:
     assert "the mayor" in text and len(text) <= 500
     assert user.count("<graph") == 1  # the second claim has no graph
     assert "<graph> block" in seen.messages[0]["content"]
+
+
+async def test_the_judge_sees_the_verifiers_reading_of_a_quote_it_chose() -> None:
+    evidence, narratives, _ = post_fixture()
+    quotes = [
+        Quote("e0", "The tower shut on 5 May.", Stance.REFUTES, strength=0.8234),
+        Quote("e3", "Passage number 3 about the event.", Stance.SUPPORTS),  # the model's own
+    ]
+    with serve_openai(router=verdicts_by({"C1.N1": "conflicts"})) as fake:
+        async with client_for(fake) as llm:
+            await assess([CLAIM, CLAIM2], narratives, evidence, quotes, llm=llm)
+    (seen,) = fake.completions
+    user = seen.messages[1]["content"]
+    real = judge_labels(user)
+    first = re.search(rf'<document narrative="{real["C1.N1"]}"[^>]*>', user)
+    assert first is not None and 'verifier="refutes 0.82"' in first.group(0)
+    assert user.count("verifier=") == 1  # a quote without a probability shows none
+    assert "verifier attribute" in seen.messages[0]["content"]
