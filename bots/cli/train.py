@@ -37,6 +37,7 @@ def _command(config: TrainConfig) -> str:
     parts += ["--learning-rate", str(config.learning_rate), "--seed", str(config.seed)]
     parts += [a for name in config.eval_data for a in ("--eval-data", name)]
     parts += ["--questions", str(config.questions)] if config.questions else []
+    parts += ["--frames", str(config.frames)] if config.frames else []
     parts += ["--init", config.init] if config.init else []
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -104,6 +105,7 @@ def stance(
     learning_rate: float,
     seed: int,
     questions: float,
+    frames: float,
     checkpoint_every: int,
     threads: int,
     eval_data: tuple[str, ...],
@@ -141,6 +143,7 @@ def stance(
         learning_rate=learning_rate,
         seed=seed,
         questions=questions,
+        frames=frames,
         checkpoint_every=checkpoint_every,
         threads=threads,
         eval_data=tuple(eval_data),

@@ -355,6 +355,62 @@ def question_form(pairs: Sequence[Pair], share: float, seed: int) -> list[Pair]:
     return out
 
 
+# A page that only repeats a claim, attributed to someone ("a viral post claims that …"), or asks
+# it, is no evidence for it; a fact-check's rating is. The shipped model read all of these as
+# support (mean p 0.78-0.87 on FEVER-Symmetric claims), so a false claim quoted by the pages
+# that debunk it came out accurate.
+_REPORTED = (
+    "A viral post claims that {c}.",
+    "Posts shared on social media say that {c}.",
+    "Some users online claimed that {c}.",
+    "Claim: {C}",
+    "The claim that {c} has been shared widely.",
+    "Is it true that {c}?",
+)
+_RATINGS = {
+    SUPPORTS: ("True", "Correct", "Accurate"),
+    REFUTES: ("False", "Incorrect", "Fake"),
+    NEI: ("Unproven", "Unverified"),
+}
+RESTATED_ONLY = 0.5  # share of framed pairs that are the framed claim alone (not enough info)
+
+
+def _reported(claim: str, rng: random.Random) -> str:
+    text = " ".join(claim.split()).rstrip(" .!?")
+    return rng.choice(_REPORTED).format(c=as_question(text)[:-1], C=f"{text}.")
+
+
+def framed(pairs: Sequence[Pair], share: float, seed: int) -> list[Pair]:
+    """Return the pairs with a `share` of them framed as pages that report or rate the claim.
+
+    Half of those become the claim restated and attributed ("A viral post claims that <claim>.",
+    "Claim: <claim>", or asked) with nothing else: not enough info. The rest keep their
+    evidence and label behind such a restatement, or behind a fact-check's rating of the claim
+    that agrees with the label ("Claim: <claim> Rating: False. <evidence>" refutes), so the
+    restated claim decides nothing and a rating reads as what it is. Unrelated pairs are left.
+    """
+    rng = random.Random(f"frames:{seed}")
+    out: list[Pair] = []
+    for pair in pairs:
+        if pair.source.endswith("+unrelated") or rng.random() >= share:
+            out.append(pair)
+            continue
+        if rng.random() < RESTATED_ONLY:
+            evidence, label = _reported(pair.claim, rng), NEI
+        elif rng.random() < 0.5:
+            evidence, label = f"{_reported(pair.claim, rng)} {pair.evidence}", pair.label
+        else:
+            rating = rng.choice(_RATINGS[pair.label])
+            restated = " ".join(pair.claim.split()).rstrip(" .!?")
+            evidence, label = f"Claim: {restated}. Rating: {rating}. {pair.evidence}", pair.label
+        out.append(
+            dataclasses.replace(
+                pair, evidence=evidence, label=label, source=f"{pair.source}+framed"
+            )
+        )
+    return out
+
+
 def balanced(pairs: Sequence[Pair], limit: int, seed: int) -> list[Pair]:
     """Return at most `limit` pairs, as near an equal share per label as the data allows."""
     rng = random.Random(seed)

@@ -68,6 +68,7 @@ class TrainConfig:
     validation: float = 0.05
     unrelated: float = 0.1
     questions: float = 0.0  # share of pairs given as question-answer evidence (`question_form`)
+    frames: float = 0.0  # share of pairs framed as pages reporting or rating the claim (`framed`)
     pooling: str = "mean"  # "mean" (a head on the mean token state) or "cls" (transformers')
     init: str | None = None  # checkpoint.pt of an earlier run to start from (same pooling)
     threads: int = 0
@@ -108,6 +109,9 @@ def prepare(config: TrainConfig) -> Prepared:
     train += pairdata.with_unrelated(kept, unrelated, config.seed)
     random.Random(config.seed).shuffle(train)
     validation = pairdata.balanced(validation, max(64, config.max_pairs // 10), config.seed)
+    if config.frames:
+        train = pairdata.framed(train, config.frames, config.seed)
+        validation = pairdata.framed(validation, config.frames, config.seed + 1)
     if config.questions:
         train = pairdata.question_form(train, config.questions, config.seed)
         validation = pairdata.question_form(validation, config.questions, config.seed + 1)
@@ -233,8 +237,8 @@ def _check_run(out: Path, config: TrainConfig) -> None:
     wanted = json.loads(json.dumps(config.fingerprint()))
     if run.is_file():
         had = json.loads(run.read_text())
-        if "questions" not in had:  # runs from before the setting had none
-            had["questions"] = 0.0
+        for added in ("questions", "frames"):  # runs from before these settings had none
+            had.setdefault(added, 0.0)
         if had != wanted:
             changed = sorted(k for k in wanted if had.get(k) != wanted[k])
             raise TrainError(

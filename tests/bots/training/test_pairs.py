@@ -150,3 +150,22 @@ def test_as_question_lowers_only_a_leading_function_word() -> None:
     assert pd.as_question("The vaccine works.") == "the vaccine works?"
     assert pd.as_question("Biden won!") == "Biden won?"
     assert pd.as_question("NASA  landed  ") == "NASA landed?"
+
+
+def test_framed_pairs_make_a_restated_claim_no_evidence_and_keep_ratings_true() -> None:
+    data = [
+        pd.Pair("The dam burst in 2019.", f"The dam held in 2019 ({i}).", REFUTES, f"r{i}", "s")
+        for i in range(60)
+    ] + [pd.Pair("Biden won.", "Paris is in France.", NEI, "u", "s+unrelated")]
+    framed = pd.framed(data, 1.0, seed=2)
+    assert framed[-1] == data[-1]  # unrelated pairs are left as they are
+    alone = [p for p in framed[:-1] if "The dam held" not in p.evidence]
+    assert alone and all(p.label == NEI and "dam burst in 2019" in p.evidence for p in alone)
+    assert any(p.evidence.startswith("A viral post claims that the dam burst") for p in alone)
+    kept = [p for p in framed[:-1] if "The dam held" in p.evidence]
+    assert kept and all(p.label == REFUTES and p.source == "s+framed" for p in kept)
+    rated = [p.evidence for p in kept if "Rating:" in p.evidence]
+    assert rated and all(
+        any(f"Rating: {word}." in e for word in ("False", "Incorrect", "Fake")) for e in rated
+    )
+    assert pd.framed(data, 1.0, seed=2) == framed and pd.framed(data, 0.0, seed=2) == data

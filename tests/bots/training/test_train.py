@@ -61,7 +61,7 @@ def test_train_stance_exports_a_model_that_loads(tmp_path: Path) -> None:
     args = [
         "train", "stance", "--data", str(data), "--base", BASE, "--out", str(out),
         "--max-pairs", "24", "--batch-size", "6", "--checkpoint-every", "1", "--no-progress",
-        "--eval-data", str(data), "--questions", "0.5",
+        "--eval-data", str(data), "--questions", "0.5", "--frames", "0.2",
     ]  # fmt: skip
     first = CliRunner().invoke(main, args, catch_exceptions=False)
     assert first.exit_code == 0, first.output
@@ -69,7 +69,7 @@ def test_train_stance_exports_a_model_that_loads(tmp_path: Path) -> None:
     manifest = json.loads((export / "stance.json").read_text())
     assert manifest["shippable"] and manifest["licences"] == {"fever": "CC BY-SA 3.0"}
     assert manifest["training"]["command"].startswith("factbot train stance --data")
-    assert "--questions 0.5" in manifest["training"]["command"]
+    assert "--questions 0.5 --frames 0.2" in manifest["training"]["command"]
     assert json.loads((out / "run.json").read_text())["questions"] == 0.5
     assert "tiny.jsonl" in manifest["metrics"]["test_files"]
     card = (export / "CARD.md").read_text()
