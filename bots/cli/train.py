@@ -80,6 +80,13 @@ def train_group() -> None:
     show_default=True,
     help='Share of pairs also taught as question-answer evidence ("Is it true that …? No. …").',
 )
+@click.option(
+    "--frames",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Share of pairs framed as pages that report the claim (then not enough info) or rate it.",
+)
 @click.option("--checkpoint-every", type=int, default=100, show_default=True, help="Steps.")
 @click.option("--threads", type=int, default=0, help="torch threads [default: torch's own].")
 @click.option(
