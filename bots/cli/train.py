@@ -7,10 +7,13 @@ and it continues from its last checkpoint (`bots.training.train`).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from bots.training.train import TrainConfig
@@ -40,6 +43,14 @@ def _command(config: TrainConfig) -> str:
     parts += ["--frames", str(config.frames)] if config.frames else []
     parts += ["--init", config.init] if config.init else []
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _share(name: str, help_text: str) -> Callable[[F], F]:
+    """Return the option of a share of training pairs given in another form (0 to 1)."""
+    option: Callable[[F], F] = click.option(
+        name, type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True, help=help_text
+    )
+    return option
 
 
 @click.group("train")
@@ -73,19 +84,13 @@ def train_group() -> None:
 @click.option("--batch-size", type=int, default=16, show_default=True)
 @click.option("--learning-rate", type=float, default=5e-5, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
+@_share(
     "--questions",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.0,
-    show_default=True,
-    help='Share of pairs also taught as question-answer evidence ("Is it true that …? No. …").',
+    'Share of pairs also taught as question-answer evidence ("Is it true that …? No. …").',
 )
-@click.option(
+@_share(
     "--frames",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.0,
-    show_default=True,
-    help="Share of pairs framed as pages that report the claim (then not enough info) or rate it.",
+    "Share of pairs framed as pages that report the claim (then not enough info) or rate it.",
 )
 @click.option("--checkpoint-every", type=int, default=100, show_default=True, help="Steps.")
 @click.option("--threads", type=int, default=0, help="torch threads [default: torch's own].")
