@@ -297,14 +297,24 @@ _OPEN = (
 EXTRACTIVE = 0.3  # share of question-form pairs answered by the evidence alone (no yes/no)
 
 
-def as_question(claim: str) -> str:
-    """Return a yes/no question asking whether a declarative claim holds."""
-    text = " ".join(claim.split()).rstrip(" .!?")
+def _bare(claim: str) -> str:
+    """Return a claim on one line without its closing punctuation."""
+    return " ".join(claim.split()).rstrip(" .!?")
+
+
+def _clause(claim: str) -> str:
+    """Return a claim as a clause to follow "that": a leading function word lowered."""
+    text = _bare(claim)
     if len(text) > 1 and text[0].isupper() and text[1].islower():
         first = text.split(" ", 1)[0]
         if first.lower() in _FUNCTION_WORDS:
             text = text[0].lower() + text[1:]  # "The vaccine ..." but not "Biden ..."
-    return f"{text}?"
+    return text
+
+
+def as_question(claim: str) -> str:
+    """Return a yes/no question asking whether a declarative claim holds."""
+    return f"{_clause(claim)}?"
 
 
 _FUNCTION_WORDS = frozenset(
@@ -328,7 +338,7 @@ def answered(question_of: str, evidence: str, label: int, rng: random.Random) ->
 
 
 def _yes_no(claim: str, rng: random.Random) -> str:
-    return rng.choice(_YES_NO).format(c=as_question(claim)[:-1])
+    return rng.choice(_YES_NO).format(c=_clause(claim))
 
 
 def question_form(pairs: Sequence[Pair], share: float, seed: int) -> list[Pair]:
@@ -376,8 +386,7 @@ RESTATED_ONLY = 0.5  # share of framed pairs that are the framed claim alone (no
 
 
 def _reported(claim: str, rng: random.Random) -> str:
-    text = " ".join(claim.split()).rstrip(" .!?")
-    return rng.choice(_REPORTED).format(c=as_question(text)[:-1], C=f"{text}.")
+    return rng.choice(_REPORTED).format(c=_clause(claim), C=f"{_bare(claim)}.")
 
 
 def framed(pairs: Sequence[Pair], share: float, seed: int) -> list[Pair]:
@@ -401,7 +410,7 @@ def framed(pairs: Sequence[Pair], share: float, seed: int) -> list[Pair]:
             evidence, label = f"{_reported(pair.claim, rng)} {pair.evidence}", pair.label
         else:
             rating = rng.choice(_RATINGS[pair.label])
-            restated = " ".join(pair.claim.split()).rstrip(" .!?")
+            restated = _bare(pair.claim)
             evidence, label = f"Claim: {restated}. Rating: {rating}. {pair.evidence}", pair.label
         out.append(
             dataclasses.replace(
