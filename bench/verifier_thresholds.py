@@ -13,7 +13,13 @@ on claims of AVeriTeC's training set, never on dev (the data docs/results/ repor
    a sample stratified by label, among the triples that call at most 8 % of true claims false
    (the costliest error; the issue's goal is 2 of 25);
 3. the best triple, its train figures, and the grid's neighbourhood are printed and written as
-   JSON (`--report`).
+   JSON (`--report`);
+4. the hybrid judge's `confident`, under the best triple: for each deciding probability p on a
+   grid, how often the verifier's decisive sub-claim verdicts resting on at least p
+   (`verdict.deciding`) match the gold label, with a Wilson interval; `confident` is the lowest p
+   from which they are right at least 70 % of the time over at least 20 sub-claims (the
+   verifier overrules the language model only where it is that reliable on train), 1.0 (never)
+   when no p is.
 
 The readings are kept in a JSON-lines file (`--readings`): a cut run resumes, and another
 objective can be tried without scoring the claims again.
@@ -32,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.reuse_calibration import wilson
 from bots.app.root import App
 from bots.evaluation.averitec import (
     GOLD_LABELS,
@@ -49,7 +56,14 @@ from pipeline.judge.claimreview import ReviewMatchJudge, combine
 from pipeline.records.domain import Claim, Evidence, Label
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from pipeline.verifier.stance import StanceModel
-from pipeline.verifier.verdict import Decided, Thresholds, VerifierJudge, label_from, sides
+from pipeline.verifier.verdict import (
+    Decided,
+    Thresholds,
+    VerifierJudge,
+    deciding,
+    label_from,
+    sides,
+)
 from storage import Store
 
 TRAIN = Path("../shared/data/train/averitec/train.json")
@@ -57,6 +71,12 @@ GRID = [round(x, 2) for x in np.arange(0.1, 0.96, 0.05)]
 # The costliest error bounds the search: at most this share of true claims called false (the
 # issue's goal, 2 of 25); among the triples that keep to it, the best macro-F1 wins.
 MAX_TRUE_CALLED_FALSE = 0.08
+
+# The hybrid judge's `confident`: the verifier overrules the model from the lowest deciding
+# probability at which its verdicts on train are right this often, over at least this many.
+CONFIDENT_PRECISION = 0.7
+CONFIDENT_MIN_CLAIMS = 20
+CONFIDENT_GRID = [round(x, 2) for x in np.arange(0.5, 0.991, 0.05)]
 
 
 class RecordingVerifier(VerifierJudge):
@@ -176,6 +196,47 @@ def search(rows: Sequence[dict[str, Any]]) -> tuple[Thresholds, dict[str, Any], 
     return best[1], best[2], top
 
 
+def reliability(rows: Sequence[dict[str, Any]], t: Thresholds) -> list[dict[str, Any]]:
+    """Return how often the verifier's decisive sub-claim verdicts are right, by strength.
+
+    For each p on CONFIDENT_GRID: the sub-claims whose label under t is decisive (not
+    `unverifiable`) and rests on a probability of at least p, and how many of them carry their
+    post's gold label (an AVeriTeC claim is one post; its sub-claims share its label).
+    """
+    decided: list[tuple[float, bool]] = []
+    for row in rows:
+        gold = Label(row["gold"])
+        for readings in row["claims"]:
+            support, refute = sides(readings)
+            label = label_from(support, refute, t)
+            if label is not Label.UNVERIFIABLE:
+                decided.append((deciding(label, support, refute), label is gold))
+    table = []
+    for p in CONFIDENT_GRID:
+        hits = [right for strength, right in decided if strength >= p]
+        n, k = len(hits), sum(hits)
+        low, high = wilson(k, n)
+        table.append(
+            {
+                "from": p,
+                "sub_claims": n,
+                "right": k,
+                "precision": round(k / n, 3) if n else None,
+                "interval": [round(low, 3), round(high, 3)],
+            }
+        )
+    return table
+
+
+def confident_from(table: Sequence[dict[str, Any]]) -> float:
+    """Return the lowest p whose verdicts are right often enough on enough sub-claims, else 1.0."""
+    for row in table:
+        n, k = row["sub_claims"], row["right"]
+        if n >= CONFIDENT_MIN_CLAIMS and k / n >= CONFIDENT_PRECISION:
+            return float(row["from"])
+    return 1.0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=TRAIN)
@@ -195,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = [json.loads(line) for line in args.readings.read_text().splitlines() if line]
     rows = [r for r in rows if r["index"] in wanted]
     best, found, top = search(rows)
+    table = reliability(rows, best)
     report = {
         "data": str(args.data),
         "sample": {"size": args.sample, "seed": args.seed, "stratified": True},
@@ -204,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "train_figures": found,
         "defaults_figures": figures(rows, predict(rows, Thresholds())),
         "top": top,
+        "confident": confident_from(table),
+        "confident_rule": f"lowest p right >= {CONFIDENT_PRECISION:.0%} of the time over >= "
+        f"{CONFIDENT_MIN_CLAIMS} decisive sub-claims (1.0: never overrule)",
+        "reliability": table,
     }
     print(json.dumps(report, indent=2))
     args.report.parent.mkdir(parents=True, exist_ok=True)

@@ -56,16 +56,17 @@ class Thresholds:
 
     The defaults are the best of `python -m bench.verifier_thresholds` on 600 AVeriTeC train
     claims for the shipped model (macro-F1 0.35 there, 4 % of true claims called false;
-    docs/results/2026-12-04-verifier-questions.md); `confident` is not fitted: on the local
-    model the earlier verifier never reached it on AVeriTeC dev, and on train the verifier's
-    verdicts are not much more often right when it is more sure
-    (docs/results/2026-12-03-verdicts.md).
+    docs/results/2026-12-04-verifier-questions.md). `confident` is fitted by the same bench:
+    the lowest deciding probability from which the verifier's verdicts on train are right at
+    least 70 % of the time; none is (0.66 at 0.95 and above, 19 of 29), so 1.0: the hybrid
+    judge's model is never overruled by default, it sees the verifier's readings instead
+    (docs/results/2026-12-04-hybrid-and-claims.md).
     """
 
     support: float = 0.1
     refute: float = 0.15
     mixed: float = 0.2
-    confident: float = 0.9  # hybrid: the verifier overrules the model judge from here
+    confident: float = 1.0  # hybrid: the verifier overrules the model judge from here; 1: never
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,21 @@ def label_from(support: float, refute: float, thresholds: Thresholds) -> Label:
     if supported:
         return Label.ACCURATE
     return Label.UNVERIFIABLE
+
+
+def deciding(label: Label, support: float, refute: float) -> float:
+    """Return the probability a verifier label rests on (0 for `unverifiable`).
+
+    `false` rests on the strongest refutation, `accurate` on the strongest support, `misleading`
+    on the stronger of the two. The hybrid judge's `confident` is compared with it.
+    """
+    if label is Label.FALSE:
+        return refute
+    if label is Label.ACCURATE:
+        return support
+    if label is Label.MISLEADING:
+        return max(support, refute)
+    return 0.0
 
 
 def _stance_of(reading: PassageStance, thresholds: Thresholds) -> Stance:
@@ -281,15 +297,19 @@ def settle(model: Verdict, verifier: Decided, thresholds: Thresholds) -> tuple[V
     reaches `thresholds.confident`. Returns the verdict and the ids of the claims it changed.
     """
     by_claim = {cv.claim_id: cv for cv in verifier.verdict.claims}
-    strength: dict[str, float] = {}
-    for reading in verifier.readings:
-        for cv in verifier.verdict.claims:
-            if reading.evidence_id in cv.evidence_ids:
-                p = reading.stance
-                value = p.refutes if cv.label is Label.FALSE else p.supports
-                if cv.label is Label.MISLEADING:
-                    value = max(p.refutes, p.supports)
-                strength[cv.claim_id] = max(strength.get(cv.claim_id, 0.0), value)
+    strength = {
+        cv.claim_id: deciding(
+            cv.label,
+            *sides(
+                [
+                    (r.stance.supports, r.stance.refutes)
+                    for r in verifier.readings
+                    if r.evidence_id in cv.evidence_ids
+                ]
+            ),
+        )
+        for cv in verifier.verdict.claims
+    }
     changed: list[str] = []
     claims: list[ClaimVerdict] = []
     for cv in model.claims:
@@ -298,6 +318,7 @@ def settle(model: Verdict, verifier: Decided, thresholds: Thresholds) -> tuple[V
             mine is not None
             and mine.label is not Label.UNVERIFIABLE
             and mine.label is not cv.label
+            and thresholds.confident < 1.0
             and strength.get(cv.claim_id, 0.0) >= thresholds.confident
         ):
             log.warning(

@@ -7,6 +7,7 @@ sees at once (it must get these right to be shipped); the hybrid arbiter on both
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -22,8 +23,15 @@ from pipeline.records.domain import (
     Tier,
     Verdict,
 )
-from pipeline.verifier.stance import StanceModel
-from pipeline.verifier.verdict import Thresholds, VerifierJudge, label_from, settle
+from pipeline.verifier.stance import PassageStance, StanceModel
+from pipeline.verifier.verdict import (
+    Reading,
+    Thresholds,
+    VerifierJudge,
+    deciding,
+    label_from,
+    settle,
+)
 
 T = Thresholds(support=0.6, refute=0.5, mixed=0.4)
 
@@ -48,6 +56,20 @@ def test_one_side_barely_over_mixed_lets_the_stronger_side_decide() -> None:
     assert label_from(0.95, 0.6, t) is Label.ACCURATE
     assert label_from(0.6, 0.95, t) is Label.FALSE
     assert label_from(0.85, 0.9, t) is Label.MISLEADING
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        (Label.FALSE, 0.7),
+        (Label.ACCURATE, 0.3),
+        (Label.MISLEADING, 0.7),
+        (Label.UNVERIFIABLE, 0.0),
+        (Label.PARTLY_ACCURATE, 0.0),
+    ],
+)
+def test_a_label_rests_on_the_probability_of_its_side(label: Label, expected: float) -> None:
+    assert deciding(label, support=0.3, refute=0.7) == expected
 
 
 def _evidence(n: int, text: str, claim: str = "c1", tier: Tier = Tier.HIGH) -> Evidence:
@@ -118,3 +140,15 @@ def test_hybrid_settles_only_confident_disagreements(judge: VerifierJudge) -> No
     assert changed == ["c1"] and settled.claims[0].label is Label.FALSE
     kept, unchanged = settle(model, decided, Thresholds(confident=min(1.0, strength + 0.01)))
     assert unchanged == [] and kept == model
+
+
+def test_a_confident_of_one_never_overrules_the_model(judge: VerifierJudge) -> None:
+    claim = _claim("The Eiffel Tower is in Berlin.")
+    evidence = [_evidence(1, "The Eiffel Tower is a wrought-iron lattice tower in Paris.")]
+    decided = asyncio.run(judge.decide([claim], evidence))
+    reading = decided.readings[0]
+    certain = PassageStance((0.0, 1.0, 0.0), reading.stance.quote, 0, len(reading.stance.quote))
+    decided = dataclasses.replace(decided, readings=(Reading(reading.evidence_id, certain),))
+    model = Verdict(Label.ACCURATE, (ClaimVerdict("c1", Label.ACCURATE, "model", ("e1",)),))
+    assert settle(model, decided, Thresholds(confident=0.99))[1] == ["c1"]
+    assert settle(model, decided, Thresholds(confident=1.0)) == (model, [])
