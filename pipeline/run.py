@@ -90,7 +90,6 @@ async def run_check(
     # What models and the claim stage read: the post without its instruction-like sentences,
     # and only evidence from pages that carry none (such a page is never cited either).
     readable, post_injections = screen_post(post)
-    usage: tuple[ModelUsage, ...] = ()
     quotes: list[Quote] = []
     narratives: tuple[Narrative, ...] = ()
     assessments: tuple[Assessment, ...] = ()
@@ -121,34 +120,35 @@ async def run_check(
     # Text read in the images is post text, screened like the rest of it.
     read_post, image_injections = screen_post(with_image_text(readable, images))
     post_injections += image_injections
-    if model is None:
-        claims, evidence, verdict, quotes = await _plain_path(
-            read_post, stages=stages, images=images
-        )
-        judge_name = deps.verifier.name if deps.verifier is not None else deps.judge.name
-    else:
-        with metering() as meter:
+    with metering() as meter:
+        if model is None:
+            claims, evidence, verdict, quotes = await _plain_path(
+                read_post, stages=stages, images=images
+            )
+            judge_name = deps.verifier.name if deps.verifier is not None else deps.judge.name
+        else:
             claims, judged = await _model_path(read_post, model=model, stages=stages, images=images)
             if model.verifier is not None:
                 judged = await stages.timed("verifier", _hybrid(claims, judged, model, deps))
-        evidence, verdict, quotes = judged.evidence, judged.verdict, judged.quotes
-        narratives, assessments = tuple(judged.narratives), tuple(judged.assessments)
-        usage = tuple(
-            ModelUsage(
-                stage=stage,
-                calls=u.calls,
-                input_tokens=u.input_tokens,
-                output_tokens=u.output_tokens,
-                cost_usd=round(u.cost_usd, 6),
-                seconds=round(u.seconds, 3),
-                failures=u.failures,
-                timeouts=u.timeouts,
-                invalid=u.invalid,
-                fallbacks=u.fallbacks,
-            )
-            for stage, u in meter.by_stage().items()
+            evidence, verdict, quotes = judged.evidence, judged.verdict, judged.quotes
+            narratives, assessments = tuple(judged.narratives), tuple(judged.assessments)
+            judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
+    # what the model stages cost: the claims call alone on the verifier's path, when it has one
+    usage = tuple(
+        ModelUsage(
+            stage=stage,
+            calls=u.calls,
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cost_usd=round(u.cost_usd, 6),
+            seconds=round(u.seconds, 3),
+            failures=u.failures,
+            timeouts=u.timeouts,
+            invalid=u.invalid,
+            fallbacks=u.fallbacks,
         )
-        judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
+        for stage, u in meter.by_stage().items()
+    )
     verdict, evidence, correction, claim_graphs = await finalise(
         claims, verdict, evidence, quotes, stages=stages, images=images
     )
@@ -179,15 +179,34 @@ async def _plain_path(
 ) -> tuple[list[Claim], list[Evidence], Verdict, list[Quote]]:
     """Claims -> queries -> evidence -> graphs -> the verifier (else the no-model judge).
 
+    The claims come from the heuristic stage, or from one language-model call that also writes
+    the queries when `deps.claims_llm` is set (it falls back to the heuristic stage itself);
+    no model takes part in the decision.
     The verifier's quotes are the sentences its verdicts rest on; a fact-check that
     matches a claim still outranks it (`_reviews_first`, as the path without it always did).
     """
     deps, config = stages.deps, stages.config
-    claims = await stages.timed(
-        "claims",
-        image_aware(extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu), images),
-    )
-    queries = await stages.timed("queries", build_queries(claims))
+    if deps.claims_llm is not None:  # the model splits the post; the verifier still decides
+        decomposition: Decomposition = await stages.timed(
+            "claims",
+            image_aware(
+                decompose_post(
+                    post,
+                    llm=deps.claims_llm,
+                    image_descriptions=[d.text for d in images.descriptions],
+                    max_claims=config.max_claims,
+                ),
+                images,
+            ),
+        )
+        claims = list(decomposition.claims)
+        queries = [*decomposition.queries, *await build_queries(claims)]
+    else:
+        claims = await stages.timed(
+            "claims",
+            image_aware(extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu), images),
+        )
+        queries = await stages.timed("queries", build_queries(claims))
     queries = image_queries(claims, queries, images)
     evidence = await stages.gather(claims, queries)
     await stages.verify(claims, evidence)

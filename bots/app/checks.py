@@ -179,6 +179,16 @@ class CheckFactory:
             return self.resources.local_captioner()
         return None
 
+    async def claims_llm(self, judge: JudgeChoice | None = None) -> LLMClient | None:
+        """Return the model that splits posts for the verifier, or None for heuristic claims.
+
+        Only where the verifier judges (`judge`, default `judge_choice`) and
+        FACTBOT_VERIFIER__CLAIMS is `model`; None too when no model can be had.
+        """
+        if (judge or self.judge_choice) != "verifier" or self.settings.verifier.claims != "model":
+            return None
+        return await self.resources.llm()
+
     async def model_deps(
         self, *, fallback: Judge, judge: JudgeChoice | None = None
     ) -> ModelDeps | None:
@@ -254,7 +264,9 @@ class CheckFactory:
         model = await self.model_deps(fallback=deps.judge)
         # after the model client: a vision endpoint may write the captions
         images = await self.image_deps(post, llm=model.llm if model else None)
-        deps = dataclasses.replace(deps, web=web, references=references, images=images)
+        deps = dataclasses.replace(
+            deps, web=web, references=references, images=images, claims_llm=await self.claims_llm()
+        )
         check = await run_check(
             post,
             deps=deps,

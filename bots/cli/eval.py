@@ -65,6 +65,13 @@ def _write_report(report: dict[str, Any], path: Path | None) -> None:
     "rated fact-check matching alone (the judge before the verifier).",
 )
 @click.option(
+    "--claims",
+    "claims_stage",
+    type=click.Choice(["heuristic", "model"]),
+    help="With --judge verifier: where its claims come from, the heuristic stage or one "
+    "language-model call (default: FACTBOT_VERIFIER__CLAIMS).",
+)
+@click.option(
     "--model/--no-model",
     "use_model",
     default=False,
@@ -101,6 +108,7 @@ def averitec(
     outside_sample: int | None,
     report_path: Path | None,
     judge_choice: str | None,
+    claims_stage: str | None,
     use_model: bool,
     use_graph: bool | None,
     resume_path: Path | None,
@@ -138,6 +146,10 @@ def averitec(
     elif use_model and judge_choice != "model":
         raise click.UsageError("--model is --judge model: give one of them")
     use_model = judge_choice in ("model", "hybrid")
+    if claims_stage is not None and judge_choice != "verifier":
+        raise click.UsageError("--claims is for --judge verifier (the model path has its own)")
+    claims_stage = claims_stage or app.settings.verifier.claims
+    model_claims = judge_choice == "verifier" and claims_stage == "model"
     if use_graph is not None:
         graph = app.settings.graph.model_copy(update={"enabled": use_graph})
         app.settings = app.settings.model_copy(update={"graph": graph})
@@ -146,6 +158,14 @@ def averitec(
     drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
     claims = stratified_sample(drawn, sample, seed=seed) if sample is not None else drawn
     config = app.checks.check_config()
+    vs = app.settings.verifier
+    verifier_knobs = {
+        "model_dir": str(vs.model_dir.resolve()) if vs.model_dir else "shipped",
+        "support": vs.support,
+        "refute": vs.refute,
+        "mixed": vs.mixed,
+        "confident": vs.confident,
+    }
     journal: Journal | None = None
     done: dict[int, Any] = {}
     if resume_path is not None:
@@ -156,6 +176,7 @@ def averitec(
                 "mode": mode,
                 "model": use_model,
                 "judge": judge_choice,
+                "claims": claims_stage if judge_choice == "verifier" else "model",
                 "graph": graphs is not None,
                 "limit": limit,
                 "sample": sample,
@@ -165,6 +186,7 @@ def averitec(
                 "max_claims": config.max_claims,
                 "max_evidence": config.max_evidence,
                 "refine_rounds": app.settings.model.refine_rounds,
+                "verifier": verifier_knobs if judge_choice in ("verifier", "hybrid") else None,
             },
         )
         try:
@@ -188,7 +210,7 @@ def averitec(
     def on_outcome(outcome: Any) -> None:
         # A killed local server turns every later claim into a fallback: stop instead of
         # recording them, so the same command resumes once the machine is quiet.
-        if use_model and app.resources.local_model.died:
+        if (use_model or model_claims) and app.resources.local_model.died:
             raise click.ClickException(
                 "the local model server exited during the run; claim "
                 f"{outcome.claim.index} and later were not recorded: rerun the same command"
@@ -198,6 +220,7 @@ def averitec(
             journal.append(outcome)
 
     started = time.perf_counter()
+    claims_llm: Any = None  # the verifier's claims model, made in the run's event loop
 
     async def index(store: Store, claims: list[EvalClaim]) -> CheckDeps:
         """Ingest the claims' evidence documents and return the dependencies of a check."""
@@ -218,12 +241,13 @@ def averitec(
             judge=judge,
             graphs=graphs,
             verifier=app.resources.verifier if judge_choice == "verifier" else None,
+            claims_llm=claims_llm,
         )
 
     judge_name = "verifier" if judge_choice == "verifier" else judge.name
 
     async def go() -> list[Any]:
-        nonlocal judge_name
+        nonlocal judge_name, claims_llm
         if not todo:  # every claim is in the journal: nothing to start
             judge_name = judge_choice if use_model else judge_name
             return []
@@ -241,6 +265,13 @@ def averitec(
                 )
             if model is not None:
                 judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
+            if model_claims:
+                claims_llm = await app.resources.llm()
+                if claims_llm is None:
+                    raise click.ClickException(
+                        "--claims model needs a language model: set FACTBOT_MODEL__BASE_URL or "
+                        "run `make model` for the local one"
+                    )
 
             async def gold(claim: EvalClaim) -> Check:
                 with Store.open(":memory:") as store:

@@ -368,6 +368,12 @@ class VerifierSettings(BaseModel):
         "judge), hybrid (the model, settled towards a confident verifier), auto (model with an "
         "endpoint, else verifier); model or hybrid without any model fall back to verifier",
     )
+    claims: Literal["heuristic", "model"] = Field(
+        default="heuristic",
+        description="where the verifier's claims come from: heuristic (sentences, no model) or "
+        "model (one language-model call splits the post and writes the queries; the endpoint, "
+        "else the local model)",
+    )
     model_dir: Path | None = Field(
         default=None,
         description="an exported stance model (the export/ folder of `factbot train stance`); "
@@ -386,7 +392,8 @@ class VerifierSettings(BaseModel):
         default=Thresholds.confident,
         ge=0,
         le=1,
-        description="hybrid: the verifier overrules the model from here",
+        description="hybrid: the verifier overrules the model from this deciding probability "
+        "(1 = never, the default fitted on AVeriTeC train)",
     )
     batch_size: int = Field(default=32, ge=1, le=512, description="pairs per ONNX batch")
 

@@ -64,6 +64,9 @@ class CheckDeps:
     sources: SearchStatus | None = None  # what evidence sources the check starts with
     # factbot's trained verifier: decides claims on the path without a language model
     verifier: VerifierJudge | None = None
+    # the language model that splits posts into claims and queries for the verifier (one call);
+    # None: the heuristic claims stage, no model at all
+    claims_llm: LLMClient | None = None
 
 
 @dataclass(frozen=True)

@@ -255,3 +255,50 @@ def test_the_hybrid_judge_quotes_with_the_verifier_and_shows_its_reading(
     shown = {q.text: f'verifier="{q.stance.value} {q.strength:.2f}"' for q in check.quotes}
     assert any(attribute in judged for attribute in shown.values())
     app.close()
+
+
+def test_the_verifier_can_take_its_claims_from_the_model(tmp_path: Path, embedder: Any) -> None:
+    with serve_openai(router=router) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        app.settings.verifier.judge = "verifier"
+        app.settings.verifier.claims = "model"
+        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
+        check = asyncio.run(app.check(post))
+        stages = [s.stage for s in fake.completions]
+    assert stages == ["claims"]  # one call splits the post; the stance model decides
+    assert check.judge == "verifier"
+    assert [c.text for c in check.claims] == ["Drinking bleach protects you against COVID-19."]
+    assert [(u.stage, u.calls, u.fallbacks) for u in check.usage] == [("claims", 1, 0)]
+    assert all(cv.basis is not Basis.MODEL for cv in check.verdict.claims)
+    app.close()
+
+
+def test_a_failing_claims_model_leaves_the_verifier_its_heuristic_claims(
+    tmp_path: Path, embedder: Any
+) -> None:
+    with serve_openai(router=lambda seen: error(500)) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        app.settings.verifier.judge = "verifier"
+        app.settings.verifier.claims = "model"
+        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
+        check = asyncio.run(app.check(post))
+    assert check.judge == "verifier"
+    assert check.claims  # the heuristic stage's
+    assert [(u.stage, u.fallbacks) for u in check.usage] == [("claims", 1)]
+    app.close()
+
+
+def test_the_model_claims_setting_leaves_the_heuristic_stage_without_a_verifier_judge(
+    tmp_path: Path, embedder: Any
+) -> None:
+    with serve_openai(router=router) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        app.settings.verifier.judge = "model"
+        app.settings.verifier.claims = "model"
+        assert asyncio.run(app.checks.claims_llm()) is None  # the model path has its own
+        app.settings.verifier.judge = "verifier"
+        assert asyncio.run(app.checks.claims_llm()) is not None
+        app.settings.verifier.claims = "heuristic"
+        assert asyncio.run(app.checks.claims_llm()) is None
+        assert not fake.completions
+    app.close()

@@ -141,3 +141,35 @@ def test_eval_with_a_model_counts_calls_and_tokens(
     assert report["model_calls_per_claim"] >= 1
     assert report["input_tokens_per_claim"] > 0
     assert report["decided_by"] and report["sample"]["labels"]
+
+
+def test_eval_of_the_verifier_can_take_its_claims_from_a_model(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.pipeline.llm.fake_openai import Seen, serve_openai
+
+    def router(seen: Seen) -> object:
+        user = "\n".join(m["content"] for m in seen.messages if m["role"] == "user")
+        post = user.split(">\n", 1)[1].rsplit("\n</post>", 1)[0]  # the claim, as the post
+        return {"checkable": True, "reason": "", "claims": [{"text": post, "queries": [post]}]}
+
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+    data = str(shared_data / "eval" / "averitec" / "dev.json")
+    with serve_openai(router=router) as fake:
+        monkeypatch.setenv("FACTBOT_MODEL__BASE_URL", fake.base_url)
+        monkeypatch.setenv("FACTBOT_MODEL__MODE", "endpoint")
+        report_path = tmp_path / "report.json"
+        args = ["eval", "averitec", "--no-progress", "--limit", "3", "--data", data]
+        result = CliRunner().invoke(
+            main,
+            [*args, "--judge", "verifier", "--claims", "model", "--report", str(report_path)],
+            catch_exceptions=False,
+        )
+        stages = {s.stage for s in fake.completions}
+        wrong = CliRunner().invoke(main, [*args, "--judge", "model", "--claims", "heuristic"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(report_path.read_text())
+    assert report["judge"] == "verifier"
+    assert report["model_calls_per_claim"] == 1  # the claims call; the stance model decides
+    assert stages == {"claims"}
+    assert wrong.exit_code == 2 and "--claims is for --judge verifier" in wrong.output
