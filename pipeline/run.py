@@ -29,12 +29,13 @@ from pipeline.checking.stages import Stages
 from pipeline.checking.steps import Judged, judge_claims, quote_all
 from pipeline.claims.heuristic import extract_claims
 from pipeline.claims.model import Decomposition, decompose_post
-from pipeline.claims.queries import build_queries
+from pipeline.claims.queries import Query, build_queries
 from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
 from pipeline.inputs.injection import screen_post
 from pipeline.judge.claimreview import combine
+from pipeline.llm.client import LLMClient
 from pipeline.llm.usage import metering
 from pipeline.records.domain import (
     Assessment,
@@ -187,20 +188,7 @@ async def _plain_path(
     """
     deps, config = stages.deps, stages.config
     if deps.claims_llm is not None:  # the model splits the post; the verifier still decides
-        decomposition: Decomposition = await stages.timed(
-            "claims",
-            image_aware(
-                decompose_post(
-                    post,
-                    llm=deps.claims_llm,
-                    image_descriptions=[d.text for d in images.descriptions],
-                    max_claims=config.max_claims,
-                ),
-                images,
-            ),
-        )
-        claims = list(decomposition.claims)
-        queries = [*decomposition.queries, *await build_queries(claims)]
+        claims, queries = await _model_claims(post, deps.claims_llm, stages=stages, images=images)
     else:
         claims = await stages.timed(
             "claims",
@@ -261,6 +249,27 @@ async def _hybrid(claims: list[Claim], judged: Judged, model: ModelDeps, deps: C
     return dataclasses.replace(judged, evidence=evidence, verdict=verdict, quotes=quotes)
 
 
+async def _model_claims(
+    post: Post, llm: LLMClient, *, stages: Stages, images: ImageReport
+) -> tuple[list[Claim], list[Query]]:
+    """Return the claims one model call finds in post and their queries (its own, then each
+    claim's wording: relevance is measured against it)."""
+    decomposition: Decomposition = await stages.timed(
+        "claims",
+        image_aware(
+            decompose_post(
+                post,
+                llm=llm,
+                image_descriptions=[d.text for d in images.descriptions],
+                max_claims=stages.config.max_claims,
+            ),
+            images,
+        ),
+    )
+    claims = list(decomposition.claims)
+    return claims, [*decomposition.queries, *await build_queries(claims)]
+
+
 async def _model_path(
     post: Post, *, model: ModelDeps, stages: Stages, images: ImageReport
 ) -> tuple[list[Claim], Judged]:
@@ -270,21 +279,7 @@ async def _model_path(
     missing 5W1H facts (CRAVE) and for the parts of its graph no evidence matched (RAV).
     """
     deps, config = stages.deps, stages.config
-    decomposition: Decomposition = await stages.timed(
-        "claims",
-        image_aware(
-            decompose_post(
-                post,
-                llm=model.llm,
-                image_descriptions=[d.text for d in images.descriptions],
-                max_claims=config.max_claims,
-            ),
-            images,
-        ),
-    )
-    claims = list(decomposition.claims)
-    # The claim itself is always searched too, so relevance is measured against its wording.
-    queries = [*decomposition.queries, *await build_queries(claims)]
+    claims, queries = await _model_claims(post, model.llm, stages=stages, images=images)
     queries = [with_terms(q, images.terms) for q in queries]
     evidence = await stages.gather(claims, queries, "")
     quotes = await stages.timed("extraction", quote_all(claims, evidence, model, config))

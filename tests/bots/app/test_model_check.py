@@ -236,17 +236,28 @@ def test_checks_share_the_process_clients(
     app.close()
 
 
+BLEACH = "Drink bleach, it protects you against COVID-19!!"
+
+
+def _bleach_check(
+    tmp_path: Path, embedder: Any, answer: Any, **verifier: str
+) -> tuple[Check, list[Seen]]:
+    """Check the bleach post with the verifier settings given, against `answer` as the model."""
+    with serve_openai(router=answer) as fake:
+        app = _app(tmp_path, fake.base_url, embedder)
+        for name, value in verifier.items():
+            setattr(app.settings.verifier, name, value)
+        check = asyncio.run(app.check(post_from_text(BLEACH, max_chars=10_000)))
+        app.close()
+        return check, list(fake.completions)
+
+
 def test_the_hybrid_judge_quotes_with_the_verifier_and_shows_its_reading(
     tmp_path: Path, embedder: Any
 ) -> None:
-    with serve_openai(router=router) as fake:
-        app = _app(tmp_path, fake.base_url, embedder)
-        app.settings.verifier.judge = "hybrid"
-        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
-        check = asyncio.run(app.check(post))
-        stages = [s.stage for s in fake.completions]
-        judged = _user(fake.completions[-1])
-    assert stages == ["claims", "judge"]  # the stance model quotes: no extraction call
+    check, seen = _bleach_check(tmp_path, embedder, router, judge="hybrid")
+    judged = _user(seen[-1])
+    assert [s.stage for s in seen] == ["claims", "judge"]  # the stance model quotes
     assert check.judge == "hybrid:model:fake-model"
     assert check.verdict.label is Label.FALSE
     assert check.quotes and all(q.strength is not None for q in check.quotes)
@@ -254,38 +265,27 @@ def test_the_hybrid_judge_quotes_with_the_verifier_and_shows_its_reading(
     assert all(q.text in pages[q.evidence_id] for q in check.quotes)  # verbatim
     shown = {q.text: f'verifier="{q.stance.value} {q.strength:.2f}"' for q in check.quotes}
     assert any(attribute in judged for attribute in shown.values())
-    app.close()
 
 
 def test_the_verifier_can_take_its_claims_from_the_model(tmp_path: Path, embedder: Any) -> None:
-    with serve_openai(router=router) as fake:
-        app = _app(tmp_path, fake.base_url, embedder)
-        app.settings.verifier.judge = "verifier"
-        app.settings.verifier.claims = "model"
-        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
-        check = asyncio.run(app.check(post))
-        stages = [s.stage for s in fake.completions]
-    assert stages == ["claims"]  # one call splits the post; the stance model decides
+    check, seen = _bleach_check(tmp_path, embedder, router, judge="verifier", claims="model")
+    assert [s.stage for s in seen] == [
+        "claims"
+    ]  # one call splits the post; the stance model decides
     assert check.judge == "verifier"
     assert [c.text for c in check.claims] == ["Drinking bleach protects you against COVID-19."]
     assert [(u.stage, u.calls, u.fallbacks) for u in check.usage] == [("claims", 1, 0)]
     assert all(cv.basis is not Basis.MODEL for cv in check.verdict.claims)
-    app.close()
 
 
 def test_a_failing_claims_model_leaves_the_verifier_its_heuristic_claims(
     tmp_path: Path, embedder: Any
 ) -> None:
-    with serve_openai(router=lambda seen: error(500)) as fake:
-        app = _app(tmp_path, fake.base_url, embedder)
-        app.settings.verifier.judge = "verifier"
-        app.settings.verifier.claims = "model"
-        post = post_from_text("Drink bleach, it protects you against COVID-19!!", max_chars=10_000)
-        check = asyncio.run(app.check(post))
+    failing = lambda seen: error(500)  # noqa: E731
+    check, _ = _bleach_check(tmp_path, embedder, failing, judge="verifier", claims="model")
     assert check.judge == "verifier"
     assert check.claims  # the heuristic stage's
     assert [(u.stage, u.fallbacks) for u in check.usage] == [("claims", 1)]
-    app.close()
 
 
 def test_the_model_claims_setting_leaves_the_heuristic_stage_without_a_verifier_judge(
