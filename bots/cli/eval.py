@@ -327,6 +327,33 @@ def averitec(
     _write_report(report, report_path)
 
 
+@eval_group.command("compare")
+@click.argument("first", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("second", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
+def compare_runs(first: Path, second: Path, report_path: Path | None) -> None:
+    """Compare two `eval averitec --resume` journals on the claims both hold.
+
+    Prints each run's macro-F1 and accuracy, the difference (SECOND - FIRST) with a 95 % paired
+    bootstrap interval, how many claims only one run got right, and true claims called false.
+    """
+    from bots.evaluation.journal import read_journal
+    from bots.evaluation.score import compare
+
+    runs = [list(read_journal(path).outcomes.values()) for path in (first, second)]
+    if not all(runs):
+        raise click.ClickException("both journals must hold decided claims")
+    try:
+        result = compare(*runs)
+    except ValueError as exc:
+        raise click.ClickException(f"{exc}: these journals are not runs on the same data") from exc
+    result = {"first": str(first), "second": str(second), **result}
+    text = json.dumps(result, indent=2)
+    click.echo(text)
+    if report_path is not None:
+        report_path.write_text(text + "\n", encoding="utf-8")
+
+
 @eval_group.command("relevance")
 @click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
 @click.option("--limit", type=int, help="Only the first N claims.")
