@@ -359,8 +359,8 @@ class VerifierSettings(BaseModel):
     `model` (the language-model judge), `hybrid` (the model judge, settled by code towards a
     confident verifier where they disagree), or `auto`: `model` when an endpoint is configured
     (FACTBOT_MODEL__BASE_URL), else `verifier` (the local default: it was measured better and
-    faster than the local model's judge: docs/evaluation/verdicts.md). The thresholds were chosen on
-    AVeriTeC train (`python -m bench.verifier_thresholds`)."""
+    faster than the local model's judge: docs/results/2026-12-03-verdicts.md). The thresholds,
+    `confident` too, were chosen on AVeriTeC train (`python -m bench.verifier_thresholds`)."""
 
     judge: Literal["auto", "verifier", "model", "hybrid"] = Field(
         default="auto",
