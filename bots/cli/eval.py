@@ -176,7 +176,7 @@ def averitec(
                 "mode": mode,
                 "model": use_model,
                 "judge": judge_choice,
-                "claims": claims_stage if judge_choice == "verifier" else "model",
+                "claims": "model" if use_model or model_claims else "heuristic",
                 "graph": graphs is not None,
                 "limit": limit,
                 "sample": sample,
