@@ -43,7 +43,7 @@ from pipeline.llm.client import LLMClient
 from pipeline.util.clock import SYSTEM, Clock
 from pipeline.util.cpu import CpuPool
 from pipeline.verifier.stance import StanceModel
-from pipeline.verifier.verdict import Thresholds, VerifierJudge
+from pipeline.verifier.verdict import VerifierJudge
 from storage import Store
 from storage.pagecache import StorePageCache
 
@@ -198,9 +198,7 @@ class Resources:
         vs = self.settings.verifier
         return VerifierJudge(
             StanceModel(vs.model_dir, batch_size=vs.batch_size),
-            thresholds=Thresholds(
-                support=vs.support, refute=vs.refute, mixed=vs.mixed, confident=vs.confident
-            ),
+            thresholds=vs.thresholds(),
             cpu=self.cpu,
         )
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, SecretStr, model_validator
 from pipeline.credibility.policy import UnratedPolicy
 from pipeline.fetch.fetcher import FetchPolicy
 from pipeline.image.ocr import rapidocr_missing
-from pipeline.verifier.verdict import Thresholds
+from pipeline.verifier.verdict import Costs, Thresholds
 
 
 class ServerSettings(BaseModel):
@@ -388,6 +388,30 @@ class VerifierSettings(BaseModel):
     mixed: float = Field(
         default=Thresholds.mixed, ge=0, le=1, description="both sides at least this: misleading"
     )
+    veto: float = Field(
+        default=Thresholds.veto,
+        ge=0,
+        le=1.01,
+        description="accurate only while the strongest refutation stays below this "
+        "(above 1: no veto)",
+    )
+    cost_false_as_accurate: float = Field(
+        default=Costs.false_as_accurate,
+        ge=0,
+        description="cost of calling a false claim accurate, when thresholds are fitted "
+        "(python -m bench.verifier_thresholds)",
+    )
+    cost_true_as_false: float = Field(
+        default=Costs.true_as_false, ge=0, description="cost of calling a true claim false"
+    )
+    cost_wrong: float = Field(
+        default=Costs.wrong, ge=0, description="cost of any other wrong decisive label"
+    )
+    cost_unverifiable: float = Field(
+        default=Costs.unverifiable,
+        ge=0,
+        description="cost of answering unverifiable where the truth is decisive",
+    )
     confident: float = Field(
         default=Thresholds.confident,
         ge=0,
@@ -396,6 +420,25 @@ class VerifierSettings(BaseModel):
         "(1 = never, the default fitted on AVeriTeC train)",
     )
     batch_size: int = Field(default=32, ge=1, le=512, description="pairs per ONNX batch")
+
+    def thresholds(self) -> Thresholds:
+        """Return the verdict thresholds these settings name."""
+        return Thresholds(
+            support=self.support,
+            refute=self.refute,
+            mixed=self.mixed,
+            veto=self.veto,
+            confident=self.confident,
+        )
+
+    def costs(self) -> Costs:
+        """Return the error costs thresholds are fitted under."""
+        return Costs(
+            false_as_accurate=self.cost_false_as_accurate,
+            true_as_false=self.cost_true_as_false,
+            wrong=self.cost_wrong,
+            unverifiable=self.cost_unverifiable,
+        )
 
 
 class EmbeddingSettings(BaseModel):
