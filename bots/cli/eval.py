@@ -157,13 +157,14 @@ def averitec(
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
     drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
     claims = stratified_sample(drawn, sample, seed=seed) if sample is not None else drawn
-    config = app.checks.check_config()
+    config = app.checks.check_config("verifier" if judge_choice == "verifier" else "model")
     vs = app.settings.verifier
     verifier_knobs = {
         "model_dir": str(vs.model_dir.resolve()) if vs.model_dir else "shipped",
         "support": vs.support,
         "refute": vs.refute,
         "mixed": vs.mixed,
+        "veto": vs.veto,
         "confident": vs.confident,
     }
     journal: Journal | None = None
@@ -185,6 +186,7 @@ def averitec(
                 # the knobs that change what is measured: another value is another run
                 "max_claims": config.max_claims,
                 "max_evidence": config.max_evidence,
+                "relevance_threshold": config.relevance_threshold,
                 "refine_rounds": app.settings.model.refine_rounds,
                 "verifier": verifier_knobs if judge_choice in ("verifier", "hybrid") else None,
             },

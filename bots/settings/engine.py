@@ -29,7 +29,8 @@ class RetrievalSettings(BaseModel):
         default=0.60,
         ge=-1.0,
         le=1.0,
-        description="minimum claim-passage cosine (all-MiniLM-L6-v2); calibrated on AVeriTeC dev",
+        description="minimum claim-passage cosine (all-MiniLM-L6-v2) for the language-model "
+        "judges (the verifier has its own, FACTBOT_VERIFIER__RELEVANCE); set on AVeriTeC dev",
     )
     max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
     review_match_threshold: float = Field(
@@ -387,6 +388,14 @@ class VerifierSettings(BaseModel):
     )
     mixed: float = Field(
         default=Thresholds.mixed, ge=0, le=1, description="both sides at least this: misleading"
+    )
+    relevance: float = Field(
+        default=0.2,
+        ge=-1.0,
+        le=1.0,
+        description="the verifier reads passages from this claim-passage cosine on (the "
+        "language-model judges keep FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD); fitted on "
+        "AVeriTeC train with the thresholds",
     )
     veto: float = Field(
         default=Thresholds.veto,
