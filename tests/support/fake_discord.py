@@ -114,6 +114,7 @@ class FakeDiscord(FakeServer):
         self.identified = asyncio.Event()
         self.sessions: list[_Session] = []
         self.connections: list[dict[str, str]] = []  # each gateway connection's query
+        self.gateway_headers: list[dict[str, str]] = []  # each gateway connection's headers
         self.resumes = 0
         self.member_counts: dict[str, int] = {}  # guild -> approximate_member_count
         self._nonces: dict[tuple[str, str], str] = {}
@@ -199,6 +200,7 @@ class FakeDiscord(FakeServer):
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
         self.connections.append(dict(request.query))
+        self.gateway_headers.append({k.lower(): v for k, v in request.headers.items()})
         compress = request.query.get("compress")
         if compress not in (None, "zlib-stream", "zstd-stream") or (
             compress == "zstd-stream" and zstandard is None
