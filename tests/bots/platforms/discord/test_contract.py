@@ -8,6 +8,7 @@ after the second, and must say who it is (`DiscordBot ($url, $version)`) on ever
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from tests.bots.platforms.discord.conftest import (
     BOB,
     CHANNEL,
+    CLAIM,
     GUILD,
     Bot,
     start_bot,
@@ -51,6 +53,28 @@ async def _deliver(discord: FakeDiscord, interaction_id: str, command: dict[str,
         interaction_id, command, guild_id=GUILD, channel=discord.channels[CHANNEL], requester=BOB
     )
     await discord.dispatch("INTERACTION_CREATE", payload)
+
+
+async def test_a_redelivered_interaction_gets_no_second_callback_and_no_apology(
+    bot: Bot, discord: FakeDiscord, debug_log: io.StringIO
+) -> None:
+    first = p.snowflake(51)
+    command = p.context_menu(target_message(MESSAGE))
+    await bot.interact(command, interaction_id=first)
+    for _ in range(2):  # the same INTERACTION_CREATE again, as replayed after a resume
+        await _deliver(discord, first, command)
+    # A later interaction, answered: the gateway handed factbot the replays before it.
+    await bot.interact(p.context_menu(target_message(OTHER)), interaction_id=p.snowflake(52))
+    await bot.drain()
+
+    assert len(discord.sent("POST", f"/interactions/{first}/*/callback")) == 1
+    edits = [r.json["content"] for r in discord.sent("PATCH", f"/webhooks/100/token-{first}/*")]
+    assert edits[0].startswith("Checking this message.")
+    assert not any("Sorry" in text for text in edits)
+    assert len(discord.sent("POST", f"/channels/{MESSAGE}/messages")) == 1
+    assert len(_requests(bot)) == 2
+    logs = debug_log.getvalue()
+    assert "Traceback" not in logs and "already been acknowledged" not in logs
 
 
 async def test_every_request_to_discord_says_discordbot_url_and_version(
@@ -98,3 +122,37 @@ async def test_every_request_to_discord_says_discordbot_url_and_version(
     assert unnamed == []
     assert discord.gateway_headers
     assert all(USER_AGENT.match(h.get("user-agent", "")) for h in discord.gateway_headers)
+
+
+async def test_a_callback_refused_as_too_late_still_answers_in_a_thread_on_the_message(
+    bot: Bot, discord: FakeDiscord, debug_log: io.StringIO
+) -> None:
+    late = p.snowflake(58)
+    discord.expire(late)  # the gateway was slow: Discord's 3 seconds are gone
+    await _deliver(discord, late, p.context_menu(target_message(MESSAGE)))
+    await until(lambda: _requests(bot))
+    await bot.drain()
+
+    assert _calls_of(discord, late) == [f"POST /interactions/{late}/token-{late}/callback"]
+    [reply] = discord.posted_messages()
+    assert reply.path == f"/channels/{MESSAGE}/messages"  # in the thread started on it
+    assert reply.json["embeds"] and CLAIM in discord.channels[MESSAGE]["name"]
+    logs = debug_log.getvalue()
+    assert len(re.findall(r"interaction expired before it was acknowledged", logs)) == 1
+    assert "Traceback" not in logs
+
+
+async def test_factcheck_text_refused_as_too_late_is_answered_in_the_channel(
+    bot: Bot, discord: FakeDiscord, debug_log: io.StringIO
+) -> None:
+    late = p.snowflake(59)
+    discord.expire(late)
+    await _deliver(
+        discord, late, p.slash("factcheck", [{"name": "text", "type": 3, "value": CLAIM}])
+    )
+    await until(lambda: _requests(bot))
+    await bot.drain()
+    assert _calls_of(discord, late) == [f"POST /interactions/{late}/token-{late}/callback"]
+    [reply] = discord.posted_messages()
+    assert reply.path == f"/channels/{CHANNEL}/messages"
+    assert "Traceback" not in debug_log.getvalue()
