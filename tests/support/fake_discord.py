@@ -16,7 +16,7 @@ repeated nonce returns the first message and posts nothing.
 Where Discord refuses, the stand-in refuses with Discord's codes: a second callback to one
 interaction is 400 / 40060 ("already acknowledged"); a callback to an interaction `expire`d (its
 3 seconds past) is 404 / 10062 ("Unknown interaction") and its token's webhook calls are
-404 / 10015.
+404 / 10015; a second thread on one message is 400 / 160004; an unknown channel is 404 / 10003.
 
 Gateway: HELLO, IDENTIFY → READY (its `resume_gateway_url` is this server) and one GUILD_CREATE
 per guild, RESUME → RESUMED, heartbeat → ACK; `dispatch` sends an event a test injects to every
@@ -356,6 +356,8 @@ class FakeDiscord(FakeServer):
                 return lambda r: _json(self._webhook_message(r, app))
             case "GET", ["channels", cid] if cid in self.channels:
                 return lambda r: _json(self.channels[cid])
+            case "GET", ["channels", cid] if cid.isdigit():
+                return lambda r: _json({"message": "Unknown Channel", "code": 10003}, 404)
             case "GET", ["channels", cid, "messages"] if cid in self.channels:
                 return lambda r: _json(self._channel_messages(cid, r.query))
             case "GET", ["guilds", gid] if gid in self.guilds:
@@ -366,6 +368,9 @@ class FakeDiscord(FakeServer):
                 return lambda r: self._edit_message(cid, mid, r.json)
             case "POST", ["channels", cid, "messages"] if cid in self.channels:
                 return lambda r: _json(self._post_message(cid, r.json))
+            case "POST", ["channels", cid, "messages", mid, "threads"] if mid in self.channels:
+                message = "A thread has already been created for this message"
+                return lambda r: _json({"message": message, "code": 160004}, 400)
             case "POST", ["channels", cid, "messages", mid, "threads"] if cid in self.channels:
                 return lambda r: _json(self._start_thread(cid, mid, r.json))
         return None

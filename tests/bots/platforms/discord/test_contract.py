@@ -124,6 +124,31 @@ async def test_every_request_to_discord_says_discordbot_url_and_version(
     assert all(USER_AGENT.match(h.get("user-agent", "")) for h in discord.gateway_headers)
 
 
+async def test_a_second_check_of_a_message_posts_in_its_thread_without_starting_one(
+    bot: Bot, discord: FakeDiscord
+) -> None:
+    await bot.interact(p.context_menu(target_message(MESSAGE)), interaction_id=p.snowflake(55))
+    await bot.drain()
+    await bot.interact(p.context_menu(target_message(MESSAGE)), interaction_id=p.snowflake(56))
+    await bot.drain()
+    assert len(discord.sent("POST", "/channels/*/threads")) == 1  # never refused with 160004
+    replies = discord.posted_messages()
+    assert replies and {r.path for r in replies} == {f"/channels/{MESSAGE}/messages"}
+    pointer = discord.sent("PATCH", f"/webhooks/100/token-{p.snowflake(56)}/*")[-1]
+    assert pointer.json["content"] == f"Checked. The answer is in <#{MESSAGE}>."
+
+
+async def test_a_thread_people_started_on_the_message_is_used(
+    bot: Bot, discord: FakeDiscord
+) -> None:
+    discord.channels[MESSAGE] = p.thread(MESSAGE, GUILD, CHANNEL, "talk about it")
+    await bot.interact(p.context_menu(target_message(MESSAGE)), interaction_id=p.snowflake(57))
+    await bot.drain()
+    assert discord.sent("POST", "/channels/*/threads") == []
+    [reply] = discord.posted_messages()
+    assert reply.path == f"/channels/{MESSAGE}/messages"
+
+
 async def test_a_callback_refused_as_too_late_still_answers_in_a_thread_on_the_message(
     bot: Bot, discord: FakeDiscord, debug_log: io.StringIO
 ) -> None:
