@@ -192,7 +192,9 @@ class DiscordSender:
             found = await http.request(
                 Route("GET", "/channels/{channel_id}", channel_id=message_id)
             )
-        except (discord.NotFound, discord.Forbidden):  # none (10003), or none factbot may see
+        except discord.HTTPException as exc:  # none (10003), none to see, or no answer
+            if exc.status != 404:  # starting one says what is there (160004 if one is)
+                log.info("thread look-up failed", extra={"status": exc.status})
             return False
         return str(found.get("parent_id")) == channel_id and found.get("type") in THREAD_TYPES
 
