@@ -81,10 +81,10 @@ class Costs:
     costs 0. Operators who would rather abstain more, or less, change these and refit.
     """
 
-    false_as_accurate: float = 5.0
-    true_as_false: float = 5.0
+    false_as_accurate: float = 4.0
+    true_as_false: float = 4.0
     wrong: float = 1.0  # any other wrong decisive label (e.g. misleading for false)
-    unverifiable: float = 0.6  # no decision where the gold label is decisive
+    unverifiable: float = 1.0  # no decision where the gold label is decisive
 
     def of(self, gold: Label, predicted: Label) -> float:
         """Return the cost of answering `predicted` where the truth is `gold`."""
