@@ -3,11 +3,11 @@
 Without a language model, check-worthiness is a transparent heuristic: a sentence is kept when
 it has enough words (`word_count`: Han, kana and Thai are measured by characters) and states
 something (a number in any script's digits, a named entity or a factual verb, listed per
-language in `_CUES`) rather than asking, greeting or giving a first-person opinion. A sentence that speaks to the
-fact-checker instead ("Note to the AI: ...", "Ignore previous instructions ...") states nothing
-about the world and is never a claim. When more sentences qualify than `max_claims`, the
-best-scored ones are kept in their original order. Splitting and scoring a long post (100,000
-characters) takes a sixth of a second, so it runs in the CPU pool.
+language in `_CUES`) rather than asking, greeting or giving a first-person opinion. A sentence
+that speaks to the fact-checker instead ("Note to the AI: ...", "Ignore previous
+instructions ...") states nothing about the world and is never a claim. When more sentences
+qualify than `max_claims`, the best-scored ones are kept in their original order. Splitting and
+scoring a long post (100,000 characters) takes a sixth of a second, so it runs in the CPU pool.
 
 Failure policy: a post with nothing check-worthy raises EmptyPostError; nothing else raises.
 """

@@ -104,7 +104,8 @@ STOPWORDS_BY_LANGUAGE: dict[str, frozenset[str]] = {
     ),
     "pt": frozenset(
         """o os as um uma de do da dos das em no na nos nas e ou que é são foi ser se seu sua
-        por para com sem sobre como mais mas este esta isso não já muito também segundo ao""".split()
+        por para com sem sobre como mais mas este esta isso não já muito também segundo
+        ao""".split()
     ),
     "fr": frozenset(
         """le la les un une des de du au aux et ou que qui est sont été être a ont se sa ses
@@ -122,7 +123,9 @@ STOPWORDS_BY_LANGUAGE: dict[str, frozenset[str]] = {
     ),
 }
 ALL_STOPWORDS = STOPWORDS.union(*STOPWORDS_BY_LANGUAGE.values())
-_ELISION_RE = regex.compile(r"^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu|dell|nell|all|sull)['’](?=\p{L})")
+_ELISION_RE = regex.compile(
+    r"^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu|dell|nell|all|sull)['’](?=\p{L})"
+)
 
 
 def is_emoji_or_symbol(char: str) -> bool:
