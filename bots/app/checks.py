@@ -110,6 +110,7 @@ class CheckFactory:
             graphs=r.graphs,
             sources=sources,
             verifier=r.verifier if self.judge_choice == "verifier" else None,
+            languages=r.languages,
         )
 
     async def image_deps(self, post: Post, *, llm: LLMClient | None = None) -> ImageDeps | None:

@@ -39,6 +39,7 @@ from pipeline.graph.verify import GraphVerifier
 from pipeline.image.caption import LocalCaptioner
 from pipeline.image.faces import DlibFaces
 from pipeline.image.ocr import OcrEngine, ocr_engine
+from pipeline.inputs.language import LanguageIdentifier
 from pipeline.llm.client import LLMClient
 from pipeline.util.clock import SYSTEM, Clock
 from pipeline.util.cpu import CpuPool
@@ -200,6 +201,16 @@ class Resources:
             StanceModel(vs.model_dir, batch_size=vs.batch_size),
             thresholds=vs.thresholds(),
             cpu=self.cpu,
+        )
+
+    @cached_property
+    def languages(self) -> LanguageIdentifier | None:
+        """Return the language identifier (lingua loads on first use), or None when it is off."""
+        ls = self.settings.language_id
+        if not ls.enabled:
+            return None
+        return LanguageIdentifier(
+            min_confidence=ls.min_confidence, low_accuracy=ls.accuracy == "low"
         )
 
     @cached_property

@@ -23,6 +23,7 @@ from bots.settings.engine import (
     GraphSettings,
     ImageSettings,
     JobSettings,
+    LanguageIdSettings,
     ModelSettings,
     ReferenceSettings,
     RetrievalSettings,
@@ -63,6 +64,7 @@ __all__ = [
     "GuardSettings",
     "ImageSettings",
     "JobSettings",
+    "LanguageIdSettings",
     "MastodonSettings",
     "MetricsSettings",
     "ModelSettings",
@@ -157,6 +159,7 @@ class Settings(BaseSettings):
     reverse_image: ReverseImageSettings = ReverseImageSettings()
     model: ModelSettings = ModelSettings()
     verifier: VerifierSettings = VerifierSettings()
+    language_id: LanguageIdSettings = LanguageIdSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()
     queue: QueueSettings = QueueSettings()

@@ -353,6 +353,30 @@ class ModelSettings(BaseModel):
     docs_per_call: int = Field(default=4, ge=1, le=10, description="documents per extraction call")
 
 
+class LanguageIdSettings(BaseModel):
+    """Language identification of posts and claims (pipeline/inputs/language.py).
+
+    Script rules decide first; lingua's n-gram models (in the wheel, nothing downloaded) tell
+    apart the languages that share a script. `high` accuracy preloads every n-gram size of the
+    18 languages lingua decides (about 430 MB resident, ~0.5 ms a short post); `low` keeps
+    trigrams only (about 30 MB) and misreads more two-word posts."""
+
+    enabled: bool = Field(
+        default=True,
+        description="identify each post's and claim's language; off: the platform's language "
+        "field is kept and only scripts keep the English-only stance model off other languages",
+    )
+    accuracy: Literal["high", "low"] = Field(
+        default="high", description="lingua's mode: high (~430 MB) or low (trigrams, ~30 MB)"
+    )
+    min_confidence: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="lingua's share for its best language below which a text is 'und'",
+    )
+
+
 class VerifierSettings(BaseModel):
     """factbot's trained verifier and which judge decides a claim's label.
 
