@@ -26,10 +26,19 @@ def _array(initializer: Any) -> np.ndarray:
     return np.asarray(numpy_helper.to_array(initializer))
 
 
-def _dequantised(inits: dict[str, Any], stem: str) -> np.ndarray:
+def _dequantised(inits: dict[str, Any], stem: str, axis: int = -1) -> np.ndarray:
+    """Return `(q - zero_point) * scale`; per-channel scales lie along `axis` of q.
+
+    A `MatMulInteger` weight ([in, out]) is scaled per output column (the last axis); a
+    quantised embedding's `DequantizeLinear` names its axis.
+    """
     q = _array(inits[f"{stem}_quantized"]).astype(np.float32)
     scale = _array(inits[f"{stem}_scale"]).astype(np.float32)
     zero = _array(inits[f"{stem}_zero_point"]).astype(np.float32)
+    if scale.ndim == 1 and q.ndim == 2:
+        shape = [1, 1]
+        shape[axis] = scale.size
+        scale, zero = scale.reshape(shape), zero.reshape(shape)
     return (q - zero) * scale
 
 
@@ -45,6 +54,11 @@ def onnx_state(model_path: Path) -> dict[str, np.ndarray]:
 
     graph = onnx.load(str(model_path)).graph
     inits = {i.name: i for i in graph.initializer}
+    axes = {  # a quantised embedding's per-channel axis, from its DequantizeLinear node
+        node.input[1][: -len("_scale")]: next((a.i for a in node.attribute if a.name == "axis"), 1)
+        for node in graph.node
+        if node.op_type == "DequantizeLinear" and node.input[1].endswith("_scale")
+    }
     state: dict[str, np.ndarray] = {}
     for name, init in inits.items():
         if name.endswith(("_quantized", "_scale", "_zero_point")) or name.startswith("onnx::"):
@@ -57,7 +71,7 @@ def onnx_state(model_path: Path) -> dict[str, np.ndarray]:
             if stem.endswith("_Transposed"):  # the head, stored transposed
                 state[stem[: -len("_Transposed")]] = _dequantised(inits, stem).T.copy()
             else:  # the embeddings
-                state[stem] = _dequantised(inits, stem)
+                state[stem] = _dequantised(inits, stem, axes.get(stem, 1))
     for node in graph.node:
         weight = node.input[1] if len(node.input) > 1 else ""
         if node.op_type == "MatMulInteger" and weight.startswith("onnx::"):

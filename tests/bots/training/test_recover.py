@@ -63,3 +63,21 @@ def test_an_export_of_another_shape_is_refused(tmp_path: Path) -> None:
     model, _ = load_base(str(base.get_model_path()))
     with pytest.raises(TrainError, match="missing: "):
         load_recovered(model, tmp_path)
+
+
+def test_per_channel_scales_apply_along_their_axis() -> None:
+    from onnx import numpy_helper
+
+    from bots.training.recover import _dequantised
+
+    q = np.array([[2, -4], [6, 8]], dtype=np.int8)
+    scale = np.array([0.5, 0.25], dtype=np.float32)
+    zero = np.zeros(2, dtype=np.int8)
+    inits = {
+        f"w{suffix}": numpy_helper.from_array(a, f"w{suffix}")
+        for suffix, a in (("_quantized", q), ("_scale", scale), ("_zero_point", zero))
+    }
+    # a MatMul weight [in, out]: one scale per output column
+    assert _dequantised(inits, "w").tolist() == [[1.0, -1.0], [3.0, 2.0]]
+    # an embedding [rows, dims] quantised per row
+    assert _dequantised(inits, "w", axis=0).tolist() == [[1.0, -2.0], [1.5, 2.0]]
