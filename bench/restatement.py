@@ -20,6 +20,7 @@ caught. Run it on any export with `--model-dir`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -108,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     report = {
         "model_dir": str(args.model_dir or "shipped"),
         "claims": len(claims),
-        "thresholds": {"support": t.support, "refute": t.refute, "mixed": t.mixed, "veto": t.veto},
+        "thresholds": dataclasses.asdict(t),
         "frames": probe(model, claims, t),
         "contrast": contrast(model, items, t),
     }

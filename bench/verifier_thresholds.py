@@ -424,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "train_figures": found,
         "defaults_figures": figures(
             rows,
-            predict(rows, settings.verifier.thresholds(), settings.retrieval.relevance_threshold),
+            predict(rows, settings.verifier.thresholds(), settings.verifier.relevance),
             costs,
         ),
         "top": top,

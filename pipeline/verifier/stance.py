@@ -5,9 +5,10 @@ in `pipeline/verifier/model/` with `stance.json` (labels, temperature, sequence 
 sha256 of each file) and `CARD.md`. Probabilities are temperature-scaled on held-apart pairs, so
 0.8 means right about four times in five on data like the calibration pairs.
 
-A passage longer than the model's window is scored in windows of whole sentences; its stance is
-the window with the most decisive reading (the largest supports or refutes probability), and its
-quote is the sentence of that window with the strongest stance, verbatim. No torch at inference:
+A passage longer than the model's window is scored in windows of whole sentences, and each of
+their sentences alone; its stance is the most decisive reading (the largest supports or refutes
+probability), a sentence's support counting only where its window leans to support, and its quote
+is the deciding sentence, verbatim (`score_passages`). No torch at inference:
 onnxruntime and tokenizers only, loaded once, lazily, and run in the CPU pool.
 
 Failure policy: a missing or altered model file raises `ConfigError` naming the fix at load;
@@ -111,6 +112,14 @@ class _Window:
     sentences: tuple[tuple[int, int], ...]
 
 
+def _without_support(p: np.ndarray) -> np.ndarray:
+    """Return a reading with its support moved to not enough info (refutation kept)."""
+    out = p.copy()
+    out[NEI] += out[SUPPORTS]
+    out[SUPPORTS] = 0.0
+    return out
+
+
 class StanceModel:
     """The ONNX stance cross-encoder, loaded lazily, once; thread-safe."""
 
@@ -208,38 +217,52 @@ class StanceModel:
         return windows
 
     def score_passages(self, claim: str, passages: Sequence[str]) -> list[PassageStance]:
-        """Return each passage's stance on the claim, with the sentence that shows it best."""
+        """Return each passage's stance on the claim, with the sentence that shows it best.
+
+        Every window and every sentence of the windows read is scored; a passage's stance is
+        the most decisive of those readings (the largest supports or refutes probability). A
+        sentence can decide alone: a myth-buster's title "X does not protect you" refutes even
+        when the window around it reads as mixed; a sentence's support counts only where its
+        window leans to support too ("Myth: <claim>." on a page that debunks it does not). The
+        quote is the deciding sentence, or the
+        deciding window's sentence with the strongest stance in its direction, verbatim.
+        """
         if not passages:
             return []
         windows = self._windows(claim, passages)
         probs = self.probabilities([(claim, passages[w.passage][w.start : w.end]) for w in windows])
-        best: dict[int, int] = {}
-        for i, window in enumerate(windows):
-            decisive = max(probs[i][SUPPORTS], probs[i][REFUTES])
-            held = best.get(window.passage)
-            if held is None or decisive > max(probs[held][SUPPORTS], probs[held][REFUTES]):
-                best[window.passage] = i
-        # The quote: the chosen window's sentence with the strongest stance in its direction.
-        multi = [i for i in best.values() if len(windows[i].sentences) > 1]
-        sentence_pairs = [
-            (claim, passages[windows[i].passage][s:e])
-            for i in multi
-            for s, e in windows[i].sentences
-        ]
-        sentence_probs = self.probabilities(sentence_pairs)
-        quotes: dict[int, tuple[int, int]] = {}
+        spans = [(i, s, e) for i, w in enumerate(windows) for s, e in w.sentences]
+        multi = {i for i, w in enumerate(windows) if len(w.sentences) > 1}
+        sentence_probs = self.probabilities(
+            [(claim, passages[windows[i].passage][s:e]) for i, s, e in spans if i in multi]
+        )
+        readings: dict[int, list[tuple[np.ndarray, tuple[int, int], int]]] = {}
+        # (probabilities, quoted span, 0 for a window's own reading or 1 for a sentence's)
         offset = 0
-        for i in multi:
-            window = windows[i]
-            direction = SUPPORTS if probs[i][SUPPORTS] >= probs[i][REFUTES] else REFUTES
-            part = sentence_probs[offset : offset + len(window.sentences)]
-            offset += len(window.sentences)
-            quotes[i] = window.sentences[int(np.argmax(part[:, direction]))]
+        for i, window in enumerate(windows):
+            if i in multi:
+                part = sentence_probs[offset : offset + len(window.sentences)]
+                offset += len(window.sentences)
+                direction = SUPPORTS if probs[i][SUPPORTS] >= probs[i][REFUTES] else REFUTES
+                quote = window.sentences[int(np.argmax(part[:, direction]))]
+                found = [(probs[i], quote, 0)]
+                # A sentence out of its context may look like support ("Myth: <claim>."):
+                # its support counts only where its window leans that way too; a sentence
+                # that contradicts the claim counts anywhere.
+                leans = probs[i][SUPPORTS] >= probs[i][REFUTES]
+                found += [
+                    (p if leans else _without_support(p), span, 1)
+                    for p, span in zip(part, window.sentences, strict=True)
+                ]
+            else:
+                found = [(probs[i], window.sentences[0], 0)]
+            readings.setdefault(window.passage, []).extend(found)
         result: list[PassageStance] = []
         for index, passage in enumerate(passages):
-            i = best[index]
-            start, end = quotes.get(i, windows[i].sentences[0])
-            p = probs[i]
+            # the most decisive reading; a window before its own sentences when they tie
+            p, (start, end), _ = max(
+                readings[index], key=lambda r: (max(r[0][SUPPORTS], r[0][REFUTES]), -r[2])
+            )
             result.append(
                 PassageStance(
                     probs=(float(p[0]), float(p[1]), float(p[2])),

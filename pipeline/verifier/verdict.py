@@ -64,10 +64,10 @@ class Thresholds:
     never overruled, it sees the verifier's readings instead.
     """
 
-    support: float = 0.1
-    refute: float = 0.15
-    mixed: float = 0.2
-    veto: float = 1.01  # accurate only while the strongest refutation stays below this
+    support: float = 0.95
+    refute: float = 0.8
+    mixed: float = 0.9
+    veto: float = 0.5  # accurate only while the strongest refutation stays below this
     confident: float = 1.0  # hybrid: the verifier overrules the model judge from here; 1: never
 
 

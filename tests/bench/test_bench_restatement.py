@@ -19,10 +19,30 @@ def test_the_probe_scores_every_frame_on_the_claims_given(
     restatement.main(["--claims", str(claims), "--support", "0.5", "--refute", "0.5"])
     report = json.loads(capsys.readouterr().out)
     assert report["claims"] == 2  # duplicates counted once
-    assert report["thresholds"] == {"support": 0.5, "refute": 0.5}
+    assert report["thresholds"]["support"] == 0.5 and report["thresholds"]["refute"] == 0.5
+    assert report["contrast"]["total"]["n"] == 30  # the hand-written contrast set
     assert set(report["frames"]) == set(restatement.FRAMES)
     for frame in report["frames"].values():
         assert frame["read_as_support"] in (0.0, 0.5, 1.0)
         assert 0.0 <= frame["mean_supports"] <= 1.0 and 0.0 <= frame["mean_refutes"] <= 1.0
     said = restatement.FRAMES["according to a post"][0]("The Eiffel Tower is in Berlin.")
     assert said == "According to a Facebook post, the Eiffel Tower is in Berlin."
+
+
+def test_a_page_that_only_repeats_a_claim_is_not_read_as_support(shared_data: Path) -> None:
+    # the gate of the shipped model at the shipped thresholds, on 100 FEVER-Symmetric test claims
+    # in frames training never used: each "neither" frame read as support for at most 10 % of
+    # claims, "<claim>? Our verdict: this is false." as refutation for at least 90 %. (The
+    # "The claim that <claim> is false, fact-checkers found." frame is read as refutation for
+    # 43 % of 300 only: measured, not gated; docs/results/2026-12-05-verifier-contrast.md.)
+    from pipeline.verifier.stance import StanceModel
+    from pipeline.verifier.verdict import Thresholds
+
+    path = shared_data / "train" / "fever" / "symmetric_test.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    claims = list(dict.fromkeys(str(r["claim"]) for r in rows))[:100]
+    found = restatement.probe(StanceModel(), claims, Thresholds())
+    for name, (_, expected) in restatement.FRAMES.items():
+        if expected == "neither":
+            assert found[name]["read_as_support"] <= 0.10, name
+    assert found["verdict false"]["read_as_refutation"] >= 0.90

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 
 import pytest
 
@@ -33,6 +34,7 @@ from pipeline.verifier.verdict import (
     label_from,
     settle,
 )
+from tests.conftest import FIXTURES
 
 T = Thresholds(support=0.6, refute=0.5, mixed=0.4)
 
@@ -82,7 +84,7 @@ def test_the_costly_errors_cost_more_than_declining_to_decide() -> None:
 
 
 def test_one_side_barely_over_mixed_lets_the_stronger_side_decide() -> None:
-    t = Thresholds(support=0.5, refute=0.5, mixed=0.8)
+    t = Thresholds(support=0.5, refute=0.5, mixed=0.8, veto=1.01)
     assert label_from(0.95, 0.6, t) is Label.ACCURATE
     assert label_from(0.6, 0.95, t) is Label.FALSE
     assert label_from(0.85, 0.9, t) is Label.MISLEADING
@@ -182,3 +184,52 @@ def test_a_confident_of_one_never_overrules_the_model(judge: VerifierJudge) -> N
     model = Verdict(Label.ACCURATE, (ClaimVerdict("c1", Label.ACCURATE, "model", ("e1",)),))
     assert settle(model, decided, Thresholds(confident=0.99))[1] == ["c1"]
     assert settle(model, decided, Thresholds(confident=1.0)) == (model, [])
+
+
+def _contrast_items() -> list[dict[str, str]]:
+    path = FIXTURES / "verifier" / "contrast.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_who_page_refutes_the_bleach_claim_without_its_rating() -> None:
+    # the WHO myth-buster as the corpus holds it, its ClaimReview markup left out
+    [row] = [
+        json.loads(line)
+        for line in (FIXTURES / "corpus.jsonl").read_text().splitlines()
+        if "myth-busters/bleach" in line
+    ]
+    page = f"{row['title']}. {row['text']}"
+    judge = VerifierJudge(StanceModel(), thresholds=Thresholds())
+    decided = asyncio.run(
+        judge.decide(
+            [_claim("Drinking bleach protects you against COVID-19.")], [_evidence(1, page)]
+        )
+    )
+    assert decided.verdict.label is Label.FALSE
+
+
+# The shipped verifier's known misses on the contrast set (docs/results/2026-12-05-verifier-
+# contrast.md): a page naming the winner over the claimed one, and a myth-buster whose "Myth:
+# <claim>. Fact: ..." the model reads as support. Any other endorsement fails this test.
+KNOWN_ENDORSED = {
+    "Serena Williams won the 2018 US Open women's final.",
+    "Eating carrots gives you night vision.",
+}
+
+
+def test_contrasted_claims_are_caught_and_none_newly_endorsed() -> None:
+    # credible passages naming another winner, number, date or place, negating or debunking
+    # the claim (hand-written; `python -m bench.restatement` reports the same set by kind)
+    judge = VerifierJudge(StanceModel(), thresholds=Thresholds())
+    items = _contrast_items()
+    claims = [_claim(item["claim"], f"c{i}") for i, item in enumerate(items)]
+    evidence = [_evidence(i, item["passage"], f"c{i}") for i, item in enumerate(items)]
+    decided = asyncio.run(judge.decide(claims, evidence))
+    labels = {cv.claim_id: cv.label for cv in decided.verdict.claims}
+    false_ones = [f"c{i}" for i, item in enumerate(items) if item["expected"] == "false"]
+    endorsed = {items[int(c[1:])]["claim"] for c in false_ones if labels[c] is Label.ACCURATE}
+    assert endorsed <= KNOWN_ENDORSED
+    caught = sum(labels[c] is Label.FALSE for c in false_ones)
+    assert caught >= len(false_ones) // 2  # 11 of 22 when shipped
+    true_ones = [f"c{i}" for i, item in enumerate(items) if item["expected"] == "accurate"]
+    assert not any(labels[c] is Label.FALSE for c in true_ones)
