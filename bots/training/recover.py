@@ -9,7 +9,7 @@ parameter names, and `MatMulInteger` weights are stored transposed. The recovere
 what the int8 export computes, up to the activation quantisation (checked in the tests).
 
 Failure policy: an export whose graph does not name every parameter of the model raises
-`TrainError` listing the ones missing; nothing is left at its random start silently.
+`RecoverError` listing the ones missing; nothing is left at its random start silently.
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+
+class RecoverError(ValueError):
+    """An export that does not give every parameter of the model (the message names them)."""
 
 
 def _array(initializer: Any) -> np.ndarray:
@@ -86,15 +90,13 @@ def load_recovered(model: Any, directory: Path) -> None:
     """Load the weights recovered from `directory/stance.onnx` into a freshly built model."""
     import torch
 
-    from bots.training.train import TrainError
-
     state = onnx_state(directory / "stance.onnx")
     wanted = model.state_dict()
     # The pooler is unused by the mean-pool head, so the export has none; it keeps its start.
     unused = ("position_ids", ".pooler.dense.weight", ".pooler.dense.bias")
     missing = sorted(k for k in wanted if k not in state and not k.endswith(unused))
     if missing:
-        raise TrainError(
+        raise RecoverError(
             f"{directory}/stance.onnx does not name every parameter of the model; missing: "
             f"{', '.join(missing[:8])}{' …' if len(missing) > 8 else ''}"
         )
@@ -103,7 +105,7 @@ def load_recovered(model: Any, directory: Path) -> None:
     }
     for key, tensor in tensors.items():
         if tuple(tensor.shape) != tuple(wanted[key].shape):
-            raise TrainError(
+            raise RecoverError(
                 f"{directory}/stance.onnx: {key} has shape {tuple(tensor.shape)}, the model "
                 f"{tuple(wanted[key].shape)} (another base?)"
             )

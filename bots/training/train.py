@@ -283,9 +283,12 @@ def fit(config: TrainConfig, prepared: Prepared, progress: Progress | None = Non
     torch.manual_seed(config.seed)
     model, tokenizer = load_base(config.base, pooling=config.pooling)
     if config.init and Path(config.init).is_dir():
-        from bots.training.recover import load_recovered
+        from bots.training.recover import RecoverError, load_recovered
 
-        load_recovered(model, Path(config.init))
+        try:
+            load_recovered(model, Path(config.init))
+        except RecoverError as exc:
+            raise TrainError(str(exc)) from exc
     elif config.init:
         model.load_state_dict(
             torch.load(config.init, map_location="cpu", weights_only=False)["model"]

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bots.training.recover import load_recovered, onnx_state
-from bots.training.train import TrainError, load_base
+from bots.training.recover import RecoverError, load_recovered, onnx_state
+from bots.training.train import load_base
 from pipeline.verifier.stance import StanceModel, bundled_model_dir
 
 torch = pytest.importorskip("torch")
@@ -61,7 +61,7 @@ def test_an_export_of_another_shape_is_refused(tmp_path: Path) -> None:
     )
     onnx.save(helper.make_model(graph), str(tmp_path / "stance.onnx"))
     model, _ = load_base(str(base.get_model_path()))
-    with pytest.raises(TrainError, match="missing: "):
+    with pytest.raises(RecoverError, match="missing: "):
         load_recovered(model, tmp_path)
 
 
