@@ -37,7 +37,7 @@ from typing import Any
 
 import click
 
-from bots.runtime.worker import JobHandler, Outcome
+from bots.runtime.workers.pool import JobHandler, Outcome
 from storage.jobs import Job
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -176,7 +176,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             )
         tasks = []
         if app.settings.queue.engine == "saq":  # the outbox's relay, and saq's workers
-            from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
+            from bots.runtime.workers.saq_engine import Relay, open_queue, run_saq_worker
 
             relay = Relay(app.store, open_queue(app.settings), app.settings)
             tasks.append(asyncio.create_task(relay.run(stopping), name="relay"))

@@ -149,7 +149,7 @@ async def diagnose(
     problems += _source_problems(settings, sources)
     engine: dict[str, Any] = {"engine": "builtin"}
     if settings.queue.engine == "saq":
-        from bots.runtime.saq_engine import depth
+        from bots.runtime.workers.saq_engine import depth
 
         engine = await depth(settings)
         if "error" in engine:

@@ -41,7 +41,7 @@ from bots.runtime.monitor.scheduler import MonitorScheduler
 from bots.runtime.platform import PlatformAdapter, ReplySender
 from bots.runtime.requests import CheckRequests
 from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import JobHandler
+from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.fetch.fetcher import Fetcher

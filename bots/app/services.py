@@ -25,7 +25,7 @@ from bots.runtime.platform import (
 from bots.runtime.requests import CheckRequests
 from bots.runtime.reuse import ReuseIndex
 from bots.runtime.review import ReviewQueue
-from bots.runtime.worker import JobHandler
+from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from storage.x_notes import NOTES_STATUS_KIND
 

@@ -487,8 +487,8 @@ def relay(ctx: click.Context) -> None:
     `factbot serve` runs a relay itself; run this where no `serve` runs, or beside them: any
     number of relays may run, saq keys each job by its id so none runs twice.
     """
-    from bots.runtime.saq_engine import Relay, open_queue
     from bots.runtime.service import install_signal_handlers
+    from bots.runtime.workers.saq_engine import Relay, open_queue
 
     app = _app(ctx)
     if app.settings.queue.engine != "saq":

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import Outcome, PermanentJobError
+from bots.runtime.workers.pool import Outcome, PermanentJobError
 from pipeline.records.domain import Check, Post, new_id
 from pipeline.run import Progress
 from storage import Store

@@ -34,7 +34,7 @@ from bots.runtime.acks import settle
 from bots.runtime.platform import Answer, Destination, FindsSent, Rendered, ReplySender
 from bots.runtime.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.review import ReviewQueue
-from bots.runtime.worker import Outcome, PermanentJobError
+from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check

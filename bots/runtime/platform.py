@@ -25,7 +25,7 @@ from pipeline.records.domain import Check, Correction, Post
 if TYPE_CHECKING:  # pragma: no cover - types only
     import asyncio
 
-    from bots.runtime.jobtypes import JobHandler
+    from bots.runtime.workers.jobtypes import JobHandler
     from bots.settings import Settings
     from pipeline.util.clock import Clock
     from storage import Store

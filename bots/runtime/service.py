@@ -21,7 +21,7 @@ from bots.runtime.deliver import ReplyJobs
 from bots.runtime.intake import reply_kind
 from bots.runtime.platform import Closes, ReplySender
 from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import JobHandler, WorkerConfig, WorkerPool, worker_name
+from bots.runtime.workers.pool import JobHandler, WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
 from pipeline.util.clock import Clock
 from storage import Store
@@ -93,7 +93,7 @@ async def run_jobs(
     if settings.queue.engine != "saq":
         await pool.run(stop)
         return
-    from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
+    from bots.runtime.workers.saq_engine import Relay, open_queue, run_saq_worker
 
     runs = [run_saq_worker(pool, settings, stop)]
     if relay:

@@ -23,7 +23,7 @@ from bots.runtime.monitor.route import Proposer, RouteJobs
 from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
 from bots.runtime.requests import CheckRequests
 from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import JobHandler
+from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store

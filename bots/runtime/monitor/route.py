@@ -31,7 +31,7 @@ from bots.runtime.intake import reply_kind
 from bots.runtime.monitor.policy import Decision, decide
 from bots.runtime.monitor.scan import ANSWER
 from bots.runtime.platform import Destination
-from bots.runtime.worker import Outcome, PermanentJobError
+from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check

@@ -41,7 +41,7 @@ from bots.runtime.monitor.score import Score, score
 from bots.runtime.privacy import Pseudonyms
 from bots.runtime.requests import CheckRequests, FollowUp, Requested
 from bots.runtime.reuse import ReuseHit, ReuseIndex
-from bots.runtime.worker import Outcome, PermanentJobError
+from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock

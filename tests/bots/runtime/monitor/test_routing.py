@@ -24,7 +24,7 @@ from bots.runtime.monitor.route import RouteJobs
 from bots.runtime.monitor.scan import ROUTE, ScanJobs
 from bots.runtime.platform import Actor, Destination
 from bots.runtime.review import ReviewQueue
-from bots.runtime.worker import PermanentJobError
+from bots.runtime.workers.pool import PermanentJobError
 from bots.settings import MonitorSettings, Settings
 from pipeline.records.domain import (
     Check,

@@ -27,7 +27,7 @@ from bots.runtime.review import (
     ReviewQueue,
 )
 from bots.runtime.service import stop_when_idle
-from bots.runtime.worker import WorkerConfig, WorkerPool
+from bots.runtime.workers.pool import WorkerConfig, WorkerPool
 from bots.settings import JobSettings, ReviewSettings, Settings, SlackSettings
 from storage import Store
 from storage.jobs import Backoff

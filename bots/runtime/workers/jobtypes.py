@@ -1,6 +1,6 @@
 """What a job handler returns or raises: the contract between handlers and the worker pool.
 
-Kept apart from `bots.runtime.worker` so that platform adapters, which must not import the
+Kept apart from `bots.runtime.workers.pool` so that platform adapters, which must not import the
 worker or the queue, can still define job kinds of their own (X's Community Notes jobs); the
 `Job` record they receive is re-exported here:
 

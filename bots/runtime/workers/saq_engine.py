@@ -40,7 +40,7 @@ from saq import Job as SaqJob
 from saq import Queue, Worker
 from saq.types import Context, PartialTimersDict
 
-from bots.runtime.worker import WorkerPool
+from bots.runtime.workers.pool import WorkerPool
 from bots.settings import Settings
 from storage import Store
 from storage.jobs import Job

@@ -12,7 +12,7 @@ seconds to finish; the rest are cancelled and handed back to the queue unfinishe
 Failure policy: a handler's `PermanentJobError` (and factbot's `InputError`) makes the job dead
 at once; a `RetryLaterError` is one failed attempt retried after the wait the peer asked for;
 any other exception is one failed attempt retried after the back-off. Nothing a handler raises
-stops the pool. (The handler contract lives in `bots.runtime.jobtypes`, re-exported here.)
+stops the pool. (The handler contract lives in `bots.runtime.workers.jobtypes`, re-exported here.)
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bots.runtime.jobtypes import JobHandler, Outcome, PermanentJobError, RetryLaterError
+from bots.runtime.workers.jobtypes import JobHandler, Outcome, PermanentJobError, RetryLaterError
 from pipeline.errors import InputError
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
