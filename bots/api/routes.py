@@ -20,11 +20,12 @@ GET  /metrics               Prometheus' text format, read from the database (bot
 / (and /try, /jobs, ...)    the dashboard (bots/dashboard), which also decides who may call the API
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
-Images become the post's `image_refs` as a platform attachment's do (`bots.runtime.uploads`):
-what the image stage cannot read is in the check's `images.not_read` with its reason, what never
-reached it (a file over FACTBOT_IMAGES__MAX_BYTES, a link that is not http(s)) in `notes`; the
-check goes on with the rest. A body over FACTBOT_IMAGES__MAX_IMAGES x MAX_BYTES (+1 MB) is 413.
-Workers run beside the API (`FACTBOT_JOBS__WORKERS`) or in `factbot worker` processes.
+Images become the post's `image_refs` as a platform attachment's do
+(`bots.runtime.checking.uploads`): what the image stage cannot read is in the check's
+`images.not_read` with its reason, what never reached it (a file over FACTBOT_IMAGES__MAX_BYTES, a
+link that is not http(s)) in `notes`; the check goes on with the rest. A body over
+FACTBOT_IMAGES__MAX_IMAGES x MAX_BYTES (+1 MB) is 413. Workers run beside the API
+(`FACTBOT_JOBS__WORKERS`) or in `factbot worker` processes.
 """
 
 from __future__ import annotations
@@ -56,10 +57,10 @@ from bots.app.root import App
 from bots.dashboard import mount_dashboard
 from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from bots.render import check_to_json
+from bots.runtime.checking.reuse import ReuseHit
+from bots.runtime.checking.uploads import Upload, gather_images
 from bots.runtime.privacy import retention_loop
-from bots.runtime.reuse import ReuseHit
 from bots.runtime.service import build_pool, close_senders
-from bots.runtime.uploads import Upload, gather_images
 from bots.settings import Settings
 from pipeline import errors
 from pipeline.errors import (

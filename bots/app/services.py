@@ -1,7 +1,7 @@
 """The services over the shared resources: the one way in, platforms, the monitor, review.
 
 `Services` builds each once, on first use: the reuse index and the request service every
-request goes through (`bots.runtime.requests.CheckRequests`), the platform service and the
+request goes through (`bots.runtime.checking.requests.CheckRequests`), the platform service and the
 adapters of the configured platforms (`PlatformContext.service` is that service, typed), their
 senders, the proactive monitor's sources, handlers and scheduler, and the review queue's jobs.
 """
@@ -12,6 +12,8 @@ from functools import cached_property
 
 from bots.app.resources import Resources
 from bots.runtime.candidates import CandidateSource
+from bots.runtime.checking.requests import CheckRequests
+from bots.runtime.checking.reuse import ReuseIndex
 from bots.runtime.intake import PlatformService
 from bots.runtime.monitor import gather_sources, monitor_handlers
 from bots.runtime.monitor.scheduler import MonitorScheduler, Periodic
@@ -22,8 +24,6 @@ from bots.runtime.platform import (
     ReplySender,
     load_adapters,
 )
-from bots.runtime.requests import CheckRequests
-from bots.runtime.reuse import ReuseIndex
 from bots.runtime.review import ReviewQueue
 from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings

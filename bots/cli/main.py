@@ -22,7 +22,7 @@ from pipeline.errors import FactbotError, InputError
 from storage.tx import DatabaseUnavailableError
 
 if TYPE_CHECKING:
-    from bots.runtime.uploads import Upload
+    from bots.runtime.checking.uploads import Upload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -167,7 +167,7 @@ def check(
       factbot check --image screenshot.png
       factbot check "Is this real?" --image photo.jpg --image https://example.org/b.jpg
     """
-    from bots.runtime.uploads import gather_images
+    from bots.runtime.checking.uploads import gather_images
     from pipeline.inputs.posts import post_from_text, post_from_url
 
     if text_or_url is None and not images:
@@ -226,7 +226,7 @@ def _image_args(
     values: tuple[str, ...], *, max_bytes: int
 ) -> tuple[list[Upload], list[str], list[str]]:
     """Return the --image files read (at most max_bytes + 1 bytes each), the URLs, and notes."""
-    from bots.runtime.uploads import Upload
+    from bots.runtime.checking.uploads import Upload
 
     uploads: list[Upload] = []
     urls: list[str] = []

@@ -4,7 +4,7 @@ Starlette spools a form's files to disk whatever their size: `bounded_form` read
 first, refusing one larger than the images a check reads could need (`BodyTooLargeError`,
 413) before a byte of it is parsed, and then lets Starlette parse what it read (at most
 `max_files` files). `read_upload` keeps a file's bytes only when they are within the size of
-one image (`bots.runtime.uploads` says why the others were not read).
+one image (`bots.runtime.checking.uploads` says why the others were not read).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from fastapi import Request
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 
-from bots.runtime.uploads import Upload
+from bots.runtime.checking.uploads import Upload
 from bots.settings.engine import ImageSettings
 from pipeline.errors import InputError
 

@@ -1,12 +1,12 @@
 """The service side of every platform request: guards, then post + check job + reply job.
 
-`PlatformService.intake` is all an adapter calls once it has translated an event. A request
-that passes the guards goes through the one way in (`bots.runtime.requests.CheckRequests`) and
+`PlatformService.intake` is all an adapter calls once it has translated an event. A request that
+passes the guards goes through the one way in (`bots.runtime.checking.requests.CheckRequests`) and
 is stored in ONE transaction: the post (its author pseudonymised), a `check` job, a
 `reply:<platform>` job that waits for it, and a row in `platform_requests` — all keyed by the
-event's natural key, so a redelivered event (Slack's retries, a replayed gateway event, a
-second process) stores nothing and answers "duplicate". A post factbot checked moments ago is
-answered from the stored check: only the reply job is queued.
+event's natural key, so a redelivered event (Slack's retries, a replayed gateway event, a second
+process) stores nothing and answers "duplicate". A post factbot checked moments ago is answered from
+the stored check: only the reply job is queued.
 
 Deduplication, the budgets, the rate limits and the writes share one write transaction, so
 concurrent deliveries of one event (Slack's timeout retry racing the first delivery, two
@@ -22,11 +22,11 @@ import dataclasses
 import logging
 
 from bots.runtime import messages
+from bots.runtime.checking.requests import CheckRequests, FollowUp
+from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.guards import Guards
 from bots.runtime.platform import Answer, CheckRequest, Intake
 from bots.runtime.privacy import Pseudonyms
-from bots.runtime.requests import CheckRequests, FollowUp
-from bots.runtime.reuse import ReuseHit, ReuseIndex
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock

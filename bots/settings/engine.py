@@ -482,7 +482,7 @@ class JobSettings(BaseModel):
 
 
 class ReuseSettings(BaseModel):
-    """Answering repeated and near-duplicate posts from stored checks (bots.runtime.reuse)."""
+    """Answering repeated posts from stored checks (bots.runtime.checking.reuse)."""
 
     enabled: bool = Field(default=True, description="look up stored checks before a new check")
     ttl_hours: float = Field(

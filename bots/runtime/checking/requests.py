@@ -4,8 +4,8 @@ The HTTP API, the dashboard's try-it page, each platform (behind its guards,
 `bots.runtime.intake`) and the proactive monitor (`bots.runtime.monitor.scan`) all call it. It
 owns the three things they used to write each on their own:
 
-- **reuse or submit**: `reusable` asks the reuse index (`bots.runtime.reuse`, the one place that
-  decides which stored check answers a post) and returns a hit only while its check is stored;
+- **reuse or submit**: `reusable` asks the reuse index (`bots.runtime.checking.reuse`, the one place
+  that decides which stored check answers a post) and returns a hit only while its check is stored;
 - **dedupe keys**: a check job's key is ``<origin>:<key>`` (``api:<Idempotency-Key>``,
   ``slack:<event id>``, ``monitor:<platform>:<post id>``), so a retried request stores nothing;
 - **the job pair**: the check job and the job that follows it (a platform's reply job, the
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bots.runtime.checks import submit_check
-from bots.runtime.reuse import ReuseHit, ReuseIndex
+from bots.runtime.checking.check_jobs import submit_check
+from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Post
 from storage import Store
@@ -76,7 +76,7 @@ class CheckRequests:
         """Return the stored check that answers post, or None (fresh: always None).
 
         Which check answers which post is the reuse index's to say (a post with images only a
-        check of the same words and the same images: `bots.runtime.reuse`).
+        check of the same words and the same images: `bots.runtime.checking.reuse`).
         """
         if fresh or self.reuse is None:
             return None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from bots.runtime.reuse import ReuseIndex
+from bots.runtime.checking.reuse import ReuseIndex
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from pipeline.records.domain import Check, Post, new_id
 from pipeline.run import Progress
