@@ -255,7 +255,7 @@ def _score_only(rows: list[Any], settings: Any) -> float:
     """Return the seconds `score` alone takes over the stored candidates' posts."""
     from bots.runtime.candidates import Candidate
     from bots.runtime.monitor.score import score
-    from bots.runtime.platform import Actor, Destination
+    from bots.runtime.platform.contract import Actor, Destination
     from storage.codec import post_from_row
 
     anyone, nowhere = Actor("slack", "U"), Destination("slack", "", "")

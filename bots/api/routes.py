@@ -59,7 +59,7 @@ from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read
 from bots.render import check_to_json
 from bots.runtime.checking.reuse import ReuseHit
 from bots.runtime.checking.uploads import Upload, gather_images
-from bots.runtime.privacy import retention_loop
+from bots.runtime.platform.privacy import retention_loop
 from bots.runtime.service import build_pool, close_senders
 from bots.settings import Settings
 from pipeline import errors

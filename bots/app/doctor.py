@@ -24,7 +24,7 @@ import httpx
 
 from bots.app.models import choose
 from bots.app.search import build_providers, live_enabled, new_probe, off_reason, probe_targets
-from bots.runtime.platform import PLATFORMS
+from bots.runtime.platform.contract import PLATFORMS
 from bots.settings import Settings
 from pipeline.errors import ConfigError
 from pipeline.llm.local import llama_cpp_installed

@@ -38,9 +38,9 @@ from bots.app.services import Services
 from bots.runtime.candidates import CandidateSource
 from bots.runtime.checking.requests import CheckRequests
 from bots.runtime.checking.reuse import ReuseIndex
-from bots.runtime.intake import PlatformService
 from bots.runtime.monitor.scheduler import MonitorScheduler
-from bots.runtime.platform import PlatformAdapter, ReplySender
+from bots.runtime.platform.contract import PlatformAdapter, ReplySender
+from bots.runtime.platform.intake import PlatformService
 from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from pipeline.embedding.embedder import LocalEmbedder

@@ -14,16 +14,16 @@ from bots.app.resources import Resources
 from bots.runtime.candidates import CandidateSource
 from bots.runtime.checking.requests import CheckRequests
 from bots.runtime.checking.reuse import ReuseIndex
-from bots.runtime.intake import PlatformService
 from bots.runtime.monitor import gather_sources, monitor_handlers
 from bots.runtime.monitor.scheduler import MonitorScheduler, Periodic
-from bots.runtime.platform import (
+from bots.runtime.platform.contract import (
     HandlesJobs,
     PlatformAdapter,
     PlatformContext,
     ReplySender,
     load_adapters,
 )
+from bots.runtime.platform.intake import PlatformService
 from bots.runtime.review import ReviewQueue
 from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings

@@ -423,7 +423,7 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
       factbot worker
       factbot worker --concurrency 4
     """
-    from bots.runtime.privacy import retention_loop
+    from bots.runtime.platform.privacy import retention_loop
     from bots.runtime.service import (
         build_pool,
         close_senders,
@@ -533,7 +533,7 @@ def forget(
       factbot forget --platform slack --channel C0123456789
       factbot forget --expired
     """
-    from bots.runtime.privacy import redact_expired
+    from bots.runtime.platform.privacy import redact_expired
 
     app = _app(ctx)
     if expired:

@@ -31,7 +31,13 @@ from __future__ import annotations
 
 import logging
 
-from bots.runtime.platform import Acknowledges, Answer, Destination, ReplySender, SettlesAcks
+from bots.runtime.platform.contract import (
+    Acknowledges,
+    Answer,
+    Destination,
+    ReplySender,
+    SettlesAcks,
+)
 from bots.runtime.replies import ANSWER
 from storage.replies import ReplyLedger
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from bots.runtime.platform import Actor, Destination
+from bots.runtime.platform.contract import Actor, Destination
 from pipeline.records.domain import Post
 
 

@@ -29,9 +29,9 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 
-from bots.runtime import messages
 from bots.runtime.acks import settle
-from bots.runtime.platform import Answer, Destination, FindsSent, Rendered, ReplySender
+from bots.runtime.platform import messages
+from bots.runtime.platform.contract import Answer, Destination, FindsSent, Rendered, ReplySender
 from bots.runtime.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.review import ReviewQueue
 from bots.runtime.workers.pool import Outcome, PermanentJobError

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from bots.runtime.platform import Destination
-from bots.runtime.privacy import Pseudonyms
+from bots.runtime.platform.contract import Destination
+from bots.runtime.platform.privacy import Pseudonyms
 from bots.runtime.review_card import (
     MAX_TEXT,
     PAST,

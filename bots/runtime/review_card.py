@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bots.runtime.platform import Destination
+from bots.runtime.platform.contract import Destination
 from pipeline.records.domain import Check, Reference
 from pipeline.reply.render import render_plain
 from storage.review import Decision, Proposal

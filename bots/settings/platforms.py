@@ -110,7 +110,7 @@ class SlackSettings(BaseModel):
 
 
 class GuardSettings(BaseModel):
-    """Who may ask for checks, where, how often (bots.runtime.guards)."""
+    """Who may ask for checks, where, how often (bots.runtime.platform.guards)."""
 
     user_burst: int = Field(default=3, ge=1, description="checks one user may ask for at once")
     user_per_hour: float = Field(default=20.0, gt=0, description="a user's refill rate")
@@ -133,7 +133,7 @@ class GuardSettings(BaseModel):
 
 
 class BudgetSettings(BaseModel):
-    """What one server or workspace may spend (bots.runtime.guards)."""
+    """What one server or workspace may spend (bots.runtime.platform.guards)."""
 
     checks_per_day: int = Field(
         default=200, ge=0, description="checks per server/workspace per UTC day (0: no limit)"
@@ -144,7 +144,7 @@ class BudgetSettings(BaseModel):
 
 
 class PrivacySettings(BaseModel):
-    """Platform user ids and post text (bots.runtime.privacy)."""
+    """Platform user ids and post text (bots.runtime.platform.privacy)."""
 
     pseudonym_key: SecretStr | None = Field(
         default=None,

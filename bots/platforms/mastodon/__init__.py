@@ -15,7 +15,7 @@ import asyncio
 from typing import Any
 
 from bots.runtime.candidates import CandidateSource
-from bots.runtime.platform import PlatformContext, ReplySender
+from bots.runtime.platform.contract import PlatformContext, ReplySender
 
 
 class MastodonAdapter:

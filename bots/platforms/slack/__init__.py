@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bots.runtime.candidates import CandidateSource
-from bots.runtime.platform import PlatformContext, ReplySender
+from bots.runtime.platform.contract import PlatformContext, ReplySender
 
 
 class SlackAdapter:

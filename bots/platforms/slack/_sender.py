@@ -31,7 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bots.platforms.slack import _render
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import SlackSettings
 from pipeline.records.domain import Label

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from bots.runtime.platform import PlatformContext, ReplySender
+from bots.runtime.platform.contract import PlatformContext, ReplySender
 from storage.x_notes import NOTE_KIND, NOTES_STATUS_KIND, ApiCosts, XNotesRepo, notes_summary
 
 SUMMARY_PATH = "/api/x/notes/summary"

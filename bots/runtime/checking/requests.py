@@ -1,8 +1,8 @@
 """One way in: every request to check a post goes through `CheckRequests`.
 
 The HTTP API, the dashboard's try-it page, each platform (behind its guards,
-`bots.runtime.intake`) and the proactive monitor (`bots.runtime.monitor.scan`) all call it. It
-owns the three things they used to write each on their own:
+`bots.runtime.platform.intake`) and the proactive monitor (`bots.runtime.monitor.scan`) all call it.
+It owns the three things they used to write each on their own:
 
 - **reuse or submit**: `reusable` asks the reuse index (`bots.runtime.checking.reuse`, the one place
   that decides which stored check answers a post) and returns a hit only while its check is stored;

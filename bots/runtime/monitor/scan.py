@@ -40,7 +40,7 @@ from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.monitor.budget import spend
 from bots.runtime.monitor.score import Score, score
-from bots.runtime.privacy import Pseudonyms
+from bots.runtime.platform.privacy import Pseudonyms
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id

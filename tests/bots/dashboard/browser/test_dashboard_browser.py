@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from bots.app.root import App
-from bots.runtime.platform import Destination
+from bots.runtime.platform.contract import Destination
 from bots.runtime.review import ReviewQueue
 from pipeline.records.domain import Label
 from tests.bots.dashboard.conftest import PASSWORD

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bots.platforms.discord._sender import DiscordSender
-from bots.runtime.platform import Answer, Destination
+from bots.runtime.platform.contract import Answer, Destination
 from bots.runtime.replies import ReplyRejectedError
 from bots.settings import DiscordSettings
 from pipeline.records.domain import Correction, CorrectionItem, Label, Reference

@@ -9,7 +9,7 @@ import pytest
 
 from bots.runtime.candidates import Candidate
 from bots.runtime.monitor.score import claim_strength, log_scaled, score
-from bots.runtime.platform import Actor, Destination
+from bots.runtime.platform.contract import Actor, Destination
 from bots.settings import MonitorSettings
 from pipeline.records.domain import Post
 

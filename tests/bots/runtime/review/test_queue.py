@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bots.runtime.deliver import ReplyJobs
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.runtime.review import (
     REVIEW_POST,
     AlreadyDecidedError,

@@ -218,7 +218,7 @@ class Intake:
 
 
 class RequestService(Protocol):
-    """What an adapter asks of the service (`bots.runtime.intake.PlatformService`)."""
+    """What an adapter asks of the service (`bots.runtime.platform.intake.PlatformService`)."""
 
     @property
     def store(self) -> Store:

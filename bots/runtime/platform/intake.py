@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from bots.runtime import messages
 from bots.runtime.checking.requests import CheckRequests, FollowUp
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
-from bots.runtime.guards import Guards
-from bots.runtime.platform import Answer, CheckRequest, Intake
-from bots.runtime.privacy import Pseudonyms
+from bots.runtime.platform import messages
+from bots.runtime.platform.contract import Answer, CheckRequest, Intake
+from bots.runtime.platform.guards import Guards
+from bots.runtime.platform.privacy import Pseudonyms
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock

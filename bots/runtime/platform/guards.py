@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bots.runtime import messages
-from bots.runtime.platform import CheckRequest
+from bots.runtime.platform import messages
+from bots.runtime.platform.contract import CheckRequest
 from bots.settings import BudgetSettings, GuardSettings
 from pipeline.util.clock import Clock
 from storage import Store
