@@ -24,7 +24,7 @@ from bots.runtime.platform.contract import (
     load_adapters,
 )
 from bots.runtime.platform.intake import PlatformService
-from bots.runtime.review import ReviewQueue
+from bots.runtime.review.proposals import ReviewQueue
 from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from storage.x_notes import NOTES_STATUS_KIND

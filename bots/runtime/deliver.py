@@ -15,12 +15,12 @@ requester gets the failure message instead, and the incident is logged and kept 
 event or a restarted worker never posts twice. Once sent, the destination's private part
 (interaction tokens, raw user ids) is deleted from the job in the transaction that ends it.
 
-A reply approved in the review queue (`bots.runtime.review`; payload `review`: the proposal
-id, event key ``review:<proposal id>``) goes the same way, with two differences: an edited
-text (payload `text`) is the message's body instead of the rendered correction (audited
-against the same references), and nobody waits for an answer, so what cannot be posted
-(an unretrieved link, a check gone) fails the job instead of posting a failure message. The
-proposal is marked posted in the transaction that ends the job.
+A reply approved in the review queue (`bots.runtime.review.proposals`; payload `review`: the
+proposal id, event key ``review:<proposal id>``) goes the same way, with two differences: an edited
+text (payload `text`) is the message's body instead of the rendered correction (audited against the
+same references), and nobody waits for an answer, so what cannot be posted (an unretrieved link, a
+check gone) fails the job instead of posting a failure message. The proposal is marked posted in the
+transaction that ends the job.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from bots.runtime.acks import settle
 from bots.runtime.platform import messages
 from bots.runtime.platform.contract import Answer, Destination, FindsSent, Rendered, ReplySender
 from bots.runtime.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
-from bots.runtime.review import ReviewQueue
+from bots.runtime.review.proposals import ReviewQueue
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError

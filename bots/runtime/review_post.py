@@ -22,7 +22,7 @@ from typing import Protocol
 
 from bots.runtime.deliver import reply_key
 from bots.runtime.replies import ReplyKey, send_once
-from bots.runtime.review import NotReadyError, ReviewCard, ReviewError, ReviewQueue
+from bots.runtime.review.proposals import NotReadyError, ReviewCard, ReviewError, ReviewQueue
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.util.clock import SYSTEM, Clock

@@ -1,6 +1,9 @@
-"""Settings of the human review queue (bots.runtime.review): where proposals are shown, who
-may decide them, and how long they stay open. The queue itself works without a review
-channel (the dashboard shows it); these settings add the Slack or Discord channel."""
+"""Settings of the human review queue (bots.runtime.review.proposals).
+
+Where proposals are shown, who may decide them, and how long they stay open. The queue itself
+works without a review channel (the dashboard shows it); these settings add the Slack or Discord
+channel.
+"""
 
 from __future__ import annotations
 

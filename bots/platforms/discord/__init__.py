@@ -50,7 +50,7 @@ class DiscordAdapter:
         if ctx.settings.review.platform != self.name:
             return {}
         from bots.platforms.discord._review import DiscordReviewChannel
-        from bots.runtime.review import REVIEW_POST
+        from bots.runtime.review.proposals import REVIEW_POST
         from bots.runtime.review_post import ReviewPostJobs
 
         channel = DiscordReviewChannel(self.sender(), ctx.settings.review)

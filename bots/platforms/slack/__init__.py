@@ -46,7 +46,7 @@ class SlackAdapter:
         self.review: Any = None  # the review channel, when FACTBOT_REVIEW__PLATFORM is slack
         if context.settings.review.platform == self.name:
             from bots.platforms.slack._review import SlackReview, SlackReviewChannel
-            from bots.runtime.review import ReviewQueue
+            from bots.runtime.review.proposals import ReviewQueue
 
             queue = ReviewQueue(context.store, context.settings, clock=context.clock)
             self.review = SlackReviewChannel(self._sender, context.settings.review)
@@ -64,7 +64,7 @@ class SlackAdapter:
         """Return the `review:post` handler when the review channel is on Slack."""
         if self.review is None:
             return {}
-        from bots.runtime.review import REVIEW_POST
+        from bots.runtime.review.proposals import REVIEW_POST
         from bots.runtime.review_post import ReviewPostJobs
 
         ctx = self.context

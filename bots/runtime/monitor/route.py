@@ -47,7 +47,7 @@ NOTE = "x:note"
 
 
 class Proposer(Protocol):
-    """The review queue as the monitor uses it (`bots.runtime.review.ReviewQueue`)."""
+    """The review queue as the monitor uses it (`bots.runtime.review.proposals.ReviewQueue`)."""
 
     def propose(
         self,

@@ -23,7 +23,7 @@ from bots.runtime.monitor.policy import decide
 from bots.runtime.monitor.route import RouteJobs
 from bots.runtime.monitor.scan import ROUTE, ScanJobs
 from bots.runtime.platform.contract import Actor, Destination
-from bots.runtime.review import ReviewQueue
+from bots.runtime.review.proposals import ReviewQueue
 from bots.runtime.workers.pool import PermanentJobError
 from bots.settings import MonitorSettings, Settings
 from pipeline.records.domain import (

@@ -38,7 +38,7 @@ from typing import Any
 
 from bots.runtime.platform.contract import Destination
 from bots.runtime.platform.privacy import Pseudonyms
-from bots.runtime.review_card import (
+from bots.runtime.review.cards import (
     MAX_TEXT,
     PAST,
     ReviewCard,
