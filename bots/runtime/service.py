@@ -18,7 +18,7 @@ from typing import Protocol
 
 from bots.runtime.checking.check_jobs import CHECK, AfterCheck, CheckJobs, CheckRunner
 from bots.runtime.checking.reuse import ReuseIndex
-from bots.runtime.deliver import ReplyJobs
+from bots.runtime.delivery.deliver import ReplyJobs
 from bots.runtime.platform.contract import Closes, ReplySender
 from bots.runtime.platform.intake import reply_kind
 from bots.runtime.workers.pool import JobHandler, WorkerConfig, WorkerPool, worker_name

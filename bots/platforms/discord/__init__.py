@@ -50,8 +50,8 @@ class DiscordAdapter:
         if ctx.settings.review.platform != self.name:
             return {}
         from bots.platforms.discord._review import DiscordReviewChannel
+        from bots.runtime.delivery.review_post import ReviewPostJobs
         from bots.runtime.review.proposals import REVIEW_POST
-        from bots.runtime.review_post import ReviewPostJobs
 
         channel = DiscordReviewChannel(self.sender(), ctx.settings.review)
         return {REVIEW_POST: ReviewPostJobs(ctx.store, ctx.settings, channel, clock=ctx.clock)}

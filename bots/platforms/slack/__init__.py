@@ -64,8 +64,8 @@ class SlackAdapter:
         """Return the `review:post` handler when the review channel is on Slack."""
         if self.review is None:
             return {}
+        from bots.runtime.delivery.review_post import ReviewPostJobs
         from bots.runtime.review.proposals import REVIEW_POST
-        from bots.runtime.review_post import ReviewPostJobs
 
         ctx = self.context
         return {REVIEW_POST: ReviewPostJobs(ctx.store, ctx.settings, self.review, clock=ctx.clock)}

@@ -128,8 +128,8 @@ class ReplySender(Protocol):
     async def send(self, destination: Destination, rendered: Rendered) -> str | None:
         """Post rendered; return the platform's id of the message posted.
 
-        Raise `bots.runtime.replies.ReplyRejectedError` only when the platform surely did not
-        post it (a later attempt may); anything else leaves the reply pending, never repeated.
+        Raise `bots.runtime.delivery.replies.ReplyRejectedError` only when the platform surely did
+        not post it (a later attempt may); anything else leaves the reply pending, never repeated.
         `destination.public["reply_key"]` names this reply uniquely: send it as the platform's
         idempotency key, nonce or message metadata where it has one.
 

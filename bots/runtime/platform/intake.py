@@ -12,8 +12,8 @@ Deduplication, the budgets, the rate limits and the writes share one write trans
 concurrent deliveries of one event (Slack's timeout retry racing the first delivery, two
 processes) store it once and spend one rate-limit token.
 
-The reply job runs once the check job has ended, done or dead (`bots.runtime.deliver`), so a
-worker that dies between the check and the reply leaves a queued reply job, not silence.
+The reply job runs once the check job has ended, done or dead (`bots.runtime.delivery.deliver`), so
+a worker that dies between the check and the reply leaves a queued reply job, not silence.
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from bots.app.root import App
+from bots.runtime.delivery.replies import ReplyRejectedError
 from bots.runtime.platform.contract import Actor, Answer, CheckRequest, Destination, Rendered
 from bots.runtime.platform.intake import PlatformService, reply_kind
 from bots.runtime.platform.privacy import redact_expired
-from bots.runtime.replies import ReplyRejectedError
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import BudgetSettings, GuardSettings, JobSettings, Settings
 from pipeline.evidence.ingest import Ingester

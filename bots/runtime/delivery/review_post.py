@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from bots.runtime.deliver import reply_key
-from bots.runtime.replies import ReplyKey, send_once
+from bots.runtime.delivery.deliver import reply_key
+from bots.runtime.delivery.replies import ReplyKey, send_once
 from bots.runtime.review.proposals import NotReadyError, ReviewCard, ReviewError, ReviewQueue
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings

@@ -29,10 +29,10 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 
-from bots.runtime.acks import settle
+from bots.runtime.delivery.acks import settle
+from bots.runtime.delivery.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.platform import messages
 from bots.runtime.platform.contract import Answer, Destination, FindsSent, Rendered, ReplySender
-from bots.runtime.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.review.proposals import ReviewQueue
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings

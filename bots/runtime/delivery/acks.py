@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 
+from bots.runtime.delivery.replies import ANSWER
 from bots.runtime.platform.contract import (
     Acknowledges,
     Answer,
@@ -38,7 +39,6 @@ from bots.runtime.platform.contract import (
     ReplySender,
     SettlesAcks,
 )
-from bots.runtime.replies import ANSWER
 from storage.replies import ReplyLedger
 
 log = logging.getLogger(__name__)
