@@ -253,8 +253,8 @@ async def run_bench(*, candidates: int, monitor: dict[str, Any], batch: int) -> 
 
 def _score_only(rows: list[Any], settings: Any) -> float:
     """Return the seconds `score` alone takes over the stored candidates' posts."""
-    from bots.runtime.candidates import Candidate
-    from bots.runtime.monitor.score import score
+    from bots.runtime.monitor.candidates import Candidate
+    from bots.runtime.monitor.worthiness import score
     from bots.runtime.platform.contract import Actor, Destination
     from storage.codec import post_from_row
 

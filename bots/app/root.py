@@ -35,9 +35,9 @@ from bots.app.checks import CheckFactory
 from bots.app.models import Choice
 from bots.app.resources import Resources
 from bots.app.services import Services
-from bots.runtime.candidates import CandidateSource
 from bots.runtime.checking.requests import CheckRequests
 from bots.runtime.checking.reuse import ReuseIndex
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.monitor.scheduler import MonitorScheduler
 from bots.runtime.platform.contract import PlatformAdapter, ReplySender
 from bots.runtime.platform.intake import PlatformService

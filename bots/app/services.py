@@ -11,10 +11,10 @@ from __future__ import annotations
 from functools import cached_property
 
 from bots.app.resources import Resources
-from bots.runtime.candidates import CandidateSource
 from bots.runtime.checking.requests import CheckRequests
 from bots.runtime.checking.reuse import ReuseIndex
 from bots.runtime.monitor import gather_sources, monitor_handlers
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.monitor.scheduler import MonitorScheduler, Periodic
 from bots.runtime.platform.contract import (
     HandlesJobs,

@@ -20,7 +20,7 @@ from bots.platforms.discord._bot import FactbotClient
 from bots.platforms.discord._http import route_interactions
 from bots.platforms.discord._sender import DiscordSender
 from bots.platforms.discord._sources import DiscordChannelSource
-from bots.runtime.candidates import CandidateSource
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.platform.contract import PlatformContext
 from pipeline.errors import ConfigError
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bots.runtime.candidates import CandidateSource
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.platform.contract import PlatformContext, ReplySender
 
 

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from bots.runtime.candidates import CandidateSource
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.platform.contract import PlatformContext, ReplySender
 
 

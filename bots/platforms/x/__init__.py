@@ -63,7 +63,7 @@ class XAdapter:
         api.add_api_route(SUMMARY_PATH, summary, methods=["GET"])
 
     def candidate_sources(self) -> list[Any]:
-        """Return the monitor's sources on X (`bots.runtime.candidates.CandidateSource`)."""
+        """Return the monitor's sources on X (`bots.runtime.monitor.candidates.CandidateSource`)."""
         from bots.platforms.x._sources import build_sources
 
         return build_sources(self.context.settings.x, self.api, self.context.clock)

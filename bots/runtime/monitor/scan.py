@@ -35,11 +35,11 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from bots.runtime.candidates import Candidate, CandidateSource, SourceUnavailableError
 from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.monitor.budget import spend
-from bots.runtime.monitor.score import Score, score
+from bots.runtime.monitor.candidates import Candidate, CandidateSource, SourceUnavailableError
+from bots.runtime.monitor.worthiness import Score, score
 from bots.runtime.platform.privacy import Pseudonyms
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings

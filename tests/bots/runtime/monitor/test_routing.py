@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bots.runtime.candidates import Candidate
 from bots.runtime.monitor import monitor_handlers
+from bots.runtime.monitor.candidates import Candidate
 from bots.runtime.monitor.policy import decide
 from bots.runtime.monitor.route import RouteJobs
 from bots.runtime.monitor.scan import ROUTE, ScanJobs

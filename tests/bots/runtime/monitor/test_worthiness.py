@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from bots.runtime.candidates import Candidate
-from bots.runtime.monitor.score import claim_strength, log_scaled, score
+from bots.runtime.monitor.candidates import Candidate
+from bots.runtime.monitor.worthiness import claim_strength, log_scaled, score
 from bots.runtime.platform.contract import Actor, Destination
 from bots.settings import MonitorSettings
 from pipeline.records.domain import Post

@@ -52,8 +52,8 @@ class CandidateSource(Protocol):
     async def fetch(self, cursor: str | None, limit: int) -> Batch:
         """Return up to limit posts newer than cursor (None: the newest), and the next cursor.
 
-        Raise `bots.runtime.candidates.SourceUnavailableError` when the platform cannot be read
-        now (rate limited, down); the monitor then skips the source until its next run.
+        Raise `bots.runtime.monitor.candidates.SourceUnavailableError` when the platform cannot be
+        read now (rate limited, down); the monitor then skips the source until its next run.
         """
         ...
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bots.runtime.candidates import Candidate
+from bots.runtime.monitor.candidates import Candidate
 from bots.settings import MonitorSettings
 from pipeline.claims.heuristic import checkworthiness
 from pipeline.util.text import clean_post_text, split_sentences
