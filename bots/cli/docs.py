@@ -219,7 +219,7 @@ def undocumented_settings() -> list[str]:
             elif not field.description:
                 yield f"{prefix}{name.upper()}"
 
-    from bots.settings.engine import StageModelSettings
+    from bots.settings import StageModelSettings
 
     return [*walk(Settings, "FACTBOT_"), *walk(StageModelSettings, "FACTBOT_MODEL__STAGES.*.")]
 
@@ -237,8 +237,7 @@ def undocumented_routes(schema: dict[str, Any] | None = None) -> list[str]:
 
 def render_settings() -> str:
     """Return the settings reference: every environment variable, its type, default, meaning."""
-    from bots.settings import Settings
-    from bots.settings.engine import StageModelSettings
+    from bots.settings import Settings, StageModelSettings
 
     lines = [
         "# Settings reference",

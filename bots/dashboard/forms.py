@@ -14,7 +14,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 
 from bots.runtime.checking.uploads import Upload
-from bots.settings.engine import ImageSettings
+from bots.settings import ImageSettings
 from pipeline.errors import InputError
 
 FORM_SLACK = 1_000_000  # bytes a form may hold besides its images: text, fields, part headers
