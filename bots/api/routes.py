@@ -52,7 +52,7 @@ from bots.api.metrics import mount_metrics
 from bots.api.report import report_html
 from bots.app.deps import RequestsDep, SettingsDep, StoreDep
 from bots.app.deps import install as install_deps
-from bots.app.doctor import diagnose
+from bots.app.diagnosis import diagnose
 from bots.app.root import App
 from bots.dashboard import mount_dashboard
 from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read_upload

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Self
 
 from bots.app.checks import CheckFactory
-from bots.app.models import Choice
+from bots.app.model_choice import Choice
 from bots.app.resources import Resources
 from bots.app.services import Services
 from bots.runtime.checking.requests import CheckRequests

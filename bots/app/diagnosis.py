@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import httpx
 
-from bots.app.models import choose
+from bots.app.model_choice import choose
 from bots.app.search import build_providers, live_enabled, new_probe, off_reason, probe_targets
 from bots.runtime.platform.contract import PLATFORMS
 from bots.settings import Settings
