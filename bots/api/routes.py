@@ -255,7 +255,7 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
         problems."""
         problems: list[str] = []
         try:
-            app.store.db.execute("SELECT 1").fetchone()
+            app.store.ping()
             database = "ok"
         except Exception as exc:  # noqa: BLE001 - any database failure means not ready
             database = f"failed: {exc}"
