@@ -12,12 +12,13 @@ POST /api/checks            {"text": "..."} or {"url": "..."}, optional "images"
 GET  /api/jobs/{id}         status, attempts, error and stage progress
 GET  /api/checks/{id}       the stored check; 202 {job} while it is being made; 404 when unknown
 GET  /api/checks/{id}/events  server-sent events: each stage as it starts and ends, then the end
-GET  /checks/{id}           the check's full report as an HTML page (platform replies link here)
 GET  /healthz               alive (and index counts)
 GET  /readyz                ready: database, workers, model (503 with the reasons when not),
                             and `doctor`: `factbot doctor`'s facts (no settings), cached 30 s
 GET  /metrics               Prometheus' text format, read from the database (bots/api/metrics.py)
-/ (and /try, /jobs, ...)    the dashboard (bots/dashboard), which also decides who may call the API
+
+The API never imports the dashboard (an import contract): `bots.web.create_web` mounts the
+dashboard on it, with the report pages (GET /checks/{id}) and who may call the API.
 
 `Idempotency-Key: K` makes a retried POST answer with the first one's job instead of a new one.
 Images become the post's `image_refs` as a platform attachment's do
@@ -43,19 +44,17 @@ from typing import Any
 import httpx
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from bots.api.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from bots.api.jobs import TERMINAL, job_to_json, wait_for_job
 from bots.api.metrics import mount_metrics
-from bots.api.report import report_html
 from bots.app.deps import RequestsDep, SettingsDep, StoreDep
 from bots.app.deps import install as install_deps
 from bots.app.diagnosis import diagnose
 from bots.app.root import App
-from bots.dashboard import mount_dashboard
-from bots.dashboard.forms import BodyTooLargeError, bounded_form, form_cap, read_upload
 from bots.render import check_to_json
 from bots.runtime.checking.reuse import ReuseHit
 from bots.runtime.checking.uploads import Upload, gather_images
@@ -207,7 +206,6 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     install_deps(api, app)  # what the routes below use, as dependencies (bots.app.deps)
     for adapter in adapters.values():
         adapter.mount(api)  # e.g. Slack's events endpoint and OAuth routes
-    mount_dashboard(api, app)  # the web pages under /, and who may use the API (bots/dashboard)
     mount_metrics(api, app)  # GET /metrics for Prometheus (bots/api/metrics.py)
 
     @api.exception_handler(FactbotError)
@@ -216,12 +214,6 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
             status_code=_status(type(exc)),
             content={"error": type(exc).__name__, "detail": str(exc)},
         )
-
-    @api.get("/checks/{check_id}", response_class=HTMLResponse)
-    async def report(check_id: str, store: StoreDep) -> HTMLResponse:
-        """The full report of a check (what platform replies link to)."""
-        check = store.checks.get(check_id)  # NotFoundError → 404
-        return HTMLResponse(report_html(check))
 
     @api.get("/healthz")
     async def healthz() -> dict[str, Any]:

@@ -382,9 +382,9 @@ def serve(
     """
     import uvicorn
 
-    from bots.api.routes import create_api
     from bots.cli.doctor import render_short, run_diagnosis
     from bots.logs import UVICORN_LOG_CONFIG
+    from bots.web import create_web
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
@@ -394,7 +394,7 @@ def serve(
     _ = app.store  # created and migrated first, so the summary describes what will serve
     click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(
-        create_api(app, workers=workers, monitor=monitor),
+        create_web(app, workers=workers, monitor=monitor),
         host=host or app.settings.server.host,
         port=port if port is not None else app.settings.server.port,
         log_level=app.settings.log_level.lower(),

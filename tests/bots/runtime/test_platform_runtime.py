@@ -369,7 +369,7 @@ def test_without_a_way_to_look_a_cut_off_send_is_never_repeated(app: App) -> Non
 
 
 def test_the_report_page_escapes_and_keeps_platform_posts_private(app: App) -> None:
-    from bots.api.report import report_html
+    from bots.dashboard.report import report_html
 
     service = PlatformService(app.store, app.settings)
     sender = Sender()

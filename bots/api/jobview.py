@@ -1,7 +1,7 @@
 """A job as people see it: the dashboard's jobs and progress pages and `GET /api/jobs/{id}`.
 
-It lives with the dashboard because the API imports the dashboard (never the other way round);
-the API adds its links (`bots.api.jobs.job_to_json`).
+It lives with the API because the dashboard may import the API, never the other way round (an
+import contract); the API adds its links (`bots.api.jobs.job_to_json`).
 """
 
 from __future__ import annotations
