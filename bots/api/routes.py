@@ -58,8 +58,8 @@ from bots.app.root import App
 from bots.render import check_to_json
 from bots.runtime.checking.reuse import ReuseHit
 from bots.runtime.checking.uploads import Upload, gather_images
-from bots.runtime.platform.privacy import retention_loop
-from bots.runtime.service import build_pool, close_senders
+from bots.runtime.service import serve_parts
+from bots.runtime.supervisor import Supervisor
 from bots.settings import Settings
 from pipeline import errors
 from pipeline.errors import (
@@ -141,15 +141,6 @@ def _error_kind(error: str | None) -> type[BaseException]:
     return kind if isinstance(kind, type) and issubclass(kind, FactbotError) else Exception
 
 
-def _report_end(task: asyncio.Task[Any]) -> None:
-    """Log a service task (worker pool, platform listener) that ended with an error."""
-    if not task.cancelled() and task.exception() is not None:
-        log.error(
-            "a service task stopped with an error",
-            extra={"task": task.get_name(), "error": repr(task.exception())},
-        )
-
-
 def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -> FastAPI:
     """Return the FastAPI application over an App, running `workers` worker tasks beside it.
 
@@ -157,50 +148,20 @@ def create_api(app: App, *, workers: int | None = None, monitor: bool = False) -
     another process holds the monitor lease).
     """
     count = app.settings.jobs.workers if workers is None else workers
-    stopping = asyncio.Event()
-
+    stopping = asyncio.Event()  # set at shutdown: the parts stop, event streams end
     adapters = app.adapters  # the configured platforms; their libraries are imported here
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await app.start()  # the store, and the embedder warmed off the event loop
-        pool = None
-        senders = app.senders() if count else {}
-        if count:
-            pool = build_pool(
-                app,
-                concurrency=count,
-                prefix="serve",
-                senders=senders,
-                handlers=app.job_handlers(),
-            )
-        tasks = []
-        if app.settings.queue.engine == "saq":  # the outbox's relay, and saq's workers
-            from bots.runtime.workers.saq_engine import Relay, open_queue, run_saq_worker
-
-            relay = Relay(app.store, open_queue(app.settings), app.settings)
-            tasks.append(asyncio.create_task(relay.run(stopping), name="relay"))
-            if pool is not None:
-                tasks.append(asyncio.create_task(run_saq_worker(pool, app.settings, stopping)))
-        elif pool is not None:
-            tasks.append(asyncio.create_task(pool.run(stopping)))
-        # Gateways and sockets (Discord, Slack Socket Mode) and the retention sweep.
-        tasks += [asyncio.create_task(a.listen(stopping), name=a.name) for a in adapters.values()]
-        if monitor:
-            scheduler = app.monitor_scheduler()
-            tasks.append(asyncio.create_task(scheduler.run(stopping), name="monitor"))
-        for task in tasks:
-            task.add_done_callback(_report_end)
-        # The retention sweep: platform checks, and image bytes uploaded to the API.
-        tasks.append(asyncio.create_task(retention_loop(app.store, app.settings.privacy, stopping)))
+        # Workers, relay, listeners, monitor and sweep (bots.runtime.service.serve_parts).
+        parts = Supervisor(stopping)
+        serve_parts(app, parts, workers=count, monitor=monitor)
+        parts.start()
         try:
             yield
         finally:
-            stopping.set()
-            await asyncio.gather(*tasks, return_exceptions=True)  # errors: see _report_end
-            await close_senders(senders)
-            # The shared fetcher lives in the server's event loop: close it before the loop ends.
-            await app.close_fetcher()
+            await parts.shutdown()
 
     api = FastAPI(title="factbot", version="0.1.0", lifespan=lifespan)
     install_deps(api, app)  # what the routes below use, as dependencies (bots.app.deps)

@@ -424,20 +424,15 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
       factbot worker --concurrency 4
     """
     from bots.runtime.platform.privacy import retention_loop
-    from bots.runtime.service import (
-        build_pool,
-        close_senders,
-        install_signal_handlers,
-        run_jobs,
-        stop_when_idle,
-    )
+    from bots.runtime.service import build_pool, close_senders, job_parts, stop_when_idle
+    from bots.runtime.supervisor import Supervisor
 
     app = _app(ctx)
     jobs = app.settings.jobs
 
     async def go() -> tuple[int, int]:
-        stop = asyncio.Event()
-        install_signal_handlers(stop)
+        parts = Supervisor()
+        parts.stop_on_signals()
         async with app:
 
             def build() -> tuple[Any, Any]:
@@ -460,19 +455,15 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
                         raise
                     click.echo(f"worker: database unavailable, waiting: {exc}", err=True)
                     await asyncio.sleep(1.0)
-            sweep = None
+            job_parts(parts, app.store, app.settings, pool, relay=False, essential=True)
             if senders:
-                sweep = asyncio.create_task(retention_loop(app.store, app.settings.privacy, stop))
-            watcher = None
+                privacy = app.settings.privacy
+                parts.add("retention", lambda s: retention_loop(app.store, privacy, s), cancel=True)
             if until_idle:
-                watcher = asyncio.create_task(
-                    stop_when_idle(app.store, stop, poll=jobs.poll_seconds)
-                )
-            await run_jobs(pool, app.settings, stop)
-            for task in (watcher, sweep):
-                if task is not None:
-                    task.cancel()
-            await close_senders(senders)
+                poll = jobs.poll_seconds
+                parts.add("idle", lambda s: stop_when_idle(app.store, s, poll=poll), cancel=True)
+            parts.close_with(lambda: close_senders(senders))
+            await parts.run()
             return pool.completed, pool.failed
 
     completed, failed = asyncio.run(go())
@@ -487,7 +478,7 @@ def relay(ctx: click.Context) -> None:
     `factbot serve` runs a relay itself; run this where no `serve` runs, or beside them: any
     number of relays may run, saq keys each job by its id so none runs twice.
     """
-    from bots.runtime.service import install_signal_handlers
+    from bots.runtime.supervisor import Supervisor
     from bots.runtime.workers.saq_engine import Relay, open_queue
 
     app = _app(ctx)
@@ -495,10 +486,11 @@ def relay(ctx: click.Context) -> None:
         raise click.UsageError("the relay is for FACTBOT_QUEUE__ENGINE=saq")
 
     async def go() -> int:
-        stop = asyncio.Event()
-        install_signal_handlers(stop)
+        parts = Supervisor()
+        parts.stop_on_signals()
         hand = Relay(app.store, open_queue(app.settings), app.settings)
-        await hand.run(stop)
+        parts.add("relay", hand.run, essential=True)
+        await parts.run()
         return hand.handed
 
     handed = asyncio.run(go())

@@ -7,5 +7,6 @@
 - `delivery`: reply jobs, review-card jobs, the send-once ledger and acknowledgements;
 - `monitor`: the proactive monitor.
 
-`service` builds a process's worker side from all of them.
+`service` builds a process's worker side from all of them; `supervisor` starts and stops the
+parts of every long-running command (serve, worker, relay, monitor) one way.
 """
