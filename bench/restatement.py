@@ -6,8 +6,15 @@ own wording in attributed or questioning frames (none of them the frames `factbo
 --frames` trains on) and against fact-check rating frames, and reports how often the model's
 reading would count as support (supports >= the verifier's `support` threshold) or refutation.
 
-What it cannot tell: whether the model reads real debunking pages right; only that repeating a
-claim does not by itself make a page support it. Run it on any export with `--model-dir`.
+It also reads a contrast set (`--contrast`, default tests/fixtures/verifier/contrast.jsonl,
+hand-written): claims against a credible passage that names another winner, number, date or
+place, negates the claim or debunks it (each should come out `false`, never `accurate`), beside
+the same passages for the true version (`accurate`). Each passage is decided as the verifier
+decides one piece of evidence (`label_from` of its readings under the thresholds).
+
+What it cannot tell: whether the model reads every real debunking page right; only that
+repeating a claim does not by itself make a page support it, and how often such contrasts are
+caught. Run it on any export with `--model-dir`.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pipeline.records.domain import Label
 from pipeline.verifier.stance import REFUTES, SUPPORTS, StanceModel
-from pipeline.verifier.verdict import Thresholds
+from pipeline.verifier.verdict import Thresholds, label_from
 
 CLAIMS = Path("../shared/data/train/fever/symmetric_test.jsonl")
+CONTRAST = Path(__file__).resolve().parent.parent / "tests/fixtures/verifier/contrast.jsonl"
 
 
 def _plain(claim: str) -> str:
@@ -61,6 +70,25 @@ def probe(model: StanceModel, claims: Sequence[str], threshold: Thresholds) -> d
     return out
 
 
+def contrast(
+    model: StanceModel, items: Sequence[dict[str, str]], threshold: Thresholds
+) -> dict[str, object]:
+    """Return, per kind of contrast, how many passages were decided as expected.
+
+    `endorsed` counts the claims expected `false` that came out `accurate`: the harm.
+    """
+    by_kind: dict[str, dict[str, int]] = {}
+    for item in items:
+        [reading] = model.score_passages(item["claim"], [item["passage"]])
+        label = label_from(reading.supports, reading.refutes, threshold)
+        row = by_kind.setdefault(item["kind"], {"n": 0, "right": 0, "endorsed": 0})
+        row["n"] += 1
+        row["right"] += label.value == item["expected"]
+        row["endorsed"] += item["expected"] == "false" and label is Label.ACCURATE
+    total = {k: sum(r[k] for r in by_kind.values()) for k in ("n", "right", "endorsed")}
+    return {"by_kind": by_kind, "total": total}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=Path, default=CLAIMS)
@@ -68,15 +96,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--model-dir", type=Path, help="stance model [default: the shipped one]")
     parser.add_argument("--support", type=float, default=Thresholds.support)
     parser.add_argument("--refute", type=float, default=Thresholds.refute)
+    parser.add_argument("--mixed", type=float, default=Thresholds.mixed)
+    parser.add_argument("--veto", type=float, default=Thresholds.veto)
+    parser.add_argument("--contrast", type=Path, default=CONTRAST)
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.claims.read_text().splitlines() if line.strip()]
     claims = list(dict.fromkeys(str(r["claim"]) for r in rows))[: args.limit]
-    t = Thresholds(support=args.support, refute=args.refute)
+    t = Thresholds(support=args.support, refute=args.refute, mixed=args.mixed, veto=args.veto)
+    model = StanceModel(args.model_dir)
+    items = [json.loads(line) for line in args.contrast.read_text().splitlines() if line.strip()]
     report = {
         "model_dir": str(args.model_dir or "shipped"),
         "claims": len(claims),
-        "thresholds": {"support": t.support, "refute": t.refute},
-        "frames": probe(StanceModel(args.model_dir), claims, t),
+        "thresholds": {"support": t.support, "refute": t.refute, "mixed": t.mixed, "veto": t.veto},
+        "frames": probe(model, claims, t),
+        "contrast": contrast(model, items, t),
     }
     print(json.dumps(report, indent=2))
 

@@ -24,6 +24,7 @@ from datetime import datetime
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
 from pipeline.checking.finalise import defer_to_fact_checks, finalise
 from pipeline.checking.images import trace_images
+from pipeline.checking.languages import decide_readable, identify_claims, identify_post
 from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
 from pipeline.checking.steps import Judged, judge_claims, quote_all
@@ -88,6 +89,8 @@ async def run_check(
     stages = Stages(
         post, deps=deps, config=config, before=before, reference=reference, progress=progress
     )
+    if deps.languages is not None:  # the platform's language field is a hint, no more
+        post = await stages.timed("language", identify_post(post, deps.languages, cpu=deps.cpu))
     # What models and the claim stage read: the post without its instruction-like sentences,
     # and only evidence from pages that carry none (such a page is never cited either).
     readable, post_injections = screen_post(post)
@@ -194,13 +197,15 @@ async def _plain_path(
             "claims",
             image_aware(extract_claims(post, max_claims=config.max_claims, cpu=deps.cpu), images),
         )
+        claims = await identify_claims(claims, post, deps.languages, cpu=deps.cpu)
         queries = await stages.timed("queries", build_queries(claims))
     queries = image_queries(claims, queries, images)
     evidence = await stages.gather(claims, queries)
     await stages.verify(claims, evidence)
     evidence += await trace_images(claims, images, stages=stages)
     if deps.verifier is not None:
-        decided = await stages.timed("judgement", deps.verifier.decide(claims, evidence))
+        # the stance model reads English only: it never decides a claim in another language
+        decided = await stages.timed("judgement", decide_readable(deps.verifier, claims, evidence))
         return claims, *await _reviews_first(claims, evidence, decided, deps)
     verdict, judged = await stages.timed("judgement", deps.judge.judge(claims, evidence))
     return claims, list(judged), verdict, []
@@ -236,7 +241,8 @@ async def _hybrid(claims: list[Claim], judged: Judged, model: ModelDeps, deps: C
     """
     verifier = model.verifier
     assert verifier is not None  # the caller checks
-    decided = await verifier.decide(claims, judged.evidence)
+    # a claim the stance model cannot read is unverifiable to it: the model judge's verdict stays
+    decided = await decide_readable(verifier, claims, judged.evidence)
     verdict, changed = settle(judged.verdict, decided, verifier.thresholds)
     if not changed:
         return judged
@@ -266,7 +272,8 @@ async def _model_claims(
             images,
         ),
     )
-    claims = list(decomposition.claims)
+    deps = stages.deps
+    claims = await identify_claims(decomposition.claims, post, deps.languages, cpu=deps.cpu)
     return claims, [*decomposition.queries, *await build_queries(claims)]
 
 

@@ -75,6 +75,12 @@ class CheckRepo:
                     f"post {check.post.platform}/{check.post.platform_id} "
                     f"is stored as {existing[0]}"
                 )
+            elif check.post.language is not None:
+                # the check identified the language; the platform's own field was only a hint
+                self.db.execute(
+                    "UPDATE posts SET language = ? WHERE id = ?",
+                    [check.post.language, check.post.id],
+                )
             self.db.table("checks").insert(
                 {
                     "id": check.id,
@@ -111,6 +117,7 @@ class CheckRepo:
                     ),
                     "shown": int(verdicts[c.id].shown) if c.id in verdicts else 1,
                     "basis": verdicts[c.id].basis.value if c.id in verdicts else "unknown",
+                    "language": c.language,
                 }
                 for c in check.claims
             )
@@ -148,7 +155,13 @@ class CheckRepo:
             self.db.query("SELECT * FROM claims WHERE check_id = ? ORDER BY position", [check_id])
         )
         claims = tuple(
-            Claim(id=c["id"], post_id=c["post_id"], position=c["position"], text=c["text"])
+            Claim(
+                id=c["id"],
+                post_id=c["post_id"],
+                position=c["position"],
+                text=c["text"],
+                language=c["language"],
+            )
             for c in claim_rows
         )
         verdicts = tuple(

@@ -674,3 +674,10 @@ def m024_check_quotes(db: Database) -> None:
     # Every quote the extraction stage kept for a check (JSON of Quote: evidence id, verbatim
     # text, stance), shown in the reply or not: what the verdict rules read. Older checks: [].
     db.execute("ALTER TABLE checks ADD COLUMN quotes TEXT NOT NULL DEFAULT '[]'")
+
+
+@migrations()
+def m025_claim_language(db: Database) -> None:
+    # Each claim's language (ISO 639-1, zh-Hans/zh-Hant, or und; pipeline/inputs/language.py):
+    # a post may mix languages. Claims stored before have none (NULL).
+    db.execute("ALTER TABLE claims ADD COLUMN language TEXT")

@@ -460,6 +460,8 @@ def _script(sql: str) -> Callable[[PgDatabase], None]:
 MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration("p001_schema", _script(SCHEMA)),
     PgMigration("p002_check_search", _script(CHECK_SEARCH)),
+    # Each claim's language (m025 in SQLite); claims stored before have none.
+    PgMigration("p003_claim_language", _script("ALTER TABLE claims ADD COLUMN language TEXT;")),
 )
 
 

@@ -67,13 +67,20 @@ class CheckFactory:
         store = self.resources.store
         return SourcePolicy(store.sources, unrated=self.settings.retrieval.unrated_sources)
 
-    def check_config(self) -> CheckConfig:
-        """Return the per-check knobs from settings."""
+    def check_config(self, judge: JudgeChoice | None = None) -> CheckConfig:
+        """Return the per-check knobs from settings for a judge (default: the configured one).
+
+        The verifier reads passages down to its own relevance gate (FACTBOT_VERIFIER__RELEVANCE,
+        fitted on AVeriTeC train): the stance model, not the bi-encoder's cosine, decides what
+        bears on a claim. The language-model judges keep the retrieval gate.
+        """
         rs = self.settings.retrieval
+        judge = judge or self.judge_choice
+        gate = self.settings.verifier.relevance if judge == "verifier" else rs.relevance_threshold
         return CheckConfig(
             max_claims=self.settings.max_claims,
             candidates=rs.candidates,
-            relevance_threshold=rs.relevance_threshold,
+            relevance_threshold=gate,
             max_evidence=rs.max_evidence,
             undated=rs.undated_documents,
         )
@@ -103,6 +110,7 @@ class CheckFactory:
             graphs=r.graphs,
             sources=sources,
             verifier=r.verifier if self.judge_choice == "verifier" else None,
+            languages=r.languages,
         )
 
     async def image_deps(self, post: Post, *, llm: LLMClient | None = None) -> ImageDeps | None:

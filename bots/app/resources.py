@@ -39,11 +39,12 @@ from pipeline.graph.verify import GraphVerifier
 from pipeline.image.caption import LocalCaptioner
 from pipeline.image.faces import DlibFaces
 from pipeline.image.ocr import OcrEngine, ocr_engine
+from pipeline.inputs.language import LanguageIdentifier
 from pipeline.llm.client import LLMClient
 from pipeline.util.clock import SYSTEM, Clock
 from pipeline.util.cpu import CpuPool
 from pipeline.verifier.stance import StanceModel
-from pipeline.verifier.verdict import Thresholds, VerifierJudge
+from pipeline.verifier.verdict import VerifierJudge
 from storage import Store
 from storage.pagecache import StorePageCache
 
@@ -198,10 +199,18 @@ class Resources:
         vs = self.settings.verifier
         return VerifierJudge(
             StanceModel(vs.model_dir, batch_size=vs.batch_size),
-            thresholds=Thresholds(
-                support=vs.support, refute=vs.refute, mixed=vs.mixed, confident=vs.confident
-            ),
+            thresholds=vs.thresholds(),
             cpu=self.cpu,
+        )
+
+    @cached_property
+    def languages(self) -> LanguageIdentifier | None:
+        """Return the language identifier (lingua loads on first use), or None when it is off."""
+        ls = self.settings.language_id
+        if not ls.enabled:
+            return None
+        return LanguageIdentifier(
+            min_confidence=ls.min_confidence, low_accuracy=ls.accuracy == "low"
         )
 
     @cached_property

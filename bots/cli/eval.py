@@ -149,7 +149,7 @@ def averitec(
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
     drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
     claims = stratified_sample(drawn, sample, seed=seed) if sample is not None else drawn
-    config = app.checks.check_config()
+    config = app.checks.check_config("verifier" if judge_choice == "verifier" else "model")
     run = {"data": str(data.resolve()), "mode": mode, "model": use_model, "judge": judge_choice}
     header = {
         **run,
@@ -301,11 +301,13 @@ def _measured_knobs(settings: Settings, config: CheckConfig, judge_choice: str) 
         "support": vs.support,
         "refute": vs.refute,
         "mixed": vs.mixed,
+        "veto": vs.veto,
         "confident": vs.confident,
     }
     return {
         "max_claims": config.max_claims,
         "max_evidence": config.max_evidence,
+        "relevance_threshold": config.relevance_threshold,
         "refine_rounds": settings.model.refine_rounds,
         "verifier": verifier_knobs if judge_choice in ("verifier", "hybrid") else None,
     }

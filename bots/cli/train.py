@@ -41,6 +41,7 @@ def _command(config: TrainConfig) -> str:
     parts += [a for name in config.eval_data for a in ("--eval-data", name)]
     parts += ["--questions", str(config.questions)] if config.questions else []
     parts += ["--frames", str(config.frames)] if config.frames else []
+    parts += ["--contrast", str(config.contrast)] if config.contrast else []
     parts += ["--init", config.init] if config.init else []
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -92,6 +93,11 @@ def train_group() -> None:
     "--frames",
     "Share of pairs framed as pages that report the claim (then not enough info) or rate it.",
 )
+@_share(
+    "--contrast",
+    "Share of pairs replaced by the claim against its own words: stated (supports), negated, "
+    "debunked or renumbered (refutes), only reported (not enough info).",
+)
 @click.option("--checkpoint-every", type=int, default=100, show_default=True, help="Steps.")
 @click.option("--threads", type=int, default=0, help="torch threads [default: torch's own].")
 @click.option(
@@ -102,8 +108,9 @@ def train_group() -> None:
 )
 @click.option(
     "--init",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Start from an earlier run's checkpoint.pt (fine-tune a trained model further).",
+    type=click.Path(exists=True),
+    help="Start from an earlier run's checkpoint.pt, or from an exported model directory "
+    "(its int8 stance.onnx dequantised, e.g. pipeline/verifier/model).",
 )
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
 def stance(
@@ -118,6 +125,7 @@ def stance(
     seed: int,
     questions: float,
     frames: float,
+    contrast: float,
     checkpoint_every: int,
     threads: int,
     eval_data: tuple[str, ...],
@@ -156,6 +164,7 @@ def stance(
         seed=seed,
         questions=questions,
         frames=frames,
+        contrast=contrast,
         checkpoint_every=checkpoint_every,
         threads=threads,
         eval_data=tuple(eval_data),

@@ -24,6 +24,7 @@ from bots.settings._engine import (
     GraphSettings,
     ImageSettings,
     JobSettings,
+    LanguageIdSettings,
     ModelSettings,
     ReferenceSettings,
     RetrievalSettings,
@@ -64,6 +65,7 @@ __all__ = [
     "GuardSettings",
     "ImageSettings",
     "JobSettings",
+    "LanguageIdSettings",
     "MastodonSettings",
     "MetricsSettings",
     "ModelSettings",
@@ -158,6 +160,7 @@ class Settings(BaseSettings):
     reverse_image: ReverseImageSettings = ReverseImageSettings()
     model: ModelSettings = ModelSettings()
     verifier: VerifierSettings = VerifierSettings()
+    language_id: LanguageIdSettings = LanguageIdSettings()
     references: ReferenceSettings = ReferenceSettings()
     jobs: JobSettings = JobSettings()
     queue: QueueSettings = QueueSettings()

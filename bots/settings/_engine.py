@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, SecretStr, model_validator
 from pipeline.credibility.policy import UnratedPolicy
 from pipeline.fetch.fetcher import FetchPolicy
 from pipeline.image.ocr import rapidocr_missing
-from pipeline.verifier.verdict import Thresholds
+from pipeline.verifier.verdict import Costs, Thresholds
 
 
 class ServerSettings(BaseModel):
@@ -29,7 +29,8 @@ class RetrievalSettings(BaseModel):
         default=0.60,
         ge=-1.0,
         le=1.0,
-        description="minimum claim-passage cosine (all-MiniLM-L6-v2); calibrated on AVeriTeC dev",
+        description="minimum claim-passage cosine (all-MiniLM-L6-v2) for the language-model "
+        "judges (the verifier has its own, FACTBOT_VERIFIER__RELEVANCE); set on AVeriTeC dev",
     )
     max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
     review_match_threshold: float = Field(
@@ -352,6 +353,30 @@ class ModelSettings(BaseModel):
     docs_per_call: int = Field(default=4, ge=1, le=10, description="documents per extraction call")
 
 
+class LanguageIdSettings(BaseModel):
+    """Language identification of posts and claims (pipeline/inputs/language.py).
+
+    Script rules decide first; lingua's n-gram models (in the wheel, nothing downloaded) tell
+    apart the languages that share a script. `high` accuracy preloads every n-gram size of the
+    18 languages lingua decides (about 430 MB resident, ~0.5 ms a short post); `low` keeps
+    trigrams only (about 30 MB) and misreads more two-word posts."""
+
+    enabled: bool = Field(
+        default=True,
+        description="identify each post's and claim's language; off: the platform's language "
+        "field is kept and only scripts keep the English-only stance model off other languages",
+    )
+    accuracy: Literal["high", "low"] = Field(
+        default="high", description="lingua's mode: high (~430 MB) or low (trigrams, ~30 MB)"
+    )
+    min_confidence: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="lingua's share for its best language below which a text is 'und'",
+    )
+
+
 class VerifierSettings(BaseModel):
     """factbot's trained verifier and which judge decides a claim's label.
 
@@ -388,6 +413,38 @@ class VerifierSettings(BaseModel):
     mixed: float = Field(
         default=Thresholds.mixed, ge=0, le=1, description="both sides at least this: misleading"
     )
+    relevance: float = Field(
+        default=0.2,
+        ge=-1.0,
+        le=1.0,
+        description="the verifier reads passages from this claim-passage cosine on (the "
+        "language-model judges keep FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD); fitted on "
+        "AVeriTeC train with the thresholds",
+    )
+    veto: float = Field(
+        default=Thresholds.veto,
+        ge=0,
+        le=1.01,
+        description="accurate only while the strongest refutation stays below this "
+        "(above 1: no veto)",
+    )
+    cost_false_as_accurate: float = Field(
+        default=Costs.false_as_accurate,
+        ge=0,
+        description="cost of calling a false claim accurate, when thresholds are fitted "
+        "(python -m bench.verifier_thresholds)",
+    )
+    cost_true_as_false: float = Field(
+        default=Costs.true_as_false, ge=0, description="cost of calling a true claim false"
+    )
+    cost_wrong: float = Field(
+        default=Costs.wrong, ge=0, description="cost of any other wrong decisive label"
+    )
+    cost_unverifiable: float = Field(
+        default=Costs.unverifiable,
+        ge=0,
+        description="cost of answering unverifiable where the truth is decisive",
+    )
     confident: float = Field(
         default=Thresholds.confident,
         ge=0,
@@ -396,6 +453,25 @@ class VerifierSettings(BaseModel):
         "(1 = never, the default fitted on AVeriTeC train)",
     )
     batch_size: int = Field(default=32, ge=1, le=512, description="pairs per ONNX batch")
+
+    def thresholds(self) -> Thresholds:
+        """Return the verdict thresholds these settings name."""
+        return Thresholds(
+            support=self.support,
+            refute=self.refute,
+            mixed=self.mixed,
+            veto=self.veto,
+            confident=self.confident,
+        )
+
+    def costs(self) -> Costs:
+        """Return the error costs thresholds are fitted under."""
+        return Costs(
+            false_as_accurate=self.cost_false_as_accurate,
+            true_as_false=self.cost_true_as_false,
+            wrong=self.cost_wrong,
+            unverifiable=self.cost_unverifiable,
+        )
 
 
 class EmbeddingSettings(BaseModel):

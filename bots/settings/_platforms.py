@@ -22,7 +22,8 @@ class DiscordSettings(BaseModel):
         "first): mentions in a reply to a message then check the message replied to",
     )
     create_threads: bool = Field(
-        default=True, description="answer in a new thread on the message where allowed"
+        default=True,
+        description="answer in the message's thread (a new one when it has none) where allowed",
     )
     api_base: str = Field(
         default="https://discord.com/api/v10", description="REST base URL (a stand-in in tests)"

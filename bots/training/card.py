@@ -41,13 +41,15 @@ LICENCES = {
     "fever": "CC BY-SA 3.0",
     "checkcovid": "MIT",
     "scifact": "CC BY 4.0",
+    "feverous_s": "CC BY-SA 3.0",
+    "fm2": "Apache-2.0 (its Wikipedia sentences CC BY-SA 3.0)",
     "averitec": "CC BY-NC 4.0 (not for shipped weights)",
     "anli": "CC BY-NC 4.0 (not for shipped weights)",
     "healthver": "none declared (not for shipped weights)",
     "covidfact": "none declared (not for shipped weights)",
     "sufficient_facts": "none declared (not for shipped weights)",
 }
-SHIPPABLE = {"vitaminc", "fever", "checkcovid", "scifact"}
+SHIPPABLE = {"vitaminc", "fever", "checkcovid", "scifact", "feverous_s", "fm2"}
 
 
 def source_family(source: str) -> str:
@@ -203,9 +205,10 @@ def render_card(manifest: dict[str, Any]) -> str:
         + "; ".join(f"{k}: {v}" for k, v in manifest["licences"].items())
         + ".",
         (
-            "Every source allows shipping derived weights. VitaminC and FEVER are CC BY-SA 3.0: "
-            "these weights are shared under CC BY-SA 3.0 too, with attribution to VitaminC "
-            "(Schuster et al., 2021), FEVER (Thorne et al., 2018), Check-COVID (Wang et al., "
+            "Every source allows shipping derived weights. VitaminC, FEVER and FEVEROUS are "
+            "CC BY-SA 3.0: these weights are shared under CC BY-SA 3.0 too, with attribution to "
+            "VitaminC (Schuster et al., 2021), FEVER (Thorne et al., 2018), FEVEROUS (Aly et "
+            "al., 2021), FoolMeTwice (Eisenschlos et al., 2021), Check-COVID (Wang et al., "
             "2023) and SciFact (Wadden et al., 2020)."
             if manifest["shippable"]
             else "**Restricted:** some training data does not allow shipping derived weights; "

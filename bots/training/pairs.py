@@ -16,10 +16,12 @@ import dataclasses
 import hashlib
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pipeline.verifier.stance import LABELS, NEI, REFUTES, SUPPORTS
 
@@ -448,3 +450,170 @@ def label_counts(pairs: Iterable[Pair]) -> dict[str, int]:
     """Return how many pairs carry each label, by label name."""
     counts = Counter(p.label for p in pairs)
     return {name: counts.get(i, 0) for i, name in enumerate(LABELS)}
+
+
+# Contrast pairs (`factbot train stance --contrast SHARE`): the claim against pages whose words
+# are its own. A plain statement of it supports it; its negation, a page that calls it false or
+# a myth, and the same sentence with another number or the parties swapped refute it; a page
+# that only reports, attributes or asks it is not enough info. The shipped model read all of
+# these as support (overlap read as agreement): a debunking page "supported" what it debunks.
+# The wordings differ from `bench.restatement`'s probe frames, which stay unseen.
+_AUXILIARIES = frozenset(
+    "is are was were has have had can could will would should may might must shall".split()
+)
+_CONTRACTIONS = {
+    "isn't": "is",
+    "aren't": "are",
+    "wasn't": "was",
+    "weren't": "were",
+    "hasn't": "has",
+    "haven't": "have",
+    "hadn't": "had",
+    "can't": "can",
+    "cannot": "can",
+    "couldn't": "could",
+    "won't": "will",
+    "wouldn't": "would",
+    "shouldn't": "should",
+    "doesn't": "does",
+    "don't": "do",
+    "didn't": "did",
+}
+_DO_FORMS = {"does", "do", "did"}
+_DEBUNKED = (
+    "It is not true that {c}.",
+    "Myth: {C}. Fact: this is wrong.",
+    "{C}? No, that is false.",
+    "There is no truth to reports that {c}; the story is fabricated.",
+    "Despite what many believe, it is a misconception that {c}.",
+    "We rated the statement \u201c{C}\u201d as false.",
+    "Experts dismissed the rumour that {c} as a hoax.",
+)
+_CONFIRMED = (
+    "It is true that {c}.",
+    "Yes: {c}, records confirm.",
+    "Officials confirmed that {c}.",
+    "{C}, according to official records.",
+)
+_RESTATED = (
+    "A reader sent us this: \u201c{C}.\u201d",
+    "Messages forwarded on WhatsApp say that {c}.",
+    "We were asked to look into whether {c}.",
+    "Several accounts posted that {c}; we have not checked it.",
+    "Headline: {C}?",
+    "Some people believe that {c}.",
+)
+# A number standing alone: not part of a name ("COVID-19", "F-16") or a score ("2-1").
+_NUMBER = re.compile(r"(?<![\w\-])\d[\d,]*(?:\.\d+)?(?![\w\-])")
+_DO_SUPPORT = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+
+
+def negated(claim: str, nlp: Any = None) -> str | None:
+    """Return the claim with its first verb negated (or a negation removed), or None.
+
+    Word rules first: "X is Y" -> "X is not Y", "X has won" -> "X has not won", "X didn't
+    win" -> "X did win", "X never won" -> "X won". A claim with no auxiliary is parsed by
+    `nlp` (a spaCy pipeline) when given: "X protects Y" -> "X does not protect Y"; else None.
+    """
+    words = _bare(claim).split(" ")
+    for i, word in enumerate(words):
+        low = word.lower()
+        if low in _CONTRACTIONS:
+            words[i] = _CONTRACTIONS[low] if word.islower() else _CONTRACTIONS[low].capitalize()
+            return " ".join(words) + "."
+        if low in ("not", "never") and i > 0:
+            return " ".join(words[:i] + words[i + 1 :]) + "."
+    for i, word in enumerate(words[1:], 1):
+        if word.lower() in _AUXILIARIES | _DO_FORMS:
+            return " ".join([*words[: i + 1], "not", *words[i + 1 :]]) + "."
+    if nlp is None:
+        return None
+    text = _bare(claim)
+    for token in nlp(text):
+        if token.dep_ == "ROOT" and token.tag_ in _DO_SUPPORT and token.i > 0:
+            verb = f"{_DO_SUPPORT[token.tag_]} not {token.lemma_}"
+            return f"{text[: token.idx]}{verb}{text[token.idx + len(token.text) :]}."
+    return None
+
+
+def renumbered(claim: str, rng: random.Random) -> str | None:
+    """Return the claim with one of its numbers changed (a year by 1-9, others by 10-90 %)."""
+    found = list(_NUMBER.finditer(claim))
+    if not found:
+        return None
+    match = rng.choice(found)
+    raw = match.group().replace(",", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    if "." not in raw and 1000 <= value <= 2100:
+        new = str(int(value) + rng.choice((-1, 1)) * rng.randint(1, 9))
+    else:
+        factor = 1 + rng.choice((-1, 1)) * rng.uniform(0.1, 0.9)
+        changed = value * factor
+        new = f"{changed:.1f}" if "." in raw else str(max(0, round(changed)))
+        if new == raw or float(new) == value:
+            new = str(int(value) + rng.randint(1, 9))
+    return f"{claim[: match.start()]}{new}{claim[match.end() :]}"
+
+
+def contrasted(
+    claim: str, kind: str, rng: random.Random, nlp: Any = None
+) -> tuple[str, int] | None:
+    """Return (passage, label) of one contrast kind for a claim, or None where it does not apply.
+
+    Kinds: `plain` (the claim stated: supports), `confirmed` (supports), `negated`,
+    `debunked`, `renumbered` (refutes), `restated` (not enough info).
+    """
+    c, capital = _clause(claim), _bare(claim)
+    if kind == "plain":
+        return f"{capital}.", SUPPORTS
+    if kind == "confirmed":
+        return rng.choice(_CONFIRMED).format(c=c, C=capital), SUPPORTS
+    if kind == "debunked":
+        return rng.choice(_DEBUNKED).format(c=c, C=capital), REFUTES
+    if kind == "restated":
+        return rng.choice(_RESTATED).format(c=c, C=capital), NEI
+    if kind == "negated":
+        found = negated(claim, nlp)
+        return (found, REFUTES) if found else None
+    if kind == "renumbered":
+        found = renumbered(_bare(claim), rng)
+        return (f"{found}.", REFUTES) if found else None
+    raise ValueError(f"unknown contrast kind {kind!r}")
+
+
+CONTRAST_KINDS = ("plain", "confirmed", "negated", "debunked", "renumbered", "restated")
+
+
+def contrast(pairs: Sequence[Pair], share: float, seed: int, nlp: Any = None) -> list[Pair]:
+    """Return the pairs with a `share` of them replaced by contrast pairs of their own claim.
+
+    A chosen pair's claim is set against a passage made from its own words (`contrasted`), so
+    overlap alone never decides: the same words support, refute or say nothing by how they are
+    framed. The kinds are drawn so that support, refutation and not enough info stay balanced;
+    a kind that does not apply to the claim (no verb to negate, no number) falls back to
+    `debunked`. Half the negated pairs swap roles: the negated claim against the plain one.
+    Unrelated pairs are left.
+    """
+    rng = random.Random(f"contrast:{seed}")
+    weights = {"plain": 2, "confirmed": 1, "negated": 1, "debunked": 1, "renumbered": 1}
+    weights["restated"] = 3
+    kinds, odds = list(weights), list(weights.values())
+    out: list[Pair] = []
+    for pair in pairs:
+        if pair.source.endswith("+unrelated") or rng.random() >= share:
+            out.append(pair)
+            continue
+        kind = rng.choices(kinds, odds)[0]
+        claim = pair.claim
+        made = contrasted(claim, kind, rng, nlp)
+        if made is None:
+            kind, made = "debunked", contrasted(claim, "debunked", rng)
+        assert made is not None
+        passage, label = made
+        if kind == "negated" and passage != f"{_bare(claim)}." and rng.random() < 0.5:
+            claim, passage = passage, f"{_bare(claim)}."
+        out.append(Pair(claim, passage, label, pair.group, f"{pair.source}+contrast:{kind}"))
+    return out

@@ -16,6 +16,7 @@ from pipeline.evidence.web import WebDeps
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.graph.verify import GraphVerifier
 from pipeline.image.stage import ImageDeps
+from pipeline.inputs.language import LanguageIdentifier
 from pipeline.judge.claimreview import Judge
 from pipeline.judge.model import ModelJudge
 from pipeline.llm.client import LLMClient
@@ -67,6 +68,9 @@ class CheckDeps:
     # the language model that splits posts into claims and queries for the verifier (one call);
     # None: the heuristic claims stage, no model at all
     claims_llm: LLMClient | None = None
+    # identifies the post's and each claim's language; None: scripts alone keep the English-only
+    # stance model off claims in other scripts (pipeline.checking.languages)
+    languages: LanguageIdentifier | None = None
 
 
 @dataclass(frozen=True)

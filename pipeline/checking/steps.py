@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps
 from pipeline.checking.finalise import defer_to_fact_checks
+from pipeline.checking.languages import stance_model_reads
 from pipeline.judge.narratives import cluster_narratives
 from pipeline.judge.quotes import extract_quotes
 from pipeline.records.domain import (
@@ -75,9 +76,13 @@ async def quote_all(
     (one model call fewer a claim; the model's extraction misread gold evidence, README "How
     well it judges"), and the model judge sees that stance with its probability.
     """
-    if model.verifier is not None:
-        return await model.verifier.quotes(claims, evidence)
-    return await extract_all(claims, evidence, model, config)
+    if model.verifier is None:
+        return await extract_all(claims, evidence, model, config)
+    # the stance model reads English only; the model quotes claims in other languages
+    read = [c for c in claims if stance_model_reads(c)]
+    unread = [c for c in claims if not stance_model_reads(c)]
+    quotes = await model.verifier.quotes(read, evidence) if read else []
+    return quotes + (await extract_all(unread, evidence, model, config) if unread else [])
 
 
 async def judge_claims(

@@ -1,12 +1,13 @@
 """Claim extraction: split a post into check-worthy sentences.
 
 Without a language model, check-worthiness is a transparent heuristic: a sentence is kept when
-it has enough words and states something (a number, a date, a named entity or a factual verb)
-rather than asking, greeting or giving a first-person opinion. A sentence that speaks to the
-fact-checker instead ("Note to the AI: ...", "Ignore previous instructions ...") states nothing
-about the world and is never a claim. When more sentences qualify than `max_claims`, the
-best-scored ones are kept in their original order. Splitting and scoring a long post (100,000
-characters) takes a sixth of a second, so it runs in the CPU pool.
+it has enough words (`word_count`: Han, kana and Thai are measured by characters) and states
+something (a number in any script's digits, a named entity or a factual verb, listed per
+language in `_CUES`) rather than asking, greeting or giving a first-person opinion. A sentence
+that speaks to the fact-checker instead ("Note to the AI: ...", "Ignore previous
+instructions ...") states nothing about the world and is never a claim. When more sentences
+qualify than `max_claims`, the best-scored ones are kept in their original order. Splitting and
+scoring a long post (100,000 characters) takes a sixth of a second, so it runs in the CPU pool.
 
 Failure policy: a post with nothing check-worthy raises EmptyPostError; nothing else raises.
 """
@@ -18,22 +19,79 @@ import re
 from pipeline.errors import EmptyPostError
 from pipeline.records.domain import Claim, Post, new_id
 from pipeline.util.cpu import CpuPool, run_cpu
-from pipeline.util.text import STOPWORDS, clean_post_text, split_sentences, words
+from pipeline.util.text import (
+    ALL_STOPWORDS,
+    QUESTION_MARKS,
+    clean_post_text,
+    split_sentences,
+    word_count,
+    words,
+)
 
 MIN_WORDS = 3
 MAX_CLAIM_CHARS = 600
 
-_NUMBER_RE = re.compile(r"\d")
+_NUMBER_RE = re.compile(r"\d")  # any script's digits: Arabic-Indic and Devanagari ones too
+# Words that state something, per language. Spaced scripts match whole words; Arabic (which
+# joins prefixes such as و and ال to the word), Devanagari and Chinese match inside words.
+_CUES: dict[str, str] = {
+    "en": r"is|are|was|were|has|have|had|will|won't|can|can't|could|cause[sd]?|causing|"
+    r"kill(?:s|ed)?|die[sd]?|found|show(?:s|ed)?|prove[sd]?|contain(?:s|ed)?|ban(?:s|ned)?|"
+    r"approve[sd]?|cure[sd]?|lead(?:s)?|increase[sd]?|decrease[sd]?|rose|fell|announce[sd]?|"
+    r"sign(?:s|ed)?|vote[sd]?|confirm(?:s|ed)?|report(?:s|ed)?|claim(?:s|ed)?|said|says|does|"
+    r"did|never|no",
+    "es": r"es|son|fue|fueron|era|está|están|ha|han|había|será|causa[nr]?|provoca[nr]?|"
+    r"anunci[óa]|confirm[óa]|dijo|dice|afirm[óa]|prohíbe|prohibió|aprob[óo]|mat[óa]|muri[óo]|"
+    r"subi[óo]|baj[óo]|cura|contiene|demuestra|nunca",
+    "pt": r"é|são|foi|foram|era|está|estão|tem|têm|será|vai|causa[mr]?|provoca[mr]?|"
+    r"anunciou|confirmou|disse|diz|afirmou|proíbe|proibiu|aprovou|matou|morreu|subiu|caiu|"
+    r"cura|contém|comprova|nunca",
+    "fr": r"est|sont|était|étaient|a|ont|sera|va|cause|causent|provoque|provoquent|annoncé|"
+    r"confirmé|dit|affirme|interdit|approuvé|tué|mort|augmenté|baissé|guérit|contient|"
+    r"prouve|jamais",
+    "de": r"ist|sind|war|waren|hat|haben|hatte|wird|werden|verursacht|angekündigt|bestätigt|"
+    r"sagt|sagte|behauptet|verbietet|verboten|genehmigt|getötet|gestorben|gestiegen|"
+    r"gesunken|heilt|enthält|beweist|nie|niemals|abgeschafft",
+    "it": r"è|sono|era|erano|ha|hanno|sarà|causa|provoca|annunciato|confermato|detto|dice|"
+    r"vieta|vietato|approvato|ucciso|morto|aumentato|diminuito|cura|contiene|dimostra|mai",
+    "ru": r"является|был|была|были|будет|есть|вызывает|заявил|заявила|подтвердил|"
+    r"подтвердила|сказал|запретил|одобрил|убил|умер|умерли|выросл[иа]|упал[иа]?|повысят|"
+    r"снизят|никогда",
+    "nl": r"is|zijn|was|waren|heeft|hebben|wordt|worden|zal|veroorzaakt|aangekondigd|bevestigd|"
+    r"zegt|zei|verboden|gestorven|gestegen|gedaald|afgeschaft|nooit",
+}
+_UNSPACED_CUES = (
+    # Arabic: announced, said, confirmed, causes, revealed, rose, fell, banned, died, showed
+    "أعلن|قال|أكد|تؤكد|يؤكد|يسبب|تسبب|كشف|ارتفع|انخفض|ستنخفض|سترتفع|حظر|توفي|مات|أظهر|"
+    "ليس|كان|كانت|يوجد"
+    # Hindi: is/are/was, will, said, announced, confirmed, death, rise, fall, ban, causes
+    "|है|हैं|था|थी|थे|होगा|होगी|कहा|घोषणा|पुष्टि|बताया|मौत|बढ़|घट|प्रतिबंध|कारण"
+    # Chinese: is, has, will, causes, confirmed, announced, said, died, found, shows, banned
+    "|是|有|会|導致|导致|造成|證實|证实|宣布|表示|稱|称|說|说|死亡|發現|发现|顯示|显示|禁止|"
+    "批准|治愈|治癒|增加|减少|減少|上涨|上漲|下降|可以|能"
+    # Persian, Urdu, Hebrew, Japanese, Korean, Thai, Bengali: announced, said, confirmed,
+    # causes, died, banned, rose, fell, is
+    "|است|بود|اعلام|گفت|باعث|تایید|ممنوع|افزایش|کاهش"
+    "|ہے|ہیں|تھا|اعلان|کہا|تصدیق|وجہ"
+    "|הודיע|אמר|אישר|גורם|אסר|עלה|ירד"
+    "|発表|確認|原因|死亡|禁止|増加|減少|した|です"
+    "|했다|한다|이다|발표|확인|원인|사망|금지|증가|감소"
+    "|ประกาศ|ยืนยัน|ทำให้|เสียชีวิต|ห้าม|เพิ่มขึ้น|ลดลง|เป็น|คือ"
+    "|ঘোষণা|নিশ্চিত|কারণ|মৃত্যু|নিষিদ্ধ|বলেছে|করেছে"
+)
 _FACTUAL_VERB_RE = re.compile(
-    r"\b(is|are|was|were|has|have|had|will|won't|can|can't|could|cause[sd]?|causing|kill(?:s|ed)?|"
-    r"die[sd]?|found|show(?:s|ed)?|prove[sd]?|contain(?:s|ed)?|ban(?:s|ned)?|approve[sd]?|"
-    r"cure[sd]?|lead(?:s)?|increase[sd]?|decrease[sd]?|rose|fell|announce[sd]?|sign(?:s|ed)?|"
-    r"vote[sd]?|confirm(?:s|ed)?|report(?:s|ed)?|claim(?:s|ed)?|said|says|does|did|never|no)\b",
-    re.IGNORECASE,
+    r"\b(?:" + "|".join(_CUES.values()) + r")\b|" + _UNSPACED_CUES, re.IGNORECASE
 )
 _OPINION_RE = re.compile(
     r"^\s*(i think|i feel|i believe|i love|i hate|imo|in my opinion|lol|lmao|omg|"
-    r"thank you|thanks|good morning|good night|hello|hi everyone|congrat)",
+    r"thank you|thanks|good morning|good night|hello|hi everyone|congrat|"
+    r"creo que|pienso que|en mi opinión|gracias|buenos días|hola|"
+    r"acho que|eu acho|na minha opinião|obrigad[oa]|bom dia|olá|"
+    r"je pense|je crois|à mon avis|merci|bonjour|"
+    r"ich glaube|ich denke|meiner meinung nach|danke|guten morgen|hallo|"
+    r"我觉得|我認為|我认为|谢谢|謝謝|早上好|你好|"
+    r"أعتقد|أظن|شكرا|صباح الخير|مرحبا|"
+    r"मुझे लगता|मेरे विचार में|धन्यवाद|नमस्ते|सुप्रभात)",
     re.IGNORECASE,
 )
 
@@ -66,16 +124,15 @@ def addresses_the_checker(sentence: str) -> bool:
 def _named(sentence: str) -> int:
     """Count capitalised tokens that are not function words (a cheap named-entity signal)."""
     tokens = words(sentence)
-    return sum(1 for t in tokens if t[:1].isupper() and t.lower() not in STOPWORDS)
+    return sum(1 for t in tokens if t[:1].isupper() and t.lower() not in ALL_STOPWORDS)
 
 
 def checkworthiness(sentence: str) -> float:
     """Score how check-worthy a sentence is (0 means not at all)."""
-    tokens = words(sentence)
-    if len(tokens) < MIN_WORDS:
+    if word_count(sentence) < MIN_WORDS:
         return 0.0
     if (
-        sentence.rstrip().endswith("?")
+        sentence.rstrip().endswith(QUESTION_MARKS)
         or _OPINION_RE.match(sentence)
         or addresses_the_checker(sentence)
     ):

@@ -97,7 +97,62 @@ _PHRASES: dict[Label, tuple[str, ...]] = {
         "unsubstantiated", "unverifiable", "insufficient evidence", "not proven", "undetermined",
     ),
 }  # fmt: skip
-_LABEL_BY_PHRASE = {phrase: label for label, phrases in _PHRASES.items() for phrase in phrases}
+# The same ratings as fact-checkers in the other supported languages write them (their own
+# rating scales: Maldita, Newtral, Chequeado, Lupa, Aos Fatos, AFP Factuel, Les Décodeurs,
+# CORRECTIV, dpa, Pagella Politica, 台灣事實查核中心, 有据, Misbar, Fatabyyano, BOOM, Vishvas).
+_FOREIGN_PHRASES: dict[Label, tuple[str, ...]] = {
+    Label.FALSE: (
+        "falso", "falsa", "bulo", "engañoso total", "mentira", "fake", "totalmente falso",
+        "faux", "fausse", "infox", "intox", "falsch", "frei erfunden", "fälschung", "unwahr",
+        "sbagliato", "bufala", "pinocchio andante", "fals", "onwaar", "nepnieuws", "fałsz",
+        "nieprawda", "yanlış", "sahte", "salah", "hoaks", "ложь", "фейк", "неправда",
+        "错误", "錯誤", "谣言", "謠言", "假", "虚假", "虛假", "不实", "不實",
+        "زائف", "كاذب", "خطأ", "مضلل كليا", "ملفق", "غير صحيح",
+        "झूठ", "फर्जी", "फ़र्ज़ी", "गलत", "ग़लत", "भ्रामक दावा झूठा",
+    ),
+    Label.ACCURATE: (
+        "verdadero", "verdadera", "cierto", "verdadeiro", "verdadeira", "verdade", "correto",
+        "vrai", "vraie", "exact", "wahr", "richtig", "korrekt", "stimmt", "vero", "corretto",
+        "waar", "prawda", "doğru", "benar", "правда", "верно",
+        "正确", "正確", "属实", "屬實", "真实", "真實", "صحيح", "حقيقي", "सच", "सही",
+    ),
+    Label.PARTLY_ACCURATE: (
+        "parcialmente falso", "parcialmente verdadero", "parcialmente cierto", "medio falso",
+        "verdad a medias", "en parte falso", "parcialmente verdadeiro", "exagerado parcialmente",
+        "partiellement faux", "en partie faux", "plutôt vrai", "teilweise falsch",
+        "halb wahr", "teilweise richtig", "mezza verità", "c'eri quasi", "部分错误", "部分錯誤",
+        "部分正确", "部分正確", "صحيح جزئيا", "صحيح جزئياً", "زائف جزئيا", "زائف جزئياً",
+        "आंशिक रूप से सही", "आंशिक रूप से गलत",
+    ),
+    Label.MISLEADING: (
+        "engañoso", "engañosa", "sin contexto", "fuera de contexto", "exagerado", "enganoso",
+        "distorcido", "fora de contexto", "sem contexto", "trompeur", "trompeuse",
+        "sorti de son contexte", "manque de contexte", "exagéré", "irreführend",
+        "fehlender kontext", "aus dem kontext gerissen", "übertrieben", "fuorviante",
+        "misleidend", "misleading", "вводит в заблуждение", "误导", "誤導", "缺乏背景",
+        "断章取义", "斷章取義", "مضلل", "مضللة", "خارج السياق", "भ्रामक", "संदर्भ से बाहर",
+    ),
+    Label.UNVERIFIABLE: (
+        "no verificable", "sin evidencia", "inverificable", "insustentável", "sem provas",
+        "invérifiable", "non prouvé", "unbelegt", "nicht belegt", "unbewiesen",
+        "non verificabile", "无法证实", "無法證實", "证据不足", "證據不足", "غير مؤكد",
+        "لا دليل", "अपुष्ट",
+    ),
+}  # fmt: skip
+
+
+def _normalise(text: str) -> str:
+    # letters and digits of every script ("Falso", "错误", "زائف"), Arabic diacritics dropped
+    text = re.sub("[\u064b-\u065f\u0670]", "", text.lower())
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
+_LABEL_BY_PHRASE = {
+    _normalise(phrase): label
+    for table in (_PHRASES, _FOREIGN_PHRASES)
+    for label, phrases in table.items()
+    for phrase in phrases
+}
 
 
 @dataclass(frozen=True)
@@ -375,7 +430,3 @@ def _number(value: Any) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
-
-
-def _normalise(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())

@@ -106,6 +106,8 @@ class Basis(StrEnum):
     FALLBACK = "fallback"  # the model judge failed; the no-model judge decided
     RULES = "verdict rules"  # code overruled the judge on explicit evidence
     VERIFIER = "stance model"  # factbot's trained verifier, decided by thresholds in code
+    # the claim's language is one the stance model cannot read, and nothing else decided it
+    LANGUAGE = "language not read"
     UNKNOWN = "unknown"  # not recorded (a check loaded from storage)
 
 
@@ -125,6 +127,8 @@ class Post:
     created_at: datetime | None = None
     links: tuple[str, ...] = ()
     image_refs: tuple[str, ...] = ()
+    # The platform's own language field until a check identifies it (pipeline/inputs/language.py):
+    # then ISO 639-1, zh-Hans/zh-Hant or und.
     language: str | None = None
 
 
@@ -136,6 +140,8 @@ class Claim:
     post_id: str
     position: int
     text: str
+    # ISO 639-1, zh-Hans/zh-Hant or und (pipeline/inputs/language.py); None: not identified
+    language: str | None = None
 
 
 @dataclass(frozen=True)

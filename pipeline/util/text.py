@@ -1,17 +1,36 @@
-"""Text helpers: cleaning social-media text, splitting sentences, keywords."""
+"""Text helpers: cleaning social-media text, splitting sentences, words and keywords.
+
+Every script is text. A word is a run of letters, marks and digits (marks matter: Devanagari's
+vowel signs are not letters); Han and kana have no spaces, so each character is a token, and a
+run of Thai (no spaces between words either) is one token. `word_count` measures length in
+English-like words: 1.5 Han or kana characters or 4 Thai characters make a word, the usual
+lengths of a word in those languages. Sentences end at . ! ? followed by a space and a capital,
+a digit or a letter of a script without case, and at 。！？ (no space needed), । ॥ ؟ ۔.
+"""
 
 from __future__ import annotations
 
 import html
+import math
 import re
 import unicodedata
+
+import regex
 
 URL_RE = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
 MENTION_RE = re.compile(r"(?<![\w@])@[A-Za-z0-9_.\-]+(?:@[A-Za-z0-9_.\-]+)?")
 HASHTAG_RE = re.compile(r"(?<!\w)#(\w+)")
 RT_RE = re.compile(r"^\s*RT\b(?:\s*@[A-Za-z0-9_]+)?\s*:?\s*", re.IGNORECASE)
 SPACE_RE = re.compile(r"[ \t\r\f\v]+")
-WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+_UNSPACED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}ー"
+WORD_RE = regex.compile(
+    r"[\p{Han}\p{Hiragana}\p{Katakana}ー]|\p{Thai}+"
+    rf"|(?:(?![{_UNSPACED}])[\p{{L}}\p{{N}}])(?:(?![{_UNSPACED}])[\p{{L}}\p{{M}}\p{{N}}'’\-])*"
+)
+_CJK_RE = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]")
+_THAI_RE = regex.compile(r"\p{Thai}+")
+CJK_CHARS_PER_WORD = 1.5
+THAI_CHARS_PER_WORD = 4.0
 
 # A sentence ends at . ! ? (or a closing quote after them) followed by space and a capital,
 # digit or quote; common abbreviations and initials are protected first.
@@ -56,7 +75,13 @@ _ABBREVIATIONS = (
 )
 _ABBREV_RE = re.compile(r"\b(" + "|".join(re.escape(a) for a in _ABBREVIATIONS) + r")\.", re.I)
 _INITIALS_RE = re.compile(r"\b((?:[A-Z]\.){2,})")
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_SENTENCE_END_RE = regex.compile(
+    r"(?<=[.!?…])[\"'”’»)\]]*\s+(?=[\"'“‘«¿¡(\[]?[\p{Lu}\p{Lo}\p{N}])"
+    r"|(?<=[。！？｡])[\"'”’」』）)\]]*\s*(?=\S)"
+    r"|(?<=[।॥؟۔])\s*(?=\S)"
+)
+# What ends a question, in the scripts that have their own question mark.
+QUESTION_MARKS = ("?", "？", "؟")
 _PROTECT = "\u2024"  # one-dot leader stands in for a protected full stop
 
 STOPWORDS = frozenset(
@@ -68,6 +93,38 @@ STOPWORDS = frozenset(
     then there these they this those through to too under until up very was we were what when where
     which while who whom why will with would you your yours yourself yourselves says said say
     new news via amp rt""".split()
+)
+# Function words of the other Latin-script languages, so their keywords are content words too;
+# those that are English content words ("die", "war", "son", "con") are left in.
+STOPWORDS_BY_LANGUAGE: dict[str, frozenset[str]] = {
+    "es": frozenset(
+        """el la los las un una unos unas de del al en y o que es fue ser ha han se su sus
+        por para sobre como más pero este esta estos estas ese esa lo le les no ya muy
+        también según""".split()
+    ),
+    "pt": frozenset(
+        """o os as um uma de do da dos das em no na nos nas e ou que é são foi ser se seu sua
+        por para com sem sobre como mais mas este esta isso não já muito também segundo
+        ao""".split()
+    ),
+    "fr": frozenset(
+        """le la les un une des de du au aux et ou que qui est sont été être a ont se sa ses
+        pour par avec sans sur dans comme mais ce cette ces ne pas il elle ils en y selon
+        l d qu""".split()
+    ),
+    "de": frozenset(
+        """der das den dem des ein eine einen einem einer und oder dass ist sind wird
+        werden haben sich für ohne auf in im an am zu zum zur von vom wie
+        mehr aber nicht auch nur laut es er sie""".split()
+    ),
+    "it": frozenset(
+        """il lo la i gli le un una di del della dei delle e o che è sono stato ha hanno si suo
+        sua per senza su in nel nella più ma non anche secondo""".split()
+    ),
+}
+ALL_STOPWORDS = STOPWORDS.union(*STOPWORDS_BY_LANGUAGE.values())
+_ELISION_RE = regex.compile(
+    r"^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu|dell|nell|all|sull)['’](?=\p{L})"
 )
 
 
@@ -124,16 +181,34 @@ def split_sentences(text: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    """Return the word tokens of text."""
-    return WORD_RE.findall(text)
+    """Return the word tokens of text: words, each Han or kana character, runs of Thai."""
+    return [str(w) for w in WORD_RE.findall(text)]
+
+
+def word_count(text: str) -> int:
+    """Return the length of text in English-like words (Han, kana and Thai by characters)."""
+    cjk = len(_CJK_RE.findall(text))
+    thai = sum(len(run) for run in _THAI_RE.findall(text))
+    spaced = sum(1 for w in WORD_RE.findall(text) if not _CJK_RE.match(w) and not _THAI_RE.match(w))
+    return spaced + math.ceil(cjk / CJK_CHARS_PER_WORD) + math.ceil(thai / THAI_CHARS_PER_WORD)
+
+
+def _search_tokens(text: str) -> list[str]:
+    """Return word tokens with runs of Han and kana kept whole (what a word index holds)."""
+    return [str(t) for t in regex.findall(rf"[{_UNSPACED}]+|{WORD_RE.pattern}", text)]
 
 
 def keywords(text: str, *, limit: int = 16) -> list[str]:
-    """Return distinct content words of text, in order, lower-cased."""
+    """Return distinct content words of text, in order, lower-cased.
+
+    Letters with accents stay ("anunció", "bestätigt"), French and Italian elisions go
+    ("l'OMS" -> "oms"), and the function words of English, Spanish, Portuguese, French, German
+    and Italian are left out; a run of Han, kana or Thai is one keyword.
+    """
     seen: dict[str, None] = {}
-    for word in words(text):
-        token = word.lower().strip("'’-")
-        if len(token) < 2 or token in STOPWORDS:
+    for word in _search_tokens(text):
+        token = _ELISION_RE.sub("", word.lower()).strip("'’-")
+        if len(token) < 2 or token in ALL_STOPWORDS:
             continue
         seen.setdefault(token, None)
         if len(seen) >= limit:

@@ -54,19 +54,49 @@ log = logging.getLogger(__name__)
 class Thresholds:
     """Where calibrated stance probabilities become a label.
 
-    The defaults are the best of `python -m bench.verifier_thresholds` on 600 AVeriTeC train
-    claims for the shipped model (macro-F1 0.35 there, 4 % of true claims called false;
-    docs/results/2026-12-04-verifier-questions.md). `confident` is fitted by the same bench:
-    the lowest deciding probability from which the verifier's verdicts on train are right at
-    least 70 % of the time; none is (0.66 at 0.95 and above, 19 of 29), so 1.0: the hybrid
-    judge's model is never overruled by default, it sees the verifier's readings instead
-    (docs/results/2026-12-04-hybrid-and-claims.md).
+    Asymmetric by design: `accurate` needs support of at least `support` **and** the strongest
+    refutation below `veto`, so a claim that anything credible contradicts is never endorsed;
+    `false` needs a refutation of at least `refute`. The defaults are the ones of least cost on
+    AVeriTeC *train* under the default `Costs` (`python -m bench.verifier_thresholds`; never on
+    dev, the data reported on; docs/results/2026-12-05-verifier-contrast.md). `confident` is
+    fitted by the same bench: the lowest deciding probability from which the verifier's verdicts
+    on train are right at least 70 % of the time; 1.0 when none is: the hybrid judge's model is
+    never overruled, it sees the verifier's readings instead.
     """
 
     support: float = 0.1
     refute: float = 0.15
     mixed: float = 0.2
+    veto: float = 1.01  # accurate only while the strongest refutation stays below this
     confident: float = 1.0  # hybrid: the verifier overrules the model judge from here; 1: never
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What each kind of error costs when thresholds are fitted (`bench.verifier_thresholds`).
+
+    Endorsing misinformation (a false claim called `accurate`) and calling a true claim `false`
+    are the errors a fact-checking bot must not make: they cost more than any other mistake, and
+    more than declining to decide (`unverifiable` where the truth is decisive). A right label
+    costs 0. Operators who would rather abstain more, or less, change these and refit.
+    """
+
+    false_as_accurate: float = 4.0
+    true_as_false: float = 4.0
+    wrong: float = 1.0  # any other wrong decisive label (e.g. misleading for false)
+    unverifiable: float = 1.0  # no decision where the gold label is decisive
+
+    def of(self, gold: Label, predicted: Label) -> float:
+        """Return the cost of answering `predicted` where the truth is `gold`."""
+        if predicted is gold:
+            return 0.0
+        if predicted is Label.ACCURATE and gold is not Label.ACCURATE:
+            return self.false_as_accurate if gold is Label.FALSE else max(self.wrong, 1.0)
+        if predicted is Label.FALSE and gold is Label.ACCURATE:
+            return self.true_as_false
+        if predicted is Label.UNVERIFIABLE:
+            return self.unverifiable
+        return self.wrong
 
 
 @dataclass(frozen=True)
@@ -101,15 +131,24 @@ def sides(readings: Sequence[tuple[float, float]]) -> tuple[float, float]:
 
 
 def label_from(support: float, refute: float, thresholds: Thresholds) -> Label:
-    """Return the label of a claim whose strongest support and refutation are given."""
-    supported, refuted = support >= thresholds.support, refute >= thresholds.refute
+    """Return the label of a claim whose strongest support and refutation are given.
+
+    `accurate` only while the refutation stays below `veto`: support that something credible
+    contradicts is contested, never an endorsement (`unverifiable`, or `misleading` when both
+    sides reach `mixed`).
+    """
+    t = thresholds
+    supported, refuted = support >= t.support, refute >= t.refute
+    endorsable = supported and refute < t.veto
     if supported and refuted:
-        if min(support, refute) >= thresholds.mixed:
+        if min(support, refute) >= t.mixed:
             return Label.MISLEADING
-        return Label.ACCURATE if support > refute else Label.FALSE
+        if support > refute:
+            return Label.ACCURATE if endorsable else Label.UNVERIFIABLE
+        return Label.FALSE
     if refuted:
         return Label.FALSE
-    if supported:
+    if endorsable:
         return Label.ACCURATE
     return Label.UNVERIFIABLE
 

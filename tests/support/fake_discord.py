@@ -13,6 +13,11 @@ fail: 429 with Retry-After (and `Via`, without which discord.py takes a 429 for 
 ban), 403, 50x. Channel messages honour `nonce` + `enforce_nonce` the way Discord does: a
 repeated nonce returns the first message and posts nothing.
 
+Where Discord refuses, the stand-in refuses with Discord's codes: a second callback to one
+interaction is 400 / 40060 ("already acknowledged"); a callback to an interaction `expire`d (its
+3 seconds past) is 404 / 10062 ("Unknown interaction") and its token's webhook calls are
+404 / 10015; a second thread on one message is 400 / 160004; an unknown channel is 404 / 10003.
+
 Gateway: HELLO, IDENTIFY → READY (its `resume_gateway_url` is this server) and one GUILD_CREATE
 per guild, RESUME → RESUMED, heartbeat → ACK; `dispatch` sends an event a test injects to every
 session. Frames are compressed as the client asks: discord.py 2.7.1 asks for zstd-stream when
@@ -114,6 +119,10 @@ class FakeDiscord(FakeServer):
         self.identified = asyncio.Event()
         self.sessions: list[_Session] = []
         self.connections: list[dict[str, str]] = []  # each gateway connection's query
+        self.gateway_headers: list[dict[str, str]] = []  # each gateway connection's headers
+        self.acknowledged: set[str] = set()  # interactions with a callback answered
+        self.expired: set[str] = set()  # interactions past their 3 seconds
+        self._tokens: dict[str, str] = {}  # interaction token -> interaction id
         self.resumes = 0
         self.member_counts: dict[str, int] = {}  # guild -> approximate_member_count
         self._nonces: dict[tuple[str, str], str] = {}
@@ -158,6 +167,10 @@ class FakeDiscord(FakeServer):
         self.scripts.append(entry)
         return entry
 
+    def expire(self, interaction_id: str) -> None:
+        """Make interaction_id too late to answer (as after 3 s): its callback gets 10062."""
+        self.expired.add(interaction_id)
+
     def new_id(self) -> str:
         """Return a fresh snowflake-like id."""
         return payloads.snowflake(next(self._ids))
@@ -175,6 +188,8 @@ class FakeDiscord(FakeServer):
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
         """Send a dispatch event (op 0) to every connected session."""
         await asyncio.wait_for(self.identified.wait(), 10)
+        if event == "INTERACTION_CREATE":
+            self._tokens[data["token"]] = data["id"]
         for session in list(self.sessions):
             await self._send(session, {"op": 0, "t": event, "d": data})
 
@@ -199,6 +214,7 @@ class FakeDiscord(FakeServer):
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
         self.connections.append(dict(request.query))
+        self.gateway_headers.append({k.lower(): v for k, v in request.headers.items()})
         compress = request.query.get("compress")
         if compress not in (None, "zlib-stream", "zstd-stream") or (
             compress == "zstd-stream" and zstandard is None
@@ -278,6 +294,9 @@ class FakeDiscord(FakeServer):
         problems = form_problems(recorded.json) if request.method in ("POST", "PATCH") else []
         if problems:  # what Discord answers a message over its limits
             return _json({"message": "Invalid Form Body", "code": 50035, "errors": problems}, 400)
+        refusal = self._interaction_refusal(request.method, path.split("/")[1:])
+        if refusal is not None:
+            return refusal
         handler = self._route(request.method, path.split("/")[1:])
         if handler is None:
             return _json({"message": f"fake Discord: no route {request.method} {path}"}, 404)
@@ -295,6 +314,20 @@ class FakeDiscord(FakeServer):
             "code": 50013 if entry.status == 403 else 0,
         }
         return _json(entry.body or default, entry.status)
+
+    def _interaction_refusal(self, method: str, parts: list[str]) -> web.Response | None:
+        """Return Discord's refusal of a callback or webhook call it would refuse, else None."""
+        match method, parts:
+            case "POST", ["interactions", iid, _token, "callback"]:
+                if iid in self.expired:
+                    return _json({"message": "Unknown interaction", "code": 10062}, 404)
+                if iid in self.acknowledged:
+                    message = "Interaction has already been acknowledged."
+                    return _json({"message": message, "code": 40060}, 400)
+                self.acknowledged.add(iid)
+            case _, ["webhooks", _app, token, *_rest] if self._tokens.get(token) in self.expired:
+                return _json({"message": "Unknown Webhook", "code": 10015}, 404)
+        return None
 
     def _route(self, method: str, parts: list[str]) -> Any:
         match method, parts:
@@ -323,6 +356,8 @@ class FakeDiscord(FakeServer):
                 return lambda r: _json(self._webhook_message(r, app))
             case "GET", ["channels", cid] if cid in self.channels:
                 return lambda r: _json(self.channels[cid])
+            case "GET", ["channels", cid] if cid.isdigit():
+                return lambda r: _json({"message": "Unknown Channel", "code": 10003}, 404)
             case "GET", ["channels", cid, "messages"] if cid in self.channels:
                 return lambda r: _json(self._channel_messages(cid, r.query))
             case "GET", ["guilds", gid] if gid in self.guilds:
@@ -333,6 +368,9 @@ class FakeDiscord(FakeServer):
                 return lambda r: self._edit_message(cid, mid, r.json)
             case "POST", ["channels", cid, "messages"] if cid in self.channels:
                 return lambda r: _json(self._post_message(cid, r.json))
+            case "POST", ["channels", cid, "messages", mid, "threads"] if mid in self.channels:
+                message = "A thread has already been created for this message"
+                return lambda r: _json({"message": message, "code": 160004}, 400)
             case "POST", ["channels", cid, "messages", mid, "threads"] if cid in self.channels:
                 return lambda r: _json(self._start_thread(cid, mid, r.json))
         return None

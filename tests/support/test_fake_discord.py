@@ -98,3 +98,27 @@ async def test_gateway_speaks_zlib_stream_and_zstd_stream(fake: FakeDiscord) -> 
             assert json.loads(unzstd.decompress(await ws.receive_bytes()))["op"] == 10
             await ws.send_json({"op": 1, "d": None})
             assert json.loads(unzstd.decompress(await ws.receive_bytes()))["op"] == 11
+
+
+async def test_refusals_carry_discords_codes(fake: FakeDiscord) -> None:
+    async def status_and_code(response: aiohttp.ClientResponse) -> tuple[int, int]:
+        return response.status, (await response.json()).get("code")
+
+    callback = {"type": 5, "data": {"flags": 64}}
+    async with aiohttp.ClientSession() as http:
+        url = f"{fake.api_base}/interactions/7/token-7/callback"
+        async with http.post(url, json=callback) as response:
+            assert response.status == 200
+        async with http.post(url, json=callback) as response:  # a second callback
+            assert await status_and_code(response) == (400, 40060)
+        fake.expire("8")
+        late = f"{fake.api_base}/interactions/8/token-8/callback"
+        async with http.post(late, json=callback) as response:
+            assert await status_and_code(response) == (404, 10062)
+        thread = f"{fake.api_base}/channels/20/messages/30/threads"
+        async with http.post(thread, json={"name": "t"}, headers=AUTH) as response:
+            assert response.status == 200 and (await response.json())["id"] == "30"
+        async with http.post(thread, json={"name": "t"}, headers=AUTH) as response:
+            assert await status_and_code(response) == (400, 160004)
+        async with http.get(f"{fake.api_base}/channels/31", headers=AUTH) as response:
+            assert await status_and_code(response) == (404, 10003)

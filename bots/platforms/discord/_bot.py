@@ -11,9 +11,20 @@ Every interaction is deferred at once (privately, "thinking"), then handed to
 `service.intake`: accepted → the private response says it is being checked and where the
 answer will appear; refused → the refusal, privately; ignored (or refused with nothing to say)
 → the deferred response is deleted. Every error goes through `service.answer_for_error` and is
-shown privately. A mention written by a bot, or under a bot's message, is ignored outright (no
-loops between bots); a context-menu request about a bot's message goes to the service, whose
-guard refuses it privately (the requester asked, so silence would look broken).
+shown privately.
+
+Discord's refusals are answered, never raised into the gateway's tasks: an interaction
+delivered again (the same id, e.g. replayed after a resume) is dropped before any callback,
+by the ids this client has seen and the requests stored (`service.seen`), and one Discord says
+was already acknowledged (40060) is dropped too; an interaction Discord calls unknown when it
+is deferred (10062: its 3 seconds passed, say after a slow gateway) is still checked, with no
+private response and no interaction token, so the answer goes to the channel or the
+message's thread as usual, and the log says so once. No Discord refusal ends in a traceback:
+an error answer Discord refuses in turn is logged as a warning.
+
+A mention written by a bot, or under a bot's message, is ignored outright (no loops between
+bots); a context-menu request about a bot's message goes to the service, whose guard refuses
+it privately (the requester asked, so silence would look broken).
 
 Commands are synced (a bulk overwrite) only when their definitions change: a hash of the
 tree's JSON is kept in `store.state` under `discord:commands-hash:<application id>`.
@@ -24,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Literal
 
 import discord
@@ -43,6 +55,9 @@ if TYPE_CHECKING:  # pragma: no cover - types only
 log = logging.getLogger(__name__)
 MENU_NAME = "Fact-check this message"
 _NONE = discord.AllowedMentions.none()
+UNKNOWN_INTERACTION = 10062  # the callback came too late (after 3 s) or the token is gone
+ALREADY_ACKNOWLEDGED = 40060  # a second callback to one interaction
+SEEN_INTERACTIONS = 4096  # ids remembered against redelivery (the last few minutes' worth)
 
 
 def commands_hash_key(application_id: int | str) -> str:
@@ -78,6 +93,8 @@ class FactbotClient(discord.Client):
         self.tree.add_command(_factcheck)
         self.tree.add_command(_factbot)
         self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
+        self.tree.interaction_check = self._first_delivery  # type: ignore[method-assign]
+        self._seen: OrderedDict[int, None] = OrderedDict()
         self.review: DiscordReview | None = None  # when FACTBOT_REVIEW__PLATFORM is discord
         if context.settings.review.platform == "discord":
             queue = ReviewQueue(context.store, context.settings, clock=context.clock)
@@ -104,6 +121,34 @@ class FactbotClient(discord.Client):
 
     # -- interactions ---------------------------------------------------------------------------
 
+    def first_delivery(self, interaction: discord.Interaction) -> bool:
+        """Return whether interaction arrives for the first time (remembering that it has)."""
+        if interaction.id in self._seen or self.service.seen("discord", str(interaction.id)):
+            log.info("duplicate discord interaction; ignored", extra={"event": str(interaction.id)})
+            return False
+        self._seen[interaction.id] = None
+        if len(self._seen) > SEEN_INTERACTIONS:
+            self._seen.popitem(last=False)
+        return True
+
+    async def _first_delivery(self, interaction: discord.Interaction) -> bool:
+        return self.first_delivery(interaction)
+
+    async def acknowledge(self, interaction: discord.Interaction) -> bool:
+        """Defer the response privately; return False when Discord says it came too late."""
+        try:
+            await interaction.response.defer(thinking=True, ephemeral=True)
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_INTERACTION:
+                raise
+            log.warning(
+                "discord interaction expired before it was acknowledged; "
+                "the answer goes to the channel",
+                extra={"event": str(interaction.id), "code": exc.code},
+            )
+            return False
+        return True
+
     async def check(self, interaction: discord.Interaction, request: CheckRequest) -> None:
         """Hand request to the service and tell the requester, privately, what happens next."""
         try:
@@ -115,6 +160,8 @@ class FactbotClient(discord.Client):
             "discord check requested",
             extra={"event": request.event_key, "via": request.via, "status": intake.status},
         )
+        if not interaction.response.is_done():  # expired: no private response to edit
+            return
         if intake.status in ("accepted", "duplicate"):
             await interaction.edit_original_response(
                 content=_checking(request), allowed_mentions=_NONE
@@ -125,23 +172,46 @@ class FactbotClient(discord.Client):
             await interaction.delete_original_response()
 
     async def answer_privately(self, interaction: discord.Interaction, answer: Answer) -> None:
-        """Show answer in the interaction's private response."""
+        """Show answer in the interaction's private response (none when it expired unanswered)."""
+        if not interaction.response.is_done():
+            log.info(
+                "private answer not shown: the interaction expired",
+                extra={"event": str(interaction.id)},
+            )
+            return
         text = " ".join([answer.message, *answer.notes]).strip()[:2000]
         await interaction.edit_original_response(content=text, allowed_mentions=_NONE)
 
     async def _on_tree_error(
         self, interaction: discord.Interaction, error: app_commands.AppCommandError
     ) -> None:
+        cause = error.__cause__ or error
+        code = cause.code if isinstance(cause, discord.HTTPException) else None
+        if code in (ALREADY_ACKNOWLEDGED, UNKNOWN_INTERACTION):  # nobody left to apologise to
+            log.info(
+                "discord interaction not answered",
+                extra={"event": str(interaction.id), "code": code},
+            )
+            return
         log.warning("discord command failed", extra={"error": repr(error)})
-        answer = self.service.answer_for_error(error.__cause__ or error)
-        if not interaction.response.is_done():
-            await interaction.response.send_message(answer.message, ephemeral=True)
-        else:
-            await self.answer_privately(interaction, answer)
+        answer = self.service.answer_for_error(cause)
+        try:
+            if not interaction.response.is_done():
+                await interaction.response.send_message(answer.message, ephemeral=True)
+            else:
+                await self.answer_privately(interaction, answer)
+        except discord.HTTPException as exc:  # the apology refused too: say so, no traceback
+            log.warning(
+                "discord error answer not shown",
+                extra={"event": str(interaction.id), "status": exc.status, "code": exc.code},
+            )
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         """Answer the review channel's buttons and Edit modal (commands go to the tree)."""
-        if self.review is None:
+        kinds = (discord.InteractionType.component, discord.InteractionType.modal_submit)
+        if self.review is None or interaction.type not in kinds:
+            return
+        if not self.first_delivery(interaction):
             return
         try:
             await self.review.handle(interaction)
@@ -209,13 +279,14 @@ def _client(interaction: discord.Interaction) -> FactbotClient:
 
 
 async def _menu(interaction: discord.Interaction, message: discord.Message) -> None:
-    await interaction.response.defer(thinking=True, ephemeral=True)
     client = _client(interaction)
+    live = await client.acknowledge(interaction)
     request = _events.request_for_message(
         interaction,
         message,
         max_image_bytes=client.settings.max_image_bytes,
         now=client.context.clock.now(),
+        live=live,
     )
     await client.check(interaction, request)
 
@@ -225,8 +296,8 @@ async def _menu(interaction: discord.Interaction, message: discord.Message) -> N
 async def _factcheck(
     interaction: discord.Interaction, text: str | None = None, link: str | None = None
 ) -> None:
-    await interaction.response.defer(thinking=True, ephemeral=True)
     client = _client(interaction)
+    live = await client.acknowledge(interaction)
     given = " ".join(p for p in (text, link) if p).strip()
     if not given:
         answer = client.service.answer_for_error(InputError("give a text or a link to check"))
@@ -234,9 +305,8 @@ async def _factcheck(
         return
     now = client.context.clock.now()
     links = (link,) if link else ()
-    await client.check(
-        interaction, _events.request_for_text(interaction, given, links=links, now=now)
-    )
+    request = _events.request_for_text(interaction, given, links=links, now=now, live=live)
+    await client.check(interaction, request)
 
 
 _factbot = app_commands.Group(name="factbot", description="factbot settings")
@@ -255,8 +325,8 @@ async def _optin(interaction: discord.Interaction, scope: Literal["me", "channel
 
 
 async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: bool) -> None:
-    await interaction.response.defer(thinking=True, ephemeral=True)
     client = _client(interaction)
+    await client.acknowledge(interaction)  # expired: the setting still changes, untold
     service = client.service
     if scope == "channel":
         perms = interaction.permissions

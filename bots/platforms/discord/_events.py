@@ -7,7 +7,8 @@ Discord could not decode: it then reports no size) becomes a note said in the re
 is still checked. The `Destination` keeps the ids the reply needs (guild, channel, thread,
 message, application, the event key the message nonce is made from) in `public`, and the
 interaction token, which lets factbot edit the requester's private "checking…" message for
-15 minutes, in `private`.
+15 minutes, in `private` (no token when the interaction expired before it was acknowledged:
+there is no private message to edit).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ def destination_for(
     application_id: int | None,
     interaction: discord.Interaction | None = None,
     now: datetime | None = None,
+    live: bool = True,
 ) -> Destination:
     """Return where the answer to an event in channel goes."""
     thread_id: str | None = None
@@ -109,6 +111,7 @@ def destination_for(
     private: dict[str, str] = {}
     if interaction is not None and now is not None:
         public["threads"] = "1" if threads and _may_thread(interaction) else "0"
+    if interaction is not None and now is not None and live:
         private = {
             "interaction_token": interaction.token,
             "token_expires_at": (now + TOKEN_LIFETIME).isoformat(),
@@ -135,15 +138,16 @@ def request_for_message(
     *,
     max_image_bytes: int,
     now: datetime,
+    live: bool = True,
 ) -> CheckRequest:
-    """Return the request of a context-menu check of target."""
+    """Return the request of a context-menu check of target (live: its token still answers)."""
     post, notes = post_from_message(target, max_image_bytes=max_image_bytes)
     own = _own_id(interaction)
     return CheckRequest(
         post=post,
         requester=actor(interaction.user, own_id=own),
         destination=_interaction_destination(
-            interaction, target.channel, target.channel.id, target.id, now=now
+            interaction, target.channel, target.channel.id, target.id, now=now, live=live
         ),
         event_key=str(interaction.id),
         author=actor(target.author, own_id=own),
@@ -153,7 +157,12 @@ def request_for_message(
 
 
 def request_for_text(
-    interaction: discord.Interaction, text: str, *, links: Sequence[str] = (), now: datetime
+    interaction: discord.Interaction,
+    text: str,
+    *,
+    links: Sequence[str] = (),
+    now: datetime,
+    live: bool = True,
 ) -> CheckRequest:
     """Return the request of `/factcheck text:` or `/factcheck link:` (no message to answer)."""
     key = str(interaction.id)
@@ -172,7 +181,7 @@ def request_for_text(
         post=post,
         requester=actor(interaction.user, own_id=_own_id(interaction)),
         destination=_interaction_destination(
-            interaction, interaction.channel, channel_id, None, now=now
+            interaction, interaction.channel, channel_id, None, now=now, live=live
         ),
         event_key=key,
         via="command",
@@ -191,6 +200,7 @@ def _interaction_destination(
     message_id: int | None,
     *,
     now: datetime,
+    live: bool,
 ) -> Destination:
     return destination_for(
         channel,
@@ -201,6 +211,7 @@ def _interaction_destination(
         application_id=interaction.application_id,
         interaction=interaction,
         now=now,
+        live=live,
     )
 
 

@@ -1,7 +1,9 @@
 """Posting answers on Discord over REST only (worker processes have no gateway connection).
 
-A correction goes into a thread started on the message checked (when `create_threads` is on
-and the channel allows threads), else it replies to the message (`message_reference`); a
+A correction goes into the thread on the message checked (when `create_threads` is on and the
+channel allows threads): the thread already there (one started by an earlier answer or by
+people: its id is the message's, so `GET /channels/{message id}` finds it) or, when there is
+none, a new one; else it replies to the message (`message_reference`); a
 message already in a thread is answered in that thread; a `/factcheck text:` request, which has
 no message, gets a message in its channel. Then, best effort, the requester's private
 "checking…" response is edited to say where the answer is (the interaction token lasts 15
@@ -40,6 +42,7 @@ from pipeline.util.clock import Clock
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 THREAD_ARCHIVE_MINUTES = 1440
+THREAD_TYPES = (10, 11)  # announcement and public threads: those a message can start
 MAX_RATE_LIMIT_WAIT = 60.0  # a longer Retry-After ends the attempt; the job retries later
 _NONE: dict[str, Any] = {"parse": []}  # allowed mentions: nobody
 
@@ -160,6 +163,8 @@ class DiscordSender:
             return destination.channel_id, None
         threads = self.settings.create_threads and destination.public.get("threads") == "1"
         if threads and not reply.private:
+            if await self._thread_of(http, destination.channel_id, target):
+                return target, None
             route = Route(
                 "POST",
                 "/channels/{channel_id}/messages/{message_id}/threads",
@@ -171,7 +176,7 @@ class DiscordSender:
                 thread = await http.request(route, json=payload)
                 return str(thread["id"]), None
             except discord.HTTPException as exc:
-                if exc.code == THREAD_EXISTS:
+                if exc.code == THREAD_EXISTS:  # started meanwhile (Discord answers 160004)
                     return target, None  # a thread started on a message has the message's id
                 if exc.status not in (400, 403):
                     raise
@@ -180,6 +185,18 @@ class DiscordSender:
                     extra={"channel": destination.channel_id, "status": exc.status},
                 )
         return destination.channel_id, _reference(destination, destination.channel_id)
+
+    async def _thread_of(self, http: RoutedHTTPClient, channel_id: str, message_id: str) -> bool:
+        """Return whether the message has a thread already (found by its id, the message's)."""
+        try:
+            found = await http.request(
+                Route("GET", "/channels/{channel_id}", channel_id=message_id)
+            )
+        except discord.HTTPException as exc:  # none (10003), none to see, or no answer
+            if exc.status != 404:  # starting one says what is there (160004 if one is)
+                log.info("thread look-up failed", extra={"status": exc.status})
+            return False
+        return str(found.get("parent_id")) == channel_id and found.get("type") in THREAD_TYPES
 
     async def _edit_original(
         self, http: RoutedHTTPClient, destination: Destination, body: dict[str, Any]

@@ -229,6 +229,10 @@ class RequestService(Protocol):
         """Apply the guards to request and, when it passes, submit it for a check and a reply."""
         ...
 
+    def seen(self, platform: str, event_key: str) -> bool:
+        """Return whether an event was received before (a redelivery: answer it no more)."""
+        ...
+
     def answer_for_error(self, error: BaseException | str) -> Answer:
         """Return the private answer that tells a requester something went wrong."""
         ...

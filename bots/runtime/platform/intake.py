@@ -105,6 +105,10 @@ class PlatformService:
             )
         return intake
 
+    def seen(self, platform: str, event_key: str) -> bool:
+        """Return whether an event was received before (its request is stored): a redelivery."""
+        return self.store.platform.find(platform, event_key) is not None
+
     def _submit(
         self,
         request: CheckRequest,

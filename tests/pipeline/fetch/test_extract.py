@@ -442,3 +442,28 @@ def test_number_heavy_text_is_readable_but_symbol_soup_is_not() -> None:
         extract_document(
             f"<html><body><article>{soup}</article></body></html>", url=URL, domain="x"
         )
+
+
+@pytest.mark.parametrize(
+    ("words", "label"),
+    [
+        ("Falso", Label.FALSE),
+        ("FALSO.", Label.FALSE),
+        ("Faux", Label.FALSE),
+        ("Falsch", Label.FALSE),
+        ("错误", Label.FALSE),
+        ("錯誤", Label.FALSE),
+        ("زائف", Label.FALSE),
+        ("زَائِف", Label.FALSE),  # with its vowel marks
+        ("झूठ", Label.FALSE),
+        ("Engañoso", Label.MISLEADING),
+        ("Irreführend", Label.MISLEADING),
+        ("مضلل", Label.MISLEADING),
+        ("Partiellement faux", Label.PARTLY_ACCURATE),
+        ("Verdadero: el dato es correcto", Label.ACCURATE),
+        ("Unbelegt", Label.UNVERIFIABLE),
+        ("Ni vrai ni faux mais autre chose", None),
+    ],
+)
+def test_ratings_in_other_languages_map_to_labels(words: str, label: Label | None) -> None:
+    assert rating_to_label(words) is label

@@ -25,6 +25,7 @@ from pipeline.records.domain import (
 )
 from pipeline.verifier.stance import PassageStance, StanceModel
 from pipeline.verifier.verdict import (
+    Costs,
     Reading,
     Thresholds,
     VerifierJudge,
@@ -49,6 +50,35 @@ T = Thresholds(support=0.6, refute=0.5, mixed=0.4)
 )
 def test_label_from_thresholds(support: float, refute: float, label: Label) -> None:
     assert label_from(support, refute, T) is label
+
+
+@pytest.mark.parametrize(
+    ("support", "refute", "label"),
+    [
+        (0.9, 0.1, Label.ACCURATE),  # nothing refutes: endorsed
+        (0.9, 0.3, Label.UNVERIFIABLE),  # strong support, but a refutation reaches the veto
+        (0.9, 0.55, Label.MISLEADING),  # both sides credible: misleading, never accurate
+        (0.3, 0.9, Label.FALSE),
+    ],
+)
+def test_accurate_needs_support_and_no_refutation_at_the_veto(
+    support: float, refute: float, label: Label
+) -> None:
+    t = Thresholds(support=0.6, refute=0.5, mixed=0.5, veto=0.25)
+    assert label_from(support, refute, t) is label
+    # without a veto the first two are endorsed (the symmetric rule of earlier models)
+    open_rule = dataclasses.replace(t, veto=1.01)
+    assert label_from(0.9, 0.3, open_rule) is Label.ACCURATE
+
+
+def test_the_costly_errors_cost_more_than_declining_to_decide() -> None:
+    costs = Costs()
+    assert costs.of(Label.FALSE, Label.FALSE) == 0.0
+    endorse, condemn = costs.of(Label.FALSE, Label.ACCURATE), costs.of(Label.ACCURATE, Label.FALSE)
+    declined = costs.of(Label.FALSE, Label.UNVERIFIABLE)
+    other = costs.of(Label.FALSE, Label.MISLEADING)
+    assert endorse > other >= declined > 0 and condemn > other
+    assert costs.of(Label.MISLEADING, Label.ACCURATE) == costs.wrong
 
 
 def test_one_side_barely_over_mixed_lets_the_stronger_side_decide() -> None:

@@ -6,12 +6,17 @@ running check and reply jobs with the adapter's sender, in each deployment (`dep
 SQLite, PostgreSQL, or PostgreSQL with the saq queue engine and its relay). `Bot.drain()` runs
 the pool until no job is left; tests then assert on the requests discord.py sent to the
 stand-in.
+
+Every test here runs with factbot's logs at DEBUG (`debug_log`, autouse) and fails when asyncio
+logged a task's exception nobody retrieved: an error path that ends in a traceback nobody sees.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import gc
+import io
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,12 +31,23 @@ from tests.conftest import FIXTURES
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord
 from tests.support.jobs import drain
+from tests.support.logscan import debug_logs
 
 GUILD = "10"
 CHANNEL = p.snowflake(20)
 CLAIM = "5G networks spread the coronavirus."
 ALICE = p.user(p.snowflake(30), "alice")
 BOB = p.user(p.snowflake(31), "bob")
+UNRETRIEVED = "exception was never retrieved"  # asyncio's words for a task's lost exception
+
+
+@pytest.fixture(autouse=True)
+def debug_log() -> Iterator[io.StringIO]:
+    """Yield the DEBUG logs of the test; fail it if a task's exception was never retrieved."""
+    with debug_logs() as logs:
+        yield logs
+        gc.collect()  # asyncio reports an unretrieved exception when its task is collected
+    assert UNRETRIEVED not in logs.getvalue(), logs.getvalue()[-3000:]
 
 
 @dataclass

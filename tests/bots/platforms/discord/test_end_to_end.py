@@ -77,17 +77,6 @@ async def test_context_menu_gets_one_referenced_answer_in_a_thread_on_the_messag
     assert pointer.json["content"] == f"Checked. The answer is in <#{MESSAGE}>."
 
 
-async def test_the_same_interaction_three_times_gets_one_reply(
-    bot: Bot, discord: FakeDiscord
-) -> None:
-    command = p.context_menu(target_message(MESSAGE))
-    for _ in range(3):
-        await bot.interact(command, interaction_id=p.snowflake(51))
-    await bot.drain()
-    assert len(discord.posted_messages()) == 1
-    assert len(discord.sent("POST", "/channels/*/threads")) == 1
-
-
 async def test_factcheck_text_is_answered_in_the_channel(bot: Bot, discord: FakeDiscord) -> None:
     command = p.slash("factcheck", [{"name": "text", "type": 3, "value": CLAIM}])
     await bot.interact(command, interaction_id=p.snowflake(52))
