@@ -101,9 +101,9 @@ def dashboard_bench(count: int, requests: int, seed: int, report_path: Path | No
     """Time the dashboard's checks list and check page over many stored checks."""
     from fastapi.testclient import TestClient
 
-    from bots.api.routes import create_api
     from bots.app.root import App
     from bots.settings import Settings
+    from bots.web import create_web
 
     with tempfile.TemporaryDirectory() as folder:
         app = App(Settings(data_dir=Path(folder)))
@@ -111,7 +111,7 @@ def dashboard_bench(count: int, requests: int, seed: int, report_path: Path | No
         ids = fill(app.store, count, seed)
         fill_seconds = time.perf_counter() - started
         app.store.users.add("bench", "reviewer", "bench password 123")
-        client = TestClient(create_api(app, workers=0))  # no lifespan: no model is loaded
+        client = TestClient(create_web(app, workers=0))  # no lifespan: no model is loaded
         page = client.get("/signin")
         token = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
         assert token is not None

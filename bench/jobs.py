@@ -13,7 +13,7 @@ run creates a fresh database on that server (the URL's user must be allowed to c
 drops it afterwards, and each worker process is a node with a data folder of its own.
 `--engine saq` (PostgreSQL only) runs the queue engine of the scaled-out mode instead: one
 more process runs the relay that hands the jobs table's rows to saq, and each worker process
-is a saq worker that runs them through the same pool (bots.runtime.saq_engine); its startup
+is a saq worker that runs them through the same pool (bots.runtime.workers.saq_engine); its startup
 (saq's tables, connections) is outside the measured drain, as the builtin workers' is.
 """
 

@@ -1,7 +1,7 @@
 """One process of `factbot bench jobs`: the real WorkerPool with a stand-in pipeline.
 
 `--engine builtin` (the default) claims rows of the jobs table; `--engine saq` runs a saq
-worker on PostgreSQL (bots.runtime.saq_engine), and `--relay` runs the relay that hands the
+worker on PostgreSQL (bots.runtime.workers.saq_engine), and `--relay` runs the relay that hands the
 jobs table's rows to saq. Every mode stops once no job is queued or running.
 """
 
@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 from bots.runtime.service import stop_when_idle, worker_config
-from bots.runtime.worker import Outcome, WorkerPool
+from bots.runtime.workers.pool import Outcome, WorkerPool
 from bots.settings import Settings
 from storage import Store
 from storage.jobs import Job
@@ -71,7 +71,7 @@ async def main(
         config = worker_config(settings.jobs, concurrency=concurrency)
         pool = WorkerPool(store, {"check": StandInCheck(store, latency, name)}, config, name=name)
         if engine == "saq":
-            from bots.runtime.saq_engine import run_saq_worker
+            from bots.runtime.workers.saq_engine import run_saq_worker
 
             work = run_saq_worker(pool, settings, stop)
         else:
@@ -81,7 +81,7 @@ async def main(
 
 async def relay(db: str, database_url: str) -> None:
     """Hand the jobs table's rows to saq until no job is queued or running."""
-    from bots.runtime.saq_engine import Relay, open_queue
+    from bots.runtime.workers.saq_engine import Relay, open_queue
 
     settings = bench_settings(db, database_url, "saq")
     with Store.open(db, database_url=database_url) as store:

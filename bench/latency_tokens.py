@@ -74,7 +74,7 @@ class RecordingStandin(ModelStandin):
 
 
 def _stage_schemas() -> dict[str, dict[str, Any]]:
-    from pipeline.claims.model import _ClaimsAnswer
+    from pipeline.claims.decompose import _ClaimsAnswer
     from pipeline.judge.model import JudgeOutput
     from pipeline.judge.quotes import _QuotesAnswer
 

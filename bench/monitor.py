@@ -37,7 +37,7 @@ from typing import Any
 
 import click
 
-from bots.runtime.worker import JobHandler, Outcome
+from bots.runtime.workers.pool import JobHandler, Outcome
 from storage.jobs import Job
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,9 +253,9 @@ async def run_bench(*, candidates: int, monitor: dict[str, Any], batch: int) -> 
 
 def _score_only(rows: list[Any], settings: Any) -> float:
     """Return the seconds `score` alone takes over the stored candidates' posts."""
-    from bots.runtime.candidates import Candidate
-    from bots.runtime.monitor.score import score
-    from bots.runtime.platform import Actor, Destination
+    from bots.runtime.monitor.candidates import Candidate
+    from bots.runtime.monitor.worthiness import score
+    from bots.runtime.platform.contract import Actor, Destination
     from storage.codec import post_from_row
 
     anyone, nowhere = Actor("slack", "U"), Destination("slack", "", "")

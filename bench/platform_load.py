@@ -80,7 +80,6 @@ async def run_load(
     """Run the load and return the figures."""
     import uvicorn
 
-    from bots.api.routes import create_api
     from bots.app.root import App
     from bots.settings import (
         BudgetSettings,
@@ -91,6 +90,7 @@ async def run_load(
         Settings,
         SlackSettings,
     )
+    from bots.web import create_web
     from pipeline.evidence.ingest import Ingester
     from tests.support import discord_payloads as p
     from tests.support.fake_discord import FakeDiscord
@@ -132,7 +132,7 @@ async def run_load(
         )
         ingest_seconds = time.perf_counter() - started
         config = uvicorn.Config(
-            create_api(app), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
+            create_web(app), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
         )
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve())

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.reuse_calibration import DATA, averitec_items, coaid_items, muse_items
-from bots.runtime.reuse import ReuseIndex, normalise, post_print
+from bots.runtime.checking.reuse import ReuseIndex, normalise, post_print
 from bots.settings import ReuseSettings
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.records.domain import Post, new_id

@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import uvicorn
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import SearchSettings, Settings
+from bots.web import create_web
 from pipeline.evidence.ingest import Ingester
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "corpus.jsonl"
@@ -59,7 +59,7 @@ def measure(posts: int, repeats: int) -> dict[str, Any]:
         app = App(Settings(data_dir=Path(tmp) / "data", search=SearchSettings(enabled=False)))
         asyncio.run(Ingester(app.store.documents, app.embedder).ingest([str(CORPUS)]))
         server = uvicorn.Server(
-            uvicorn.Config(create_api(app), host="127.0.0.1", port=0, log_level="warning")
+            uvicorn.Config(create_web(app), host="127.0.0.1", port=0, log_level="warning")
         )
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()

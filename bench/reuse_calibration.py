@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bots.runtime.reuse import (
+from bots.runtime.checking.reuse import (
     EMBED_CHARS,
     PostPrint,
     normalise,

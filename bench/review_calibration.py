@@ -47,7 +47,7 @@ from bench.reuse_calibration import (
     figures,
     split_of,
 )
-from bots.runtime.reuse import normalise
+from bots.runtime.checking.reuse import normalise
 from pipeline.judge.claimreview import same_claim
 
 MAX_FALSE_MATCH = 0.005  # at most 1 in 200 posts beside another claim's fact-check adopts it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bots.runtime.uploads import upload_name
+from bots.runtime.checking.uploads import upload_name
 from pipeline.records.domain import Check
 from pipeline.records.image import ImageReport
 from pipeline.reply.render import item_json, reference_json

@@ -28,10 +28,10 @@ from pipeline.checking.languages import decide_readable, identify_claims, identi
 from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
 from pipeline.checking.steps import Judged, judge_claims, quote_all
+from pipeline.claims.decompose import Decomposition, decompose_post
 from pipeline.claims.heuristic import extract_claims
-from pipeline.claims.model import Decomposition, decompose_post
 from pipeline.claims.queries import Query, build_queries
-from pipeline.image.queries import image_aware, image_queries, with_image_text, with_terms
+from pipeline.image.claim_terms import image_aware, image_queries, with_image_text, with_terms
 from pipeline.image.reverse.trace import TraceReport, search_image_copies, with_reverse_image
 from pipeline.image.stage import read_images
 from pipeline.inputs.injection import screen_post

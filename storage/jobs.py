@@ -425,6 +425,18 @@ class JobQueue:
         )
         return _job(rows[0]) if rows else None
 
+    def check_notes(self, check_id: str) -> list[str]:
+        """Return the notes a check's request left on its check job (an image not taken)."""
+        rows = list(
+            self.db.query(
+                "SELECT payload FROM jobs WHERE json_extract(payload, '$.check_id') = ? "
+                "AND kind = 'check' ORDER BY created_at DESC LIMIT 1",
+                [check_id],
+            )
+        )
+        notes = json.loads(str(rows[0]["payload"])).get("notes") if rows else None
+        return [str(n) for n in notes or []]
+
     def counts(self) -> dict[str, int]:
         """Return how many jobs are in each status."""
         found = dict(

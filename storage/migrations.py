@@ -431,8 +431,8 @@ def m015_x_notes(db: Database) -> None:
 
 @migrations()
 def m016_review_queue(db: Database) -> None:
-    # Corrections proposed for a human's decision (bots.runtime.review). `destination` is the
-    # public routing of the reply; `private` what only the reply may use (deleted once posted
+    # Corrections proposed for a human's decision (bots.runtime.review.proposals). `destination`
+    # is the public routing of the reply; `private` what only the reply may use (deleted once posted
     # or rejected). `text` is the proposed correction as plain text, written once the check
     # has ended; `card_*` the message that shows it in the review channel.
     db.execute("""

@@ -138,6 +138,14 @@ class PlatformRepo:
         )
         return _request(rows[0]) if rows else None
 
+    def for_check(self, check_id: str) -> list[PlatformRequestRow]:
+        """Return the platform requests that asked for a check, oldest first."""
+        rows = self.db.query(
+            "SELECT * FROM platform_requests WHERE check_id = ? ORDER BY created_at, id",
+            [check_id],
+        )
+        return [_request(r) for r in rows]
+
     def record_cost(self, platform: str, event_key: str, cost_usd: float) -> None:
         """Record what the request's check cost."""
         self.db.execute(

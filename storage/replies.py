@@ -103,6 +103,13 @@ class ReplyLedger:
         rows = list(self.db.query("SELECT * FROM replies WHERE id = ?", [reply_id]))
         return _reply(rows[0]) if rows else None
 
+    def for_check(self, check_id: str) -> list[Reply]:
+        """Return the replies that carried a check, oldest first."""
+        rows = self.db.query(
+            "SELECT * FROM replies WHERE check_id = ? ORDER BY created_at, id", [check_id]
+        )
+        return [_reply(r) for r in rows]
+
     def find(self, platform: str, target_id: str, kind: str) -> Reply | None:
         """Return the reply for a key, if any."""
         rows = list(

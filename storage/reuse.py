@@ -32,7 +32,7 @@ class Fingerprint:
     claims_hash: str | None  # None when the heuristic extractor finds no claim
     numbers: frozenset[str]  # the tokens with a digit in the normalised text
     before: datetime | None  # the check's own bound (Check.before)
-    bound_at: datetime  # the bound its evidence effectively had (see bots.runtime.reuse)
+    bound_at: datetime  # the bound its evidence effectively had (see bots.runtime.checking.reuse)
     created_at: datetime
     model: str  # the embedder's name: vectors of different models are never compared
     embedding: npt.NDArray[np.float32] | None = None

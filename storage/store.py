@@ -139,6 +139,10 @@ class Store:
         """Return SQLite's journal mode of the local file (``wal`` for file databases)."""
         return str(self.index_db.execute("PRAGMA journal_mode").fetchone()[0])
 
+    def ping(self) -> None:
+        """Ask the shared database for a row; raise what the engine raises when it cannot."""
+        self.db.execute("SELECT 1").fetchone()
+
     def close(self) -> None:
         """Close the connections."""
         self.db.close()

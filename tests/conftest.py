@@ -21,7 +21,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from bots.settings.queue import QueueSettings
+from bots.settings import QueueSettings
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.util.clock import SYSTEM, Clock

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from bots.dashboard.jobview import job_view
+from bots.api.jobview import job_view
 from storage import Store
 from storage.jobs import Job
 

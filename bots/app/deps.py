@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request
 
 from bots.app.root import App
-from bots.runtime.requests import CheckRequests
+from bots.runtime.checking.requests import CheckRequests
 from bots.settings import Settings
 from storage import Store
 

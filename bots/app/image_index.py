@@ -13,7 +13,7 @@ import logging
 
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.intake import ImageLimits
-from pipeline.image.pages import PageImages
+from pipeline.image.page_images import PageImages
 from pipeline.image.provenance import ImageIndex
 from pipeline.records.domain import Check
 from pipeline.records.image import IndexedImage

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from bots.app.models import Choice, LocalModel, choose, endpoint_from, stage_endpoints
+from bots.app.model_choice import Choice, LocalModel, choose, endpoint_from, stage_endpoints
 from bots.app.search import new_probe
 from bots.logs import configure as configure_logging
 from bots.settings import Settings

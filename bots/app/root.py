@@ -32,16 +32,16 @@ from types import TracebackType
 from typing import Self
 
 from bots.app.checks import CheckFactory
-from bots.app.models import Choice
+from bots.app.model_choice import Choice
 from bots.app.resources import Resources
 from bots.app.services import Services
-from bots.runtime.candidates import CandidateSource
-from bots.runtime.intake import PlatformService
+from bots.runtime.checking.requests import CheckRequests
+from bots.runtime.checking.reuse import ReuseIndex
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.monitor.scheduler import MonitorScheduler
-from bots.runtime.platform import PlatformAdapter, ReplySender
-from bots.runtime.requests import CheckRequests
-from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import JobHandler
+from bots.runtime.platform.contract import PlatformAdapter, ReplySender
+from bots.runtime.platform.intake import PlatformService
+from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.fetch.fetcher import Fetcher

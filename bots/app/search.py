@@ -21,7 +21,7 @@ import httpx
 from bots.settings import ReverseImageSettings, SearchSettings
 from pipeline.evidence.web import WebDeps
 from pipeline.fetch.fetcher import Fetcher
-from pipeline.image.reverse.base import ReverseImageProvider
+from pipeline.image.reverse.interface import ReverseImageProvider
 from pipeline.image.reverse.multi import ReverseDeps, ReverseSearch
 from pipeline.image.reverse.serpapi import SerpApiLens
 from pipeline.image.reverse.tineye import TinEyeSearch

@@ -1,7 +1,7 @@
 """The services over the shared resources: the one way in, platforms, the monitor, review.
 
 `Services` builds each once, on first use: the reuse index and the request service every
-request goes through (`bots.runtime.requests.CheckRequests`), the platform service and the
+request goes through (`bots.runtime.checking.requests.CheckRequests`), the platform service and the
 adapters of the configured platforms (`PlatformContext.service` is that service, typed), their
 senders, the proactive monitor's sources, handlers and scheduler, and the review queue's jobs.
 """
@@ -11,21 +11,21 @@ from __future__ import annotations
 from functools import cached_property
 
 from bots.app.resources import Resources
-from bots.runtime.candidates import CandidateSource
-from bots.runtime.intake import PlatformService
+from bots.runtime.checking.requests import CheckRequests
+from bots.runtime.checking.reuse import ReuseIndex
 from bots.runtime.monitor import gather_sources, monitor_handlers
+from bots.runtime.monitor.candidates import CandidateSource
 from bots.runtime.monitor.scheduler import MonitorScheduler, Periodic
-from bots.runtime.platform import (
+from bots.runtime.platform.contract import (
     HandlesJobs,
     PlatformAdapter,
     PlatformContext,
     ReplySender,
     load_adapters,
 )
-from bots.runtime.requests import CheckRequests
-from bots.runtime.reuse import ReuseIndex
-from bots.runtime.review import ReviewQueue
-from bots.runtime.worker import JobHandler
+from bots.runtime.platform.intake import PlatformService
+from bots.runtime.review.proposals import ReviewQueue
+from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from storage.x_notes import NOTES_STATUS_KIND
 

@@ -219,7 +219,7 @@ def undocumented_settings() -> list[str]:
             elif not field.description:
                 yield f"{prefix}{name.upper()}"
 
-    from bots.settings.engine import StageModelSettings
+    from bots.settings import StageModelSettings
 
     return [*walk(Settings, "FACTBOT_"), *walk(StageModelSettings, "FACTBOT_MODEL__STAGES.*.")]
 
@@ -237,8 +237,7 @@ def undocumented_routes(schema: dict[str, Any] | None = None) -> list[str]:
 
 def render_settings() -> str:
     """Return the settings reference: every environment variable, its type, default, meaning."""
-    from bots.settings import Settings
-    from bots.settings.engine import StageModelSettings
+    from bots.settings import Settings, StageModelSettings
 
     lines = [
         "# Settings reference",
@@ -286,9 +285,9 @@ def openapi_schema() -> dict[str, Any]:
     routes, e.g. Slack's events endpoint, when configured); nothing listens and nothing is
     fetched.
     """
-    from bots.api.routes import create_api
     from bots.app.root import App
     from bots.settings import Settings
+    from bots.web import create_web
 
     class Defaults(Settings):
         """The settings' defaults only: no environment variable or .env file is read."""
@@ -307,7 +306,7 @@ def openapi_schema() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="factbot-openapi-") as folder:
         app = App(Defaults(data_dir=Path(folder)))
         try:
-            return create_api(app, workers=0).openapi()
+            return create_web(app, workers=0).openapi()
         finally:
             app.close()
 

@@ -1,4 +1,4 @@
-"""`factbot doctor`: renders `bots.app.doctor.Diagnosis` for a terminal (full or short) or JSON.
+"""`factbot doctor`: renders `bots.app.diagnosis.Diagnosis` for a terminal (full or short) or JSON.
 
 The short form is what `factbot serve` prints at start, so `make run` says at once whether
 checks will find evidence. Exit status: 1 when a problem is an error, else 0.
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from bots.app.doctor import Diagnosis, diagnose
+from bots.app.diagnosis import Diagnosis, diagnose
 from bots.settings import Settings, load_settings
 from pipeline.errors import ConfigError
 

@@ -8,10 +8,20 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from bots.app.root import App
+    from bots.evaluation.averitec import EvalClaim
+    from bots.evaluation.journal import Journal
+    from bots.settings import Settings
+    from pipeline.records.domain import Check
+    from pipeline.run import CheckConfig, CheckDeps
+    from storage import Store
 
 
 @click.group("eval")
@@ -123,33 +133,15 @@ def averitec(
     from tqdm import tqdm
 
     from bots.cli.context import app_from as _app
-    from bots.evaluation.averitec import (
-        EvalClaim,
-        calibration_part,
-        claim_post,
-        evaluate,
-        load_averitec,
-        stratified_sample,
-    )
-    from bots.evaluation.journal import Journal, JournalMismatchError, journal_outcomes
+    from bots.evaluation.averitec import calibration_part, load_averitec, stratified_sample
+    from bots.evaluation.journal import journal_outcomes
     from bots.evaluation.score import score
-    from pipeline.credibility.policy import SourcePolicy
-    from pipeline.evidence.ingest import Ingester
     from pipeline.judge.claimreview import ReviewMatchJudge
-    from pipeline.records.domain import Check
-    from pipeline.run import CheckDeps, run_check
-    from storage import Store
 
     app = _app(ctx)
-    if judge_choice is None:
-        judge_choice = "model" if use_model else "verifier"
-    elif use_model and judge_choice != "model":
-        raise click.UsageError("--model is --judge model: give one of them")
-    use_model = judge_choice in ("model", "hybrid")
-    if claims_stage is not None and judge_choice != "verifier":
-        raise click.UsageError("--claims is for --judge verifier (the model path has its own)")
-    claims_stage = claims_stage or app.settings.verifier.claims
-    model_claims = judge_choice == "verifier" and claims_stage == "model"
+    judge_choice, use_model, model_claims = _resolve_judge(
+        judge_choice, use_model, claims_stage or None, default_claims=app.settings.verifier.claims
+    )
     if use_graph is not None:
         graph = app.settings.graph.model_copy(update={"enabled": use_graph})
         app.settings = app.settings.model_copy(update={"graph": graph})
@@ -158,143 +150,43 @@ def averitec(
     drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
     claims = stratified_sample(drawn, sample, seed=seed) if sample is not None else drawn
     config = app.checks.check_config("verifier" if judge_choice == "verifier" else "model")
-    vs = app.settings.verifier
-    verifier_knobs = {
-        "model_dir": str(vs.model_dir.resolve()) if vs.model_dir else "shipped",
-        "support": vs.support,
-        "refute": vs.refute,
-        "mixed": vs.mixed,
-        "veto": vs.veto,
-        "confident": vs.confident,
+    run = {"data": str(data.resolve()), "mode": mode, "model": use_model, "judge": judge_choice}
+    header = {
+        **run,
+        "claims": "model" if use_model or model_claims else "heuristic",
+        "graph": graphs is not None,
+        "limit": limit,
+        "sample": sample,
+        "seed": seed,
+        "outside_sample": outside_sample,
+        **_measured_knobs(app.settings, config, judge_choice),
     }
-    journal: Journal | None = None
-    done: dict[int, Any] = {}
-    if resume_path is not None:
-        journal = Journal(
-            resume_path,
-            {
-                "data": str(data.resolve()),
-                "mode": mode,
-                "model": use_model,
-                "judge": judge_choice,
-                "claims": "model" if use_model or model_claims else "heuristic",
-                "graph": graphs is not None,
-                "limit": limit,
-                "sample": sample,
-                "seed": seed,
-                "outside_sample": outside_sample,
-                # the knobs that change what is measured: another value is another run
-                "max_claims": config.max_claims,
-                "max_evidence": config.max_evidence,
-                "relevance_threshold": config.relevance_threshold,
-                "refine_rounds": app.settings.model.refine_rounds,
-                "verifier": verifier_knobs if judge_choice in ("verifier", "hybrid") else None,
-            },
-        )
-        try:
-            done = journal.open(claims)
-        except JournalMismatchError as exc:
-            raise click.ClickException(str(exc)) from exc
-        ctx.call_on_close(journal.close)
-        if rerun_fallbacks:
-            done = {i: o for i, o in done.items() if not o.fallback}
-    elif rerun_fallbacks:
-        raise click.UsageError("--rerun-fallbacks needs --resume FILE")
+    journal, done = _open_journal(ctx, resume_path, header, claims, rerun_fallbacks)
     todo = [c for c in claims if c.index not in done]
     embedder = app.embedder
-    judge = ReviewMatchJudge(
-        embedder, match_threshold=app.settings.retrieval.review_match_threshold
-    )
+    threshold = app.settings.retrieval.review_match_threshold
+    judge = ReviewMatchJudge(embedder, match_threshold=threshold)
     bar = tqdm(
         total=len(claims), initial=len(done), unit="claim", disable=not progress, file=sys.stderr
     )
 
-    def on_outcome(outcome: Any) -> None:
-        # A killed local server turns every later claim into a fallback: stop instead of
-        # recording them, so the same command resumes once the machine is quiet.
-        if (use_model or model_claims) and app.resources.local_model.died:
-            raise click.ClickException(
-                "the local model server exited during the run; claim "
-                f"{outcome.claim.index} and later were not recorded: rerun the same command"
-                + (" (with --rerun-fallbacks)" if journal is not None else "")
-            )
-        if journal is not None:
-            journal.append(outcome)
-
     started = time.perf_counter()
-    claims_llm: Any = None  # the verifier's claims model, made in the run's event loop
-
-    async def index(store: Store, claims: list[EvalClaim]) -> CheckDeps:
-        """Ingest the claims' evidence documents and return the dependencies of a check."""
-        ingester = Ingester(store.documents, embedder)
-        seen: set[str] = set()
-        for claim in claims:
-            for document in claim.documents:
-                if document.url not in seen:
-                    seen.add(document.url)
-                    await ingester.add_document(document)
-        await ingester.finish()
-        # Evaluation data is unrated: every publisher is citable, ranked by relevance.
-        rater = SourcePolicy(store.sources, unrated="allow")
-        return CheckDeps(
-            index=store.documents,
-            embedder=embedder,
-            rater=rater,
+    outcomes, judge_name = asyncio.run(
+        _run_claims(
+            app,
+            todo,
+            pool,
+            mode=mode,
             judge=judge,
+            judge_choice=judge_choice,
+            model_claims=model_claims,
+            embedder=embedder,
             graphs=graphs,
-            verifier=app.resources.verifier if judge_choice == "verifier" else None,
-            claims_llm=claims_llm,
+            config=config,
+            on_claim=lambda: bar.update(),
+            on_outcome=_recorder(app, journal, watch_model=use_model or model_claims),
         )
-
-    judge_name = "verifier" if judge_choice == "verifier" else judge.name
-
-    async def go() -> list[Any]:
-        nonlocal judge_name, claims_llm
-        if not todo:  # every claim is in the journal: nothing to start
-            judge_name = judge_choice if use_model else judge_name
-            return []
-        async with contextlib.AsyncExitStack() as stack:
-            stack.push_async_callback(app.close_fetcher)  # the model client, in this loop
-            model = (
-                await app.checks.model_deps(fallback=judge, judge=judge_choice)  # type: ignore[arg-type]
-                if use_model
-                else None
-            )
-            if use_model and model is None:
-                raise click.ClickException(
-                    "--model needs a language model: set FACTBOT_MODEL__BASE_URL or run "
-                    "`make model` for the local one"
-                )
-            if model is not None:
-                judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
-            if model_claims:
-                claims_llm = await app.resources.llm()
-                if claims_llm is None:
-                    raise click.ClickException(
-                        "--claims model needs a language model: set FACTBOT_MODEL__BASE_URL or "
-                        "run `make model` for the local one"
-                    )
-
-            async def gold(claim: EvalClaim) -> Check:
-                with Store.open(":memory:") as store:
-                    deps = await index(store, [claim])
-                    return await run_check(claim_post(claim), deps=deps, config=config, model=model)
-
-            if mode == "gold":
-                return await evaluate(
-                    todo, run=gold, on_claim=lambda: bar.update(), on_outcome=on_outcome
-                )
-            with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
-                deps = await index(store, pool)
-
-                async def pooled(claim: EvalClaim) -> Check:
-                    return await run_check(claim_post(claim), deps=deps, config=config, model=model)
-
-                return await evaluate(
-                    todo, run=pooled, on_claim=lambda: bar.update(), on_outcome=on_outcome
-                )
-
-    outcomes = asyncio.run(go())
+    )
     bar.close()
     if resume_path is not None:
         outcomes = journal_outcomes(resume_path, claims)  # the file is the record
@@ -304,29 +196,210 @@ def averitec(
             "mode": mode,
             "judge": judge_name,
             "graph": graphs is not None,
-            "sample": {
-                "size": sample,
-                "seed": seed,
-                "stratified": True,
-                "drawn_from": len(drawn),
-                "outside_sample": {"size": outside_sample, "seed": 0} if outside_sample else None,
-                "labels": report["gold_labels"],
-            }
-            if sample is not None
-            else {"size": None, "first": limit, "labels": report["gold_labels"]},
+            "sample": _sample_facts(
+                sample, seed, len(drawn), outside_sample, limit, report["gold_labels"]
+            ),
             "data": str(data),
             "max_evidence": config.max_evidence,
-            "resume": {
-                "file": str(resume_path),
-                "claims_from_file": len(done),
-                "claims_run_now": len(todo),
-            }
-            if resume_path is not None
-            else None,
+            "resume": _resume_facts(resume_path, len(done), len(todo)),
             "wall_seconds": round(time.perf_counter() - started, 1),
         }
     )
     _write_report(report, report_path)
+
+
+def _recorder(app: App, journal: Journal | None, *, watch_model: bool) -> Callable[[Any], None]:
+    """Return what records each outcome in the journal (when there is one)."""
+
+    def on_outcome(outcome: Any) -> None:
+        # A killed local server turns every later claim into a fallback: stop instead of
+        # recording them, so the same command resumes once the machine is quiet.
+        if watch_model and app.resources.local_model.died:
+            raise click.ClickException(
+                "the local model server exited during the run; claim "
+                f"{outcome.claim.index} and later were not recorded: rerun the same command"
+                + (" (with --rerun-fallbacks)" if journal is not None else "")
+            )
+        if journal is not None:
+            journal.append(outcome)
+
+    return on_outcome
+
+
+def _open_journal(
+    ctx: click.Context,
+    path: Path | None,
+    header: dict[str, Any],
+    claims: list[EvalClaim],
+    rerun_fallbacks: bool,
+) -> tuple[Journal | None, dict[int, Any]]:
+    """Open the run's journal (with --resume) and return it with the outcomes it holds."""
+    from bots.evaluation.journal import Journal, JournalMismatchError
+
+    if path is None:
+        if rerun_fallbacks:
+            raise click.UsageError("--rerun-fallbacks needs --resume FILE")
+        return None, {}
+    journal = Journal(path, header)
+    try:
+        done = journal.open(claims)
+    except JournalMismatchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    ctx.call_on_close(journal.close)
+    if rerun_fallbacks:
+        done = {i: o for i, o in done.items() if not o.fallback}
+    return journal, done
+
+
+def _sample_facts(
+    sample: int | None,
+    seed: int,
+    drawn_from: int,
+    outside_sample: int | None,
+    limit: int | None,
+    labels: Any,
+) -> dict[str, Any]:
+    """Return which claims a run scored: a stratified sample, or the first `limit`."""
+    if sample is None:
+        return {"size": None, "first": limit, "labels": labels}
+    return {
+        "size": sample,
+        "seed": seed,
+        "stratified": True,
+        "drawn_from": drawn_from,
+        "outside_sample": {"size": outside_sample, "seed": 0} if outside_sample else None,
+        "labels": labels,
+    }
+
+
+def _resume_facts(path: Path | None, from_file: int, run_now: int) -> dict[str, Any] | None:
+    """Return what a resumed run took from its journal and ran now (None without --resume)."""
+    if path is None:
+        return None
+    return {"file": str(path), "claims_from_file": from_file, "claims_run_now": run_now}
+
+
+def _resolve_judge(
+    judge_choice: str | None, use_model: bool, claims_stage: str | None, *, default_claims: str
+) -> tuple[str, bool, bool]:
+    """Return the judge, whether it uses the language model, and whether claims come from it."""
+    if judge_choice is None:
+        judge_choice = "model" if use_model else "verifier"
+    elif use_model and judge_choice != "model":
+        raise click.UsageError("--model is --judge model: give one of them")
+    if claims_stage is not None and judge_choice != "verifier":
+        raise click.UsageError("--claims is for --judge verifier (the model path has its own)")
+    model_claims = judge_choice == "verifier" and (claims_stage or default_claims) == "model"
+    return judge_choice, judge_choice in ("model", "hybrid"), model_claims
+
+
+def _measured_knobs(settings: Settings, config: CheckConfig, judge_choice: str) -> dict[str, Any]:
+    """Return the knobs that change what is measured: another value is another run."""
+    vs = settings.verifier
+    verifier_knobs = {
+        "model_dir": str(vs.model_dir.resolve()) if vs.model_dir else "shipped",
+        "support": vs.support,
+        "refute": vs.refute,
+        "mixed": vs.mixed,
+        "veto": vs.veto,
+        "confident": vs.confident,
+    }
+    return {
+        "max_claims": config.max_claims,
+        "max_evidence": config.max_evidence,
+        "relevance_threshold": config.relevance_threshold,
+        "refine_rounds": settings.model.refine_rounds,
+        "verifier": verifier_knobs if judge_choice in ("verifier", "hybrid") else None,
+    }
+
+
+async def _evidence_deps(
+    store: Store, claims: list[EvalClaim], *, embedder: Any, judge: Any, **deps: Any
+) -> CheckDeps:
+    """Ingest the claims' evidence documents and return the dependencies of a check."""
+    from pipeline.credibility.policy import SourcePolicy
+    from pipeline.evidence.ingest import Ingester
+    from pipeline.run import CheckDeps
+
+    ingester = Ingester(store.documents, embedder)
+    seen: set[str] = set()
+    for claim in claims:
+        for document in claim.documents:
+            if document.url not in seen:
+                seen.add(document.url)
+                await ingester.add_document(document)
+    await ingester.finish()
+    # Evaluation data is unrated: every publisher is citable, ranked by relevance.
+    rater = SourcePolicy(store.sources, unrated="allow")
+    return CheckDeps(index=store.documents, embedder=embedder, rater=rater, judge=judge, **deps)
+
+
+async def _run_claims(
+    app: App,
+    todo: list[EvalClaim],
+    pool: list[EvalClaim],
+    *,
+    mode: str,
+    judge: Any,
+    judge_choice: str,
+    model_claims: bool,
+    config: CheckConfig,
+    embedder: Any,
+    graphs: Any,
+    on_claim: Callable[[], object],
+    on_outcome: Callable[[Any], None],
+) -> tuple[list[Any], str]:
+    """Check the claims still to do, each against its own evidence (gold) or all of the pool's
+    (retrieval); return the outcomes and the judge's name."""
+    from bots.evaluation.averitec import claim_post, evaluate
+    from pipeline.run import run_check
+    from storage import Store
+
+    use_model = judge_choice in ("model", "hybrid")
+    judge_name = "verifier" if judge_choice == "verifier" else judge.name
+    if not todo:  # every claim is in the journal: nothing to start
+        return [], judge_choice if use_model else judge_name
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(app.close_fetcher)  # the model client, in this loop
+        model = (
+            await app.checks.model_deps(fallback=judge, judge=judge_choice)  # type: ignore[arg-type]
+            if use_model
+            else None
+        )
+        if use_model and model is None:
+            raise click.ClickException(
+                "--model needs a language model: set FACTBOT_MODEL__BASE_URL or run "
+                "`make model` for the local one"
+            )
+        if model is not None:
+            judge_name = model.name if model.verifier is None else f"hybrid:{model.name}"
+        claims_llm = None  # the verifier's claims model, made in the run's event loop
+        if model_claims:
+            claims_llm = await app.resources.llm()
+            if claims_llm is None:
+                raise click.ClickException(
+                    "--claims model needs a language model: set FACTBOT_MODEL__BASE_URL or "
+                    "run `make model` for the local one"
+                )
+        verifier = app.resources.verifier if judge_choice == "verifier" else None
+        extra = {"graphs": graphs, "verifier": verifier, "claims_llm": claims_llm}
+
+        async def gold(claim: EvalClaim) -> Check:
+            with Store.open(":memory:") as store:
+                deps = await _evidence_deps(store, [claim], embedder=embedder, judge=judge, **extra)
+                return await run_check(claim_post(claim), deps=deps, config=config, model=model)
+
+        if mode == "gold":
+            runs = await evaluate(todo, run=gold, on_claim=on_claim, on_outcome=on_outcome)
+            return runs, judge_name
+        with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "pool.db") as store:
+            deps = await _evidence_deps(store, pool, embedder=embedder, judge=judge, **extra)
+
+            async def pooled(claim: EvalClaim) -> Check:
+                return await run_check(claim_post(claim), deps=deps, config=config, model=model)
+
+            runs = await evaluate(todo, run=pooled, on_claim=on_claim, on_outcome=on_outcome)
+            return runs, judge_name
 
 
 @eval_group.command("compare")

@@ -22,7 +22,7 @@ from pipeline.errors import FactbotError, InputError
 from storage.tx import DatabaseUnavailableError
 
 if TYPE_CHECKING:
-    from bots.runtime.uploads import Upload
+    from bots.runtime.checking.uploads import Upload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -167,7 +167,7 @@ def check(
       factbot check --image screenshot.png
       factbot check "Is this real?" --image photo.jpg --image https://example.org/b.jpg
     """
-    from bots.runtime.uploads import gather_images
+    from bots.runtime.checking.uploads import gather_images
     from pipeline.inputs.posts import post_from_text, post_from_url
 
     if text_or_url is None and not images:
@@ -226,7 +226,7 @@ def _image_args(
     values: tuple[str, ...], *, max_bytes: int
 ) -> tuple[list[Upload], list[str], list[str]]:
     """Return the --image files read (at most max_bytes + 1 bytes each), the URLs, and notes."""
-    from bots.runtime.uploads import Upload
+    from bots.runtime.checking.uploads import Upload
 
     uploads: list[Upload] = []
     urls: list[str] = []
@@ -382,9 +382,9 @@ def serve(
     """
     import uvicorn
 
-    from bots.api.routes import create_api
     from bots.cli.doctor import render_short, run_diagnosis
     from bots.logs import UVICORN_LOG_CONFIG
+    from bots.web import create_web
 
     app = _app(ctx)
     if monitor and not app.settings.monitor.enabled:
@@ -394,7 +394,7 @@ def serve(
     _ = app.store  # created and migrated first, so the summary describes what will serve
     click.echo(render_short(run_diagnosis(app.settings)), err=True)
     uvicorn.run(
-        create_api(app, workers=workers, monitor=monitor),
+        create_web(app, workers=workers, monitor=monitor),
         host=host or app.settings.server.host,
         port=port if port is not None else app.settings.server.port,
         log_level=app.settings.log_level.lower(),
@@ -423,21 +423,16 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
       factbot worker
       factbot worker --concurrency 4
     """
-    from bots.runtime.privacy import retention_loop
-    from bots.runtime.service import (
-        build_pool,
-        close_senders,
-        install_signal_handlers,
-        run_jobs,
-        stop_when_idle,
-    )
+    from bots.runtime.platform.privacy import retention_loop
+    from bots.runtime.service import build_pool, close_senders, job_parts, stop_when_idle
+    from bots.runtime.supervisor import Supervisor
 
     app = _app(ctx)
     jobs = app.settings.jobs
 
     async def go() -> tuple[int, int]:
-        stop = asyncio.Event()
-        install_signal_handlers(stop)
+        parts = Supervisor()
+        parts.stop_on_signals()
         async with app:
 
             def build() -> tuple[Any, Any]:
@@ -460,19 +455,15 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
                         raise
                     click.echo(f"worker: database unavailable, waiting: {exc}", err=True)
                     await asyncio.sleep(1.0)
-            sweep = None
+            job_parts(parts, app.store, app.settings, pool, relay=False, essential=True)
             if senders:
-                sweep = asyncio.create_task(retention_loop(app.store, app.settings.privacy, stop))
-            watcher = None
+                privacy = app.settings.privacy
+                parts.add("retention", lambda s: retention_loop(app.store, privacy, s), cancel=True)
             if until_idle:
-                watcher = asyncio.create_task(
-                    stop_when_idle(app.store, stop, poll=jobs.poll_seconds)
-                )
-            await run_jobs(pool, app.settings, stop)
-            for task in (watcher, sweep):
-                if task is not None:
-                    task.cancel()
-            await close_senders(senders)
+                poll = jobs.poll_seconds
+                parts.add("idle", lambda s: stop_when_idle(app.store, s, poll=poll), cancel=True)
+            parts.close_with(lambda: close_senders(senders))
+            await parts.run()
             return pool.completed, pool.failed
 
     completed, failed = asyncio.run(go())
@@ -487,18 +478,19 @@ def relay(ctx: click.Context) -> None:
     `factbot serve` runs a relay itself; run this where no `serve` runs, or beside them: any
     number of relays may run, saq keys each job by its id so none runs twice.
     """
-    from bots.runtime.saq_engine import Relay, open_queue
-    from bots.runtime.service import install_signal_handlers
+    from bots.runtime.supervisor import Supervisor
+    from bots.runtime.workers.saq_engine import Relay, open_queue
 
     app = _app(ctx)
     if app.settings.queue.engine != "saq":
         raise click.UsageError("the relay is for FACTBOT_QUEUE__ENGINE=saq")
 
     async def go() -> int:
-        stop = asyncio.Event()
-        install_signal_handlers(stop)
+        parts = Supervisor()
+        parts.stop_on_signals()
         hand = Relay(app.store, open_queue(app.settings), app.settings)
-        await hand.run(stop)
+        parts.add("relay", hand.run, essential=True)
+        await parts.run()
         return hand.handed
 
     handed = asyncio.run(go())
@@ -533,7 +525,7 @@ def forget(
       factbot forget --platform slack --channel C0123456789
       factbot forget --expired
     """
-    from bots.runtime.privacy import redact_expired
+    from bots.runtime.platform.privacy import redact_expired
 
     app = _app(ctx)
     if expired:

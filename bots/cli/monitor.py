@@ -23,7 +23,7 @@ def monitor(ctx: click.Context) -> None:
     Examples:
       FACTBOT_MONITOR__ENABLED=true FACTBOT_MONITOR__SLACK_CHANNELS='["C0123"]' factbot monitor
     """
-    from bots.runtime.service import install_signal_handlers
+    from bots.runtime.supervisor import Supervisor
 
     app = _app(ctx)
     if not app.settings.monitor.enabled:
@@ -35,15 +35,16 @@ def monitor(ctx: click.Context) -> None:
         )
 
     async def go() -> int:
-        stop = asyncio.Event()
-        install_signal_handlers(stop)
+        parts = Supervisor()
+        parts.stop_on_signals()
         scheduler = app.monitor_scheduler()
         click.echo(
             f"monitor {scheduler.holder}: {len(scheduler.sources)} sources, every "
             f"{app.settings.monitor.interval_seconds:.0f} s",
             err=True,
         )
-        await scheduler.run(stop)
+        parts.add("monitor", scheduler.run, essential=True)
+        await parts.run()
         return len(scheduler.enqueued)
 
     scans = asyncio.run(go())

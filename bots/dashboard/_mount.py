@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from bots.app.deps import StoreDep
 from bots.app.root import App
 from bots.dashboard import _checks, _ops, _overview, _review, _signin, _tryit
 from bots.dashboard._access import Access
 from bots.dashboard._deps import ForbiddenError, SignInRequiredError, signin_url
 from bots.dashboard._guard import install_guard
 from bots.dashboard._views import HERE, Views
+from bots.dashboard.report import report_html
 
 
 def mount(api: FastAPI, app: App) -> None:
@@ -20,6 +22,13 @@ def mount(api: FastAPI, app: App) -> None:
     views = Views(access)
     install_guard(api, access)
     api.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    @api.get("/checks/{check_id}", response_class=HTMLResponse)
+    async def report(check_id: str, store: StoreDep) -> HTMLResponse:
+        """The full report of a check (what platform replies link to)."""
+        check = store.checks.get(check_id)  # NotFoundError → 404 (the API's error handler)
+        return HTMLResponse(report_html(check))
+
     if not app.settings.dashboard.enabled:
         return
 

@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from bots.api.jobview import job_view
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._views import Views
-from bots.dashboard.jobview import job_view
 from pipeline.credibility.importers import FORMATS, import_sources
 from pipeline.errors import FactbotError, NotFoundError
 from pipeline.records.domain import Tier

@@ -1,9 +1,9 @@
 """The review queue page: proposed corrections, approve / edit / reject, exactly once.
 
-Every action goes through `bots.runtime.review.ReviewQueue`, the same actions the Slack and
-Discord buttons call: the first decision wins (whoever clicks, in whichever tab), an edited
-text is checked again for links factbot did not retrieve, and later clicks are told who
-decided and when. The reviewer recorded is the signed-in user's name.
+Every action goes through `bots.runtime.review.proposals.ReviewQueue`, the same actions the Slack
+and Discord buttons call: the first decision wins (whoever clicks, in whichever tab), an edited text
+is checked again for links factbot did not retrieve, and later clicks are told who decided and when.
+The reviewer recorded is the signed-in user's name.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, Response
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._views import Views
-from bots.runtime.review import (
+from bots.runtime.review.proposals import (
     AlreadyDecidedError,
     EditRefusedError,
     Proposal,

@@ -86,6 +86,23 @@ def router(access: Access, views: Views) -> APIRouter:
         request.state.cookie = True
         return RedirectResponse(_local_path(next), status_code=303)
 
+    @routes.post("/signout")
+    async def signout(request: Request) -> Response:
+        """Sign out: the session is replaced by a new, signed-out one."""
+        await check_csrf(access, request)
+        request.state.session = access.new_session()
+        request.state.cookie = True
+        return RedirectResponse("/signin", status_code=303)
+
+    routes.include_router(_invite_routes(access, views))
+    return routes
+
+
+def _invite_routes(access: Access, views: Views) -> APIRouter:
+    """Return the routes that accept an invitation (a one-time link) and sign in."""
+    routes = APIRouter()
+    store = access.app.store
+
     def gone(request: Request) -> HTMLResponse:
         return views.render(
             request,
@@ -139,13 +156,5 @@ def router(access: Access, views: Views) -> APIRouter:
         request.state.session = access.new_session(user.name)
         request.state.cookie = True
         return RedirectResponse("/", status_code=303)
-
-    @routes.post("/signout")
-    async def signout(request: Request) -> Response:
-        """Sign out: the session is replaced by a new, signed-out one."""
-        await check_csrf(access, request)
-        request.state.session = access.new_session()
-        request.state.cookie = True
-        return RedirectResponse("/signin", status_code=303)
 
     return routes

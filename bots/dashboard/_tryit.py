@@ -1,10 +1,10 @@
 """Try it: paste a text, a link or images, watch the check run, then read it.
 
-Images are uploaded as the API's are (`bots.dashboard.forms`, `bots.runtime.uploads`): each becomes
-one of the post's image refs, read by the image stage, whose report (and the notes on files
+Images are uploaded as the API's are (`bots.api.forms`, `bots.runtime.checking.uploads`): each
+becomes one of the post's image refs, read by the image stage, whose report (and the notes on files
 that never reached it) the check page shows.
 
-The form goes in the one way every request does (`bots.runtime.requests.CheckRequests`): a
+The form goes in the one way every request does (`bots.runtime.checking.requests.CheckRequests`): a
 stored check that answers the same post (reuse) is shown at once, else a post and a check job
 are stored. The progress page
 lists the job's stages as stored; with JavaScript on, app.js follows the API's server-sent
@@ -20,13 +20,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from bots.api.forms import bounded_form, form_cap, read_upload
+from bots.api.jobview import job_view
 from bots.app.deps import RequestsDep, StoreDep
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._views import Views
-from bots.dashboard.forms import bounded_form, form_cap, read_upload
-from bots.dashboard.jobview import job_view
-from bots.runtime.uploads import gather_images
+from bots.runtime.checking.uploads import gather_images
 from pipeline.errors import FactbotError, InputError, NotFoundError
 from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
 from pipeline.records.domain import Post

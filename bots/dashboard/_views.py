@@ -19,7 +19,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from bots.dashboard._access import Access, Principal
-from bots.runtime.uploads import upload_name
+from bots.runtime.checking.uploads import upload_name
 
 HERE = Path(__file__).resolve().parent
 ENV = Environment(

@@ -3,25 +3,28 @@
 The runtime never imports the composition root (`bots.app` composes the runtime, not the
 other way round): it takes anything with the App's shape, `RuntimeApp`.
 
-`factbot serve` runs it beside the API in the server's event loop; `factbot worker` runs it
-alone. `run_jobs` runs a pool on the configured queue engine (builtin, or saq with its relay).
-`install_signal_handlers` turns SIGTERM and SIGINT into the pool's stop event.
+`factbot serve` runs it beside the API in the server's event loop (`serve_parts`); `factbot
+worker` runs it alone. `job_parts` adds a pool's runs on the configured queue engine (builtin,
+or saq with its relay) to a process's `Supervisor` (bots.runtime.supervisor), which starts and
+stops every part of `serve`, `worker`, `relay` and `monitor` the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from collections.abc import Mapping
 from typing import Protocol
 
-from bots.runtime.checks import CHECK, AfterCheck, CheckJobs, CheckRunner
-from bots.runtime.deliver import ReplyJobs
-from bots.runtime.intake import reply_kind
-from bots.runtime.platform import Closes, ReplySender
-from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import JobHandler, WorkerConfig, WorkerPool, worker_name
+from bots.runtime.checking.check_jobs import CHECK, AfterCheck, CheckJobs, CheckRunner
+from bots.runtime.checking.reuse import ReuseIndex
+from bots.runtime.delivery.deliver import ReplyJobs
+from bots.runtime.monitor.scheduler import MonitorScheduler
+from bots.runtime.platform.contract import Closes, PlatformAdapter, ReplySender
+from bots.runtime.platform.intake import reply_kind
+from bots.runtime.platform.privacy import retention_loop
+from bots.runtime.supervisor import Supervisor
+from bots.runtime.workers.pool import JobHandler, WorkerConfig, WorkerPool, worker_name
 from bots.settings import JobSettings, Settings
 from pipeline.util.clock import Clock
 from storage import Store
@@ -82,37 +85,94 @@ def build_pool(
     )
 
 
-async def run_jobs(
-    pool: WorkerPool, settings: Settings, stop: asyncio.Event, *, relay: bool = False
+def job_parts(
+    sup: Supervisor,
+    store: Store,
+    settings: Settings,
+    pool: WorkerPool | None,
+    *,
+    relay: bool,
+    essential: bool = False,
 ) -> None:
-    """Run pool's jobs on the configured queue engine (FACTBOT_QUEUE__ENGINE) until stop is set.
+    """Add the parts that run pool's jobs on the configured queue engine (FACTBOT_QUEUE__ENGINE).
 
     builtin: the pool's workers claim rows from the jobs table. saq: a saq worker runs the jobs
     a relay hands to saq; with `relay` this process runs a relay too (a relay elsewhere, in
     `factbot serve` or `factbot relay`, does otherwise)."""
     if settings.queue.engine != "saq":
-        await pool.run(stop)
+        if pool is not None:
+            sup.add("jobs", pool.run, essential=essential)
         return
-    from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
+    from bots.runtime.workers.saq_engine import Relay, open_queue, run_saq_worker
 
-    runs = [run_saq_worker(pool, settings, stop)]
     if relay:
-        runs.append(Relay(pool.store, open_queue(settings), settings).run(stop))
-    await asyncio.gather(*runs)
+        sup.add("relay", Relay(store, open_queue(settings), settings).run, essential=essential)
+    if pool is not None:
+        saq_pool = pool
+        sup.add("jobs", lambda stop: run_saq_worker(saq_pool, settings, stop), essential=essential)
 
 
-def install_signal_handlers(stop: asyncio.Event) -> None:
-    """Set stop on SIGTERM or SIGINT (the second SIGINT falls back to KeyboardInterrupt)."""
-    loop = asyncio.get_running_loop()
+async def run_jobs(
+    pool: WorkerPool, settings: Settings, stop: asyncio.Event, *, relay: bool = False
+) -> None:
+    """Run pool's jobs on the configured queue engine until stop is set (see `job_parts`)."""
+    sup = Supervisor(stop)
+    job_parts(sup, pool.store, settings, pool, relay=relay, essential=True)
+    await sup.run()
 
-    def on_int() -> None:
-        if stop.is_set():
-            loop.remove_signal_handler(signal.SIGINT)
-            raise KeyboardInterrupt
-        stop.set()
 
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, on_int)
+class ServeApp(RuntimeApp, Protocol):
+    """The parts of the App that `factbot serve` starts beside the API."""
+
+    @property
+    def adapters(self) -> Mapping[str, PlatformAdapter]:
+        """Return the adapter of every configured platform."""
+        ...
+
+    def senders(self) -> Mapping[str, ReplySender]:
+        """Return the outbound half of every configured platform."""
+        ...
+
+    def job_handlers(self) -> Mapping[str, JobHandler]:
+        """Return the job handlers beyond checks and replies."""
+        ...
+
+    def monitor_scheduler(self) -> MonitorScheduler:
+        """Return the monitor's scheduler."""
+        ...
+
+    async def close_fetcher(self) -> None:
+        """Close the running loop's HTTP clients."""
+        ...
+
+
+def serve_parts(app: ServeApp, sup: Supervisor, *, workers: int, monitor: bool) -> None:
+    """Add what `factbot serve` runs beside the API, in start order.
+
+    The jobs (`workers` worker tasks; with saq, the outbox's relay even without them), the
+    platforms' gateways and sockets (Discord, Slack Socket Mode), the monitor's scheduler with
+    `monitor`, and the retention sweep (platform checks, image bytes uploaded to the API). The
+    senders and the shared fetcher are closed once they have all stopped.
+    """
+    senders = app.senders() if workers else {}
+    pool = None
+    if workers:
+        pool = build_pool(
+            app,
+            concurrency=workers,
+            prefix="serve",
+            senders=senders,
+            handlers=app.job_handlers(),
+        )
+    job_parts(sup, app.store, app.settings, pool, relay=True)
+    for name, adapter in app.adapters.items():
+        sup.add(name, adapter.listen)
+    if monitor:
+        sup.add("monitor", app.monitor_scheduler().run)
+    sup.add("retention", lambda stop: retention_loop(app.store, app.settings.privacy, stop))
+    # The shared fetcher lives in the server's event loop: closed before the loop ends.
+    sup.close_with(app.close_fetcher)
+    sup.close_with(lambda: close_senders(senders))
 
 
 async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> None:

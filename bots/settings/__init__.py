@@ -1,8 +1,9 @@
 """Settings: environment variables prefixed ``FACTBOT_`` (or a ``.env`` file), built once.
 
 Groups are nested with a double underscore, e.g. ``FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD``.
-Each group is defined in a module of this package (`engine`, `platforms`, one per further
-service part); `Settings` gathers them.
+Each group is defined in a private module of this package (`_engine`, `_platforms`, one per
+further service part); `Settings` gathers them and this module exports every group, so code
+outside imports `bots.settings` only.
 `load_settings` turns validation failures into a `ConfigError` that says how to fix them.
 """
 
@@ -15,9 +16,9 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bots.settings.bluesky import BlueskySettings
-from bots.settings.dashboard import DashboardSettings
-from bots.settings.engine import (
+from bots.settings._bluesky import BlueskySettings
+from bots.settings._dashboard import DashboardSettings
+from bots.settings._engine import (
     EmbeddingSettings,
     FetchSettings,
     GraphSettings,
@@ -33,12 +34,12 @@ from bots.settings.engine import (
     StageModelSettings,
     VerifierSettings,
 )
-from bots.settings.faces import FaceSettings
-from bots.settings.image_index import ImageIndexSettings
-from bots.settings.mastodon import MastodonSettings
-from bots.settings.metrics import MetricsSettings
-from bots.settings.monitor import MonitorSettings
-from bots.settings.platforms import (
+from bots.settings._faces import FaceSettings
+from bots.settings._image_index import ImageIndexSettings
+from bots.settings._mastodon import MastodonSettings
+from bots.settings._metrics import MetricsSettings
+from bots.settings._monitor import MonitorSettings
+from bots.settings._platforms import (
     BudgetSettings,
     DiscordSettings,
     GuardSettings,
@@ -46,10 +47,10 @@ from bots.settings.platforms import (
     ReplySettings,
     SlackSettings,
 )
-from bots.settings.queue import QueueSettings
-from bots.settings.reverse_image import ReverseImageSettings
-from bots.settings.review import ReviewSettings
-from bots.settings.x import XSettings
+from bots.settings._queue import QueueSettings
+from bots.settings._reverse_image import ReverseImageSettings
+from bots.settings._review import ReviewSettings
+from bots.settings._x import XSettings
 from pipeline.errors import ConfigError
 
 __all__ = [

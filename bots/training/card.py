@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from bots.training import pairs as pairdata
-from bots.training.metrics import expected_calibration_error, pair_metrics
 from bots.training.pairs import Pair
-from bots.training.train import (
+from bots.training.scores import expected_calibration_error, pair_metrics
+from bots.training.trainer import (
     HELD_APART,
     HELD_APART_SALT,
     Prepared,

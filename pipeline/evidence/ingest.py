@@ -35,7 +35,7 @@ MAX_SITEMAP_DEPTH = 2
 
 
 class PageImageKeeper(Protocol):
-    """Keeps a page's main images in the image index (`pipeline.image.pages.PageImages`)."""
+    """Keeps a page's main images in the image index (`pipeline.image.page_images.PageImages`)."""
 
     async def keep(
         self, page: str | FetchedPage, document: Document, *, limit: int | None = None

@@ -26,7 +26,7 @@ from pipeline.image.hashing import hash_image
 from pipeline.image.intake import ImageLimits, collect_images
 from pipeline.image.metadata import read_metadata
 from pipeline.image.ocr import OcrEngine, TesseractOcr, read_text
-from pipeline.image.pages import PageImages
+from pipeline.image.page_images import PageImages
 from pipeline.image.provenance import ImageIndex
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.records.domain import Post

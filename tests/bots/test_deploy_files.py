@@ -20,10 +20,10 @@ import yaml
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.cli.main import main
 from bots.settings import Settings
+from bots.web import create_web
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 COMPOSE = ["compose.yaml", "compose.scaled.yaml"]
@@ -161,7 +161,7 @@ def test_the_health_check_asks_a_route_the_api_serves(data_dir: Path, embedder: 
     assert int(port) == Settings().server.port
     app = App(Settings(data_dir=data_dir), embedder=embedder)
     try:
-        with TestClient(create_api(app, workers=0)) as client:
+        with TestClient(create_web(app, workers=0)) as client:
             assert client.get(path).status_code == 200
     finally:
         app.close()

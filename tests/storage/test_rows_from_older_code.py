@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tests.bots.dashboard.factory as factory
-from pipeline.image.reverse.base import MatchKind, ReverseMatch
+from pipeline.image.reverse.interface import MatchKind, ReverseMatch
 from pipeline.records.codec import from_plain, to_plain
 from pipeline.records.domain import (
     Check,

@@ -13,10 +13,10 @@ from typing import Any
 
 import uvicorn
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.logs import UVICORN_LOG_CONFIG
 from bots.settings import JobSettings, Settings
+from bots.web import create_web
 from pipeline.evidence.ingest import Ingester
 from tests.conftest import FIXTURES
 
@@ -42,7 +42,7 @@ async def serving(
     logs: dict[str, Any] = {"log_level": "warning"}
     if log_level is not None:
         logs = {"log_level": log_level.lower(), "log_config": UVICORN_LOG_CONFIG}
-    config = uvicorn.Config(create_api(app, workers=1), host="127.0.0.1", port=0, **logs)
+    config = uvicorn.Config(create_web(app, workers=1), host="127.0.0.1", port=0, **logs)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bots.runtime.candidates import CandidateSource
-from bots.runtime.platform import PlatformContext, ReplySender
+from bots.runtime.monitor.candidates import CandidateSource
+from bots.runtime.platform.contract import PlatformContext, ReplySender
 
 
 class BlueskyAdapter:

@@ -32,7 +32,7 @@ from atproto.exceptions import AtProtocolError, BadRequestError
 from bots.platforms.bluesky._events import MalformedNotificationError, check_request, mention_of
 from bots.platforms.bluesky._session import BlueskySession
 from bots.platforms.bluesky._session import query as _query
-from bots.runtime.platform import RequestService
+from bots.runtime.platform.contract import RequestService
 from bots.settings import BlueskySettings
 from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo

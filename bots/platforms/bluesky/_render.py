@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from pipeline.reply.thread import graphemes, render_thread, thread_text
 
 POST_GRAPHEMES = 300

@@ -39,8 +39,8 @@ from atproto.exceptions import (
 from bots.platforms.bluesky import _render
 from bots.platforms.bluesky._render import link_facets
 from bots.platforms.bluesky._session import BlueskySession
-from bots.runtime.platform import Answer, Destination, Rendered
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import BlueskySettings
 from storage.state import StateRepo
 

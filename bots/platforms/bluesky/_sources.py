@@ -29,7 +29,7 @@ from bots.platforms.bluesky._events import (
 )
 from bots.platforms.bluesky._session import BlueskySession
 from bots.platforms.bluesky._session import query as _query
-from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
+from bots.runtime.monitor.candidates import Batch, Candidate, SourceUnavailableError
 from pipeline.util.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)

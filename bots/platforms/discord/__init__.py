@@ -1,6 +1,6 @@
 """The Discord adapter (discord.py): a gateway listener for commands and a REST-only sender.
 
-`setup(context)` returns the adapter; `bots.runtime.platform.load_adapters` calls it when
+`setup(context)` returns the adapter; `bots.runtime.platform.contract.load_adapters` calls it when
 `FACTBOT_DISCORD__TOKEN` is set. Only this package imports discord.py. The listener
 (`listen`) turns interactions and mentions into `CheckRequest`s for the service; the sender
 (`sender()`), used by workers, renders answers as embeds and posts them; watched channels
@@ -20,8 +20,8 @@ from bots.platforms.discord._bot import FactbotClient
 from bots.platforms.discord._http import route_interactions
 from bots.platforms.discord._sender import DiscordSender
 from bots.platforms.discord._sources import DiscordChannelSource
-from bots.runtime.candidates import CandidateSource
-from bots.runtime.platform import PlatformContext
+from bots.runtime.monitor.candidates import CandidateSource
+from bots.runtime.platform.contract import PlatformContext
 from pipeline.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -50,8 +50,8 @@ class DiscordAdapter:
         if ctx.settings.review.platform != self.name:
             return {}
         from bots.platforms.discord._review import DiscordReviewChannel
-        from bots.runtime.review import REVIEW_POST
-        from bots.runtime.review_post import ReviewPostJobs
+        from bots.runtime.delivery.review_post import ReviewPostJobs
+        from bots.runtime.review.proposals import REVIEW_POST
 
         channel = DiscordReviewChannel(self.sender(), ctx.settings.review)
         return {REVIEW_POST: ReviewPostJobs(ctx.store, ctx.settings, channel, clock=ctx.clock)}

@@ -44,12 +44,12 @@ from discord import app_commands
 from bots.platforms.discord import _events
 from bots.platforms.discord._http import route_client
 from bots.platforms.discord._review import DiscordReview
-from bots.runtime.platform import Answer, CheckRequest
-from bots.runtime.review import ReviewQueue
+from bots.runtime.platform.contract import Answer, CheckRequest
+from bots.runtime.review.proposals import ReviewQueue
 from pipeline.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover - types only
-    from bots.runtime.platform import PlatformContext
+    from bots.runtime.platform.contract import PlatformContext
     from bots.settings import DiscordSettings
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 import discord
 
-from bots.runtime.platform import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
 from pipeline.util.text import URL_RE
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from pipeline.records.domain import Correction, CorrectionItem, Label
 from pipeline.reply.render import Fitted, escape_markdown, fit, markdown_url
 

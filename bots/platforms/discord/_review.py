@@ -1,6 +1,6 @@
 """The review channel on Discord: proposal cards with Approve / Edit / Reject, and the Edit modal.
 
-Translation only: a card (`bots.runtime.review.ReviewCard`) becomes an embed — the reason,
+Translation only: a card (`bots.runtime.review.proposals.ReviewCard`) becomes an embed — the reason,
 the post checked (escaped, links removed), the proposed reply in a code block (shown exactly,
 nothing in it can format or ping), the evidence links (the check's references, the only
 links) and the state with who decided — plus, while it is pending, one action row of three
@@ -30,7 +30,7 @@ import discord
 
 from bots.platforms.discord._render import COLOURS, escape
 from bots.platforms.discord._sender import DiscordSender
-from bots.runtime.review import ReviewCard, ReviewError, ReviewQueue
+from bots.runtime.review.proposals import ReviewCard, ReviewError, ReviewQueue
 from bots.settings import ReviewSettings
 from pipeline.records.domain import Label
 from pipeline.reply.render import markdown_url

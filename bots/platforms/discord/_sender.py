@@ -34,8 +34,8 @@ from discord.http import Route
 
 from bots.platforms.discord._http import RoutedHTTPClient
 from bots.platforms.discord._render import DiscordReply, render
-from bots.runtime.platform import Answer, Destination, Rendered
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import DiscordSettings
 from pipeline.util.clock import Clock
 

@@ -27,9 +27,9 @@ import discord
 from discord.http import Route
 
 from bots.platforms.discord._sender import DiscordSender
-from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
-from bots.runtime.platform import Actor, Destination
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.monitor.candidates import Batch, Candidate, SourceUnavailableError
+from bots.runtime.platform.contract import Actor, Destination
 from pipeline.records.domain import Post, new_id
 from pipeline.util.text import URL_RE
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import Any
 
-from bots.runtime.platform import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
 
 PLATFORM = "mastodon"

@@ -30,7 +30,7 @@ from bots.platforms.mastodon._events import (
     mention_status,
     parse_time,
 )
-from bots.runtime.platform import RequestService
+from bots.runtime.platform.contract import RequestService
 from bots.settings import MastodonSettings
 from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo

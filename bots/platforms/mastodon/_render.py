@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from pipeline.reply.thread import render_thread, thread_text, url_weighted
 
 

@@ -26,8 +26,8 @@ from mastodon.errors import MastodonAPIError, MastodonNetworkError
 
 from bots.platforms.mastodon import _render
 from bots.platforms.mastodon._api import MastodonApi, RateLimitedError, status_code
-from bots.runtime.platform import Answer, Destination, Rendered
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import MastodonSettings
 from storage.state import StateRepo
 

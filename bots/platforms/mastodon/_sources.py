@@ -24,8 +24,8 @@ from bots.platforms.mastodon._events import (
     engagement,
     status_post,
 )
-from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
-from bots.runtime.platform import Destination
+from bots.runtime.monitor.candidates import Batch, Candidate, SourceUnavailableError
+from bots.runtime.platform.contract import Destination
 from pipeline.util.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)

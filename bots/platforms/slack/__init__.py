@@ -17,8 +17,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from bots.runtime.candidates import CandidateSource
-from bots.runtime.platform import PlatformContext, ReplySender
+from bots.runtime.monitor.candidates import CandidateSource
+from bots.runtime.platform.contract import PlatformContext, ReplySender
 
 
 class SlackAdapter:
@@ -46,7 +46,7 @@ class SlackAdapter:
         self.review: Any = None  # the review channel, when FACTBOT_REVIEW__PLATFORM is slack
         if context.settings.review.platform == self.name:
             from bots.platforms.slack._review import SlackReview, SlackReviewChannel
-            from bots.runtime.review import ReviewQueue
+            from bots.runtime.review.proposals import ReviewQueue
 
             queue = ReviewQueue(context.store, context.settings, clock=context.clock)
             self.review = SlackReviewChannel(self._sender, context.settings.review)
@@ -64,8 +64,8 @@ class SlackAdapter:
         """Return the `review:post` handler when the review channel is on Slack."""
         if self.review is None:
             return {}
-        from bots.runtime.review import REVIEW_POST
-        from bots.runtime.review_post import ReviewPostJobs
+        from bots.runtime.delivery.review_post import ReviewPostJobs
+        from bots.runtime.review.proposals import REVIEW_POST
 
         ctx = self.context
         return {REVIEW_POST: ReviewPostJobs(ctx.store, ctx.settings, self.review, clock=ctx.clock)}

@@ -36,8 +36,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bots.platforms.slack import _events
 from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
 from bots.platforms.slack._sender import SlackSender, web_client
-from bots.runtime.acks import acknowledge
-from bots.runtime.platform import Answer, CheckRequest, Destination, RequestService
+from bots.runtime.delivery.acks import acknowledge
+from bots.runtime.platform.contract import Answer, CheckRequest, Destination, RequestService
 from bots.settings import SlackSettings
 from pipeline.errors import InputError
 from pipeline.inputs.posts import ensure_checkable

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from bots.runtime.platform import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
 from pipeline.reply.links import has_link
 from pipeline.util.text import URL_RE

@@ -23,7 +23,7 @@ import html
 import re
 from typing import Any
 
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from pipeline.records.domain import Correction, CorrectionItem, Reference
 from pipeline.reply.links import scrub_links
 from pipeline.reply.render import Fitted, fit

@@ -1,14 +1,14 @@
 """The review channel on Slack: proposal cards with Approve / Edit / Reject, and the Edit modal.
 
-Translation only: a card (`bots.runtime.review.ReviewCard`) becomes Block Kit — the reason,
-the post checked (escaped, links removed), the proposed correction, the evidence links (the
-check's references, the only links), the state and who decided, and while it is pending the
-three buttons, whose `value` is the proposal id. A click (`block_actions`) or an Edit modal's
-submission (`view_submission`) becomes a call to `ReviewQueue.approve` / `reject`; the queue
-decides exactly once, the adapter shows the result: the card is edited in place (who decided,
-when), and whatever the queue refused ("already approved by … at …", an edit with an
-unretrieved link, a reviewer not in FACTBOT_REVIEW__REVIEWERS) is said privately — in the
-modal itself for an edit, so the reviewer can fix the text.
+Translation only: a card (`bots.runtime.review.proposals.ReviewCard`) becomes Block Kit — the
+reason, the post checked (escaped, links removed), the proposed correction, the evidence links (the
+check's references, the only links), the state and who decided, and while it is pending the three
+buttons, whose `value` is the proposal id. A click (`block_actions`) or an Edit modal's submission
+(`view_submission`) becomes a call to `ReviewQueue.approve` / `reject`; the queue decides exactly
+once, the adapter shows the result: the card is edited in place (who decided, when), and whatever
+the queue refused ("already approved by … at …", an edit with an unretrieved link, a reviewer not in
+FACTBOT_REVIEW__REVIEWERS) is said privately — in the modal itself for an edit, so the reviewer can
+fix the text.
 
 `SlackReviewChannel` is the worker side (`review:post` jobs): it posts a card to the review
 channel (`chat.postMessage`, with message metadata naming the card) and edits it later
@@ -28,7 +28,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bots.platforms.slack._render import escape, shorten, slack_url
 from bots.platforms.slack._sender import SlackSender, _call, web_client
-from bots.runtime.review import MAX_TEXT, EditRefusedError, ReviewCard, ReviewError, ReviewQueue
+from bots.runtime.review.proposals import (
+    MAX_TEXT,
+    EditRefusedError,
+    ReviewCard,
+    ReviewError,
+    ReviewQueue,
+)
 from bots.settings import ReviewSettings
 
 log = logging.getLogger(__name__)

@@ -31,15 +31,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bots.platforms.slack import _render
-from bots.runtime.platform import Answer, Destination, Rendered
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import SlackSettings
 from pipeline.records.domain import Label
 
 log = logging.getLogger(__name__)
 TokenLookup = Callable[[str], Awaitable[str | None]]
 METADATA_TYPE = "factbot_reply"  # the event_type of the metadata every public reply carries
-ACK_REACTION = "eyes"  # on the mention while its check runs (bots.runtime.acks)
+ACK_REACTION = "eyes"  # on the mention while its check runs (bots.runtime.delivery.acks)
 VERDICT_REACTIONS = {  # what replaces it once the answer is posted
     Label.ACCURATE: "white_check_mark",
     Label.PARTLY_ACCURATE: "large_yellow_circle",

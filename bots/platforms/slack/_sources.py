@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError
 
 from bots.platforms.slack._events import Target, actor, destination, message_post
 from bots.platforms.slack._sender import SlackSender, web_client
-from bots.runtime.candidates import Batch, Candidate, SourceUnavailableError
+from bots.runtime.monitor.candidates import Batch, Candidate, SourceUnavailableError
 
 PAGE = 200  # conversations.history's recommended page size
 MAX_PAGES = 10

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from bots.runtime.platform import PlatformContext, ReplySender
+from bots.runtime.platform.contract import PlatformContext, ReplySender
 from storage.x_notes import NOTE_KIND, NOTES_STATUS_KIND, ApiCosts, XNotesRepo, notes_summary
 
 SUMMARY_PATH = "/api/x/notes/summary"
@@ -63,7 +63,7 @@ class XAdapter:
         api.add_api_route(SUMMARY_PATH, summary, methods=["GET"])
 
     def candidate_sources(self) -> list[Any]:
-        """Return the monitor's sources on X (`bots.runtime.candidates.CandidateSource`)."""
+        """Return the monitor's sources on X (`bots.runtime.monitor.candidates.CandidateSource`)."""
         from bots.platforms.x._sources import build_sources
 
         return build_sources(self.context.settings.x, self.api, self.context.clock)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bots.runtime.platform import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
 
 PLATFORM = "x"

@@ -32,7 +32,7 @@ from bots.platforms.x._events import (
     missing_targets,
     tweets_of,
 )
-from bots.runtime.platform import RequestService
+from bots.runtime.platform.contract import RequestService
 from bots.settings import XSettings
 from pipeline.util.clock import SYSTEM, Clock
 from storage.state import StateRepo

@@ -27,7 +27,7 @@ from typing import Any
 
 from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
 from bots.platforms.x._notes import Draft, Scores, score, write_note
-from bots.runtime.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
+from bots.runtime.workers.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
 from pipeline.fetch.fetcher import Fetcher

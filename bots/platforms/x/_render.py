@@ -11,7 +11,7 @@ post for the reply audit.
 
 from __future__ import annotations
 
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import XSettings
 from pipeline.reply.thread import render_thread, thread_text, x_weighted
 

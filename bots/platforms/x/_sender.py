@@ -23,9 +23,9 @@ from typing import Any
 
 from bots.platforms.x import _render
 from bots.platforms.x._client import XApi, XApiError, XForbiddenError, XRateLimitedError
-from bots.runtime.jobtypes import PermanentJobError, RetryLaterError
-from bots.runtime.platform import Answer, Destination, Rendered
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination, Rendered
+from bots.runtime.workers.jobtypes import PermanentJobError, RetryLaterError
 from bots.settings import XSettings
 from storage.state import StateRepo
 

@@ -20,8 +20,13 @@ from typing import Any
 
 from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
 from bots.platforms.x._events import Includes, MalformedPayloadError, actor, to_post, tweets_of
-from bots.runtime.candidates import Batch, Candidate, CandidateSource, SourceUnavailableError
-from bots.runtime.platform import Destination
+from bots.runtime.monitor.candidates import (
+    Batch,
+    Candidate,
+    CandidateSource,
+    SourceUnavailableError,
+)
+from bots.runtime.platform.contract import Destination
 from bots.settings import XSettings
 from pipeline.util.clock import Clock
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from bots.runtime.candidates import CandidateSource, OffersSources
+from bots.runtime.checking.requests import CheckRequests
+from bots.runtime.checking.reuse import ReuseIndex
+from bots.runtime.monitor.candidates import CandidateSource, OffersSources
 from bots.runtime.monitor.route import Proposer, RouteJobs
 from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
-from bots.runtime.requests import CheckRequests
-from bots.runtime.reuse import ReuseIndex
-from bots.runtime.worker import JobHandler
+from bots.runtime.workers.pool import JobHandler
 from bots.settings import Settings
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store

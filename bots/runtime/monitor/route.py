@@ -27,11 +27,11 @@ import logging
 from datetime import timedelta
 from typing import Protocol
 
-from bots.runtime.intake import reply_kind
 from bots.runtime.monitor.policy import Decision, decide
 from bots.runtime.monitor.scan import ANSWER
-from bots.runtime.platform import Destination
-from bots.runtime.worker import Outcome, PermanentJobError
+from bots.runtime.platform.contract import Destination
+from bots.runtime.platform.intake import reply_kind
+from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check
@@ -47,7 +47,7 @@ NOTE = "x:note"
 
 
 class Proposer(Protocol):
-    """The review queue as the monitor uses it (`bots.runtime.review.ReviewQueue`)."""
+    """The review queue as the monitor uses it (`bots.runtime.review.proposals.ReviewQueue`)."""
 
     def propose(
         self,

@@ -35,13 +35,13 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from bots.runtime.candidates import Candidate, CandidateSource, SourceUnavailableError
+from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested
+from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.monitor.budget import spend
-from bots.runtime.monitor.score import Score, score
-from bots.runtime.privacy import Pseudonyms
-from bots.runtime.requests import CheckRequests, FollowUp, Requested
-from bots.runtime.reuse import ReuseHit, ReuseIndex
-from bots.runtime.worker import Outcome, PermanentJobError
+from bots.runtime.monitor.candidates import Candidate, CandidateSource, SourceUnavailableError
+from bots.runtime.monitor.worthiness import Score, score
+from bots.runtime.platform.privacy import Pseudonyms
+from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
 from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock

@@ -31,7 +31,7 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bots.runtime.monitor.scan import SCAN
-from bots.runtime.worker import worker_name
+from bots.runtime.workers.pool import worker_name
 from bots.settings import MonitorSettings
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store

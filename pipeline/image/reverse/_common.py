@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.errors import SearchError
-from pipeline.image.reverse.base import Carrier, ImageQuery
+from pipeline.image.reverse.interface import Carrier, ImageQuery
 from pipeline.search.providers._common import KeyedProvider
 
 

@@ -21,7 +21,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 
-from pipeline.image.reverse.base import (
+from pipeline.image.reverse.interface import (
     ImageQuery,
     MatchKind,
     ReverseImageProvider,

@@ -31,7 +31,7 @@ from pydantic import SecretStr
 
 from pipeline.errors import SearchError
 from pipeline.image.reverse._common import KeyedReverseProvider
-from pipeline.image.reverse.base import Carrier, ImageQuery, MatchKind, ReverseMatch
+from pipeline.image.reverse.interface import Carrier, ImageQuery, MatchKind, ReverseMatch
 from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import parse_date, plain_text
 from pipeline.search.providers._common import Answer, validate

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from pipeline.errors import SearchError
 from pipeline.image.reverse._common import KeyedReverseProvider
-from pipeline.image.reverse.base import Carrier, ImageQuery, MatchKind, ReverseMatch
+from pipeline.image.reverse.interface import Carrier, ImageQuery, MatchKind, ReverseMatch
 from pipeline.search.providers._common import Answer, validate
 
 DEFAULT_URL = "https://api.tineye.com"

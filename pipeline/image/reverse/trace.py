@@ -37,7 +37,7 @@ from pipeline.fetch.fetcher import Fetcher
 from pipeline.image.hashing import compare, hash_image
 from pipeline.image.intake import IMAGE_TYPES, ImageLimits, decode_image, load_image
 from pipeline.image.provenance import ImageIndex
-from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseMatch
+from pipeline.image.reverse.interface import ImageQuery, MatchKind, ReverseMatch
 from pipeline.image.reverse.multi import ReverseDeps
 from pipeline.inputs.injection import find_instructions
 from pipeline.ports import EvidenceIndex

@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field
 
 from pipeline.errors import SearchError
 from pipeline.image.reverse._common import KeyedReverseProvider
-from pipeline.image.reverse.base import Carrier, ImageQuery, MatchKind, ReverseMatch
+from pipeline.image.reverse.interface import Carrier, ImageQuery, MatchKind, ReverseMatch
 from pipeline.search.parsing import plain_text
 from pipeline.search.providers._common import Answer, validate
 

@@ -13,10 +13,10 @@ import httpx
 import pytest
 import uvicorn
 
-from bots.api.routes import create_api
 from bots.app.resources import Resources
 from bots.app.root import App
 from bots.settings import FetchSettings, Settings
+from bots.web import create_web
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher
 from tests.conftest import FIXTURES
@@ -27,7 +27,7 @@ from tests.support.httpserver import serve
 def serving(app: App, *, workers: int | None = None) -> Iterator[str]:
     """Serve the API (and `workers` workers) over app on a free port until the block ends."""
     config = uvicorn.Config(
-        create_api(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
+        create_web(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
     )
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from bots.app.root import App
-from bots.runtime.privacy import redact_expired
+from bots.runtime.platform.privacy import redact_expired
 from bots.settings import FetchSettings, ImageSettings, Settings
 from pipeline.evidence.ingest import Ingester
 from tests.bots.api.test_api import serving

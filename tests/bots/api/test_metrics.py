@@ -20,8 +20,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bots.app.root import App
-from bots.runtime.deliver import ReplyJobs
-from bots.runtime.platform import Answer, Destination, Rendered
+from bots.runtime.delivery.deliver import ReplyJobs
+from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import (
     DashboardSettings,
     JobSettings,

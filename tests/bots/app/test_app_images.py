@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from bots.app.models import endpoint_from, stage_endpoints
+from bots.app.model_choice import endpoint_from, stage_endpoints
 from bots.app.root import App
-from bots.settings import FetchSettings, ImageSettings, ModelSettings, Settings
-from bots.settings.engine import StageModelSettings
+from bots.settings import FetchSettings, ImageSettings, ModelSettings, Settings, StageModelSettings
 from pipeline.image.caption import LocalCaptioner, VisionCaptioner
 from pipeline.llm.client import LLMClient, ModelEndpoint
 from pipeline.records.domain import Post

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bots.app.doctor import Diagnosis, diagnose
+from bots.app.diagnosis import Diagnosis, diagnose
 from bots.cli.doctor import render_full, render_short
 from bots.cli.main import main
 from bots.settings import (

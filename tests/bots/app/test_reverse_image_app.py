@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from bench.image_transforms import caption_bar
-from bots.app.doctor import diagnose
+from bots.app.diagnosis import diagnose
 from bots.app.root import App
 from bots.cli.doctor import render_full
 from bots.settings import (

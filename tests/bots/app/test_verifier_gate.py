@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bots.app.root import App
-from bots.settings import Settings
-from bots.settings.engine import RetrievalSettings, VerifierSettings
+from bots.settings import RetrievalSettings, Settings, VerifierSettings
 
 
 def test_each_judge_gets_its_own_relevance_gate(tmp_path: Path) -> None:

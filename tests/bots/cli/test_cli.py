@@ -148,8 +148,8 @@ def test_sources_import_list_and_block(run, shared_data: Path, tmp_path: Path) -
 def test_forget_deletes_a_users_platform_requests(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import asyncio
 
-    from bots.runtime.intake import PlatformService
-    from bots.runtime.platform import Actor, CheckRequest, Destination
+    from bots.runtime.platform.contract import Actor, CheckRequest, Destination
+    from bots.runtime.platform.intake import PlatformService
     from bots.settings import Settings
     from pipeline.records.domain import Post
     from storage import Store

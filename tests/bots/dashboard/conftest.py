@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import DashboardSettings, Settings
+from bots.web import create_web
 
 PASSWORD = "correct horse battery"
 
@@ -67,5 +67,5 @@ def app(make_app) -> App:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def client(app: App) -> Iterator[TestClient]:
     """A TestClient over the API and dashboard, workers off, nobody signed in."""
-    with TestClient(create_api(app, workers=0)) as test_client:
+    with TestClient(create_web(app, workers=0)) as test_client:
         yield test_client

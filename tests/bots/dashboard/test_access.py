@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.dashboard._access import COOKIE
 from bots.settings import ReplySettings, Settings
+from bots.web import create_web
 from tests.bots.dashboard.conftest import PASSWORD, csrf_of, sign_in
 from tests.bots.dashboard.factory import make_check, store_checks
 
 
 def test_open_mode_without_users_or_keys_lets_the_local_admin_in(make_app) -> None:  # type: ignore[no-untyped-def]
     app = make_app()
-    with TestClient(create_api(app, workers=0)) as client:
+    with TestClient(create_web(app, workers=0)) as client:
         page = client.get("/")
         assert page.status_code == 200
         assert "Open mode" in page.text and "factbot users add" in page.text
@@ -64,7 +64,7 @@ def test_unknown_names_and_disabled_users_cannot_sign_in(app: App, client: TestC
 def test_sign_in_is_rate_limited_per_name(make_app) -> None:  # type: ignore[no-untyped-def]
     app = make_app(signin_burst=3, signin_per_minute=1)
     app.store.users.add("ada", "admin", PASSWORD)
-    with TestClient(create_api(app, workers=0)) as client:
+    with TestClient(create_web(app, workers=0)) as client:
         token = csrf_of(client.get("/signin").text)
         codes = [
             client.post(
@@ -132,7 +132,7 @@ def test_session_cookie_flags_and_security_headers(make_app) -> None:  # type: i
     app = make_app()
     app.settings.replies = ReplySettings(public_base_url="https://factbot.example.org")
     app.store.users.add("ada", "admin", PASSWORD)
-    with TestClient(create_api(app, workers=0), base_url="https://testserver") as client:
+    with TestClient(create_web(app, workers=0), base_url="https://testserver") as client:
         page = client.get("/signin")
         cookie = page.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" in cookie
@@ -147,7 +147,7 @@ def test_api_writes_take_a_key_or_a_reviewers_session_with_csrf(make_app) -> Non
     app = make_app(api_keys=["k-123456"])
     app.store.users.add("rita", "reviewer", PASSWORD)
     body = {"text": "The moon is made of cheese."}
-    with TestClient(create_api(app, workers=0)) as client:
+    with TestClient(create_web(app, workers=0)) as client:
         assert client.post("/api/checks", json=body).status_code == 401
         assert (
             client.post("/api/checks", json=body, headers={"X-API-Key": "nope"}).status_code == 401
@@ -165,7 +165,7 @@ def test_api_reads_are_open_only_when_checks_are_public(make_app) -> None:  # ty
     for public in (False, True):
         app = make_app(api_keys=["k-123456"], public_checks=public)
         (check,) = store_checks(app.store, [make_check()])
-        with TestClient(create_api(app, workers=0)) as client:
+        with TestClient(create_web(app, workers=0)) as client:
             api = client.get(f"/api/checks/{check.id}")
             report = client.get(f"/checks/{check.id}", follow_redirects=False)
             keyed = client.get(f"/api/checks/{check.id}", headers={"X-API-Key": "k-123456"})
@@ -181,7 +181,7 @@ def test_report_pages_are_public_when_replies_link_to_them(make_app) -> None:  #
     app = make_app(api_keys=["k-123456"])
     app.settings.replies = ReplySettings(public_base_url="https://factbot.example.org")
     (check,) = store_checks(app.store, [make_check(platform="slack", text="secret channel text")])
-    with TestClient(create_api(app, workers=0)) as client:
+    with TestClient(create_web(app, workers=0)) as client:
         report = client.get(f"/checks/{check.id}")
         assert report.status_code == 200
         assert "secret channel text" not in report.text  # a platform post's text stays private

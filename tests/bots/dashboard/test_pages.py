@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
 
-from bots.api.routes import create_api
 from bots.app.root import App
+from bots.web import create_web
 from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import Label
 from storage.browse import PAGE_SIZE
@@ -179,7 +179,7 @@ def test_try_it_shows_the_image_report_of_the_finished_check(app: App) -> None:
     asyncio.run(
         Ingester(app.store.documents, app.embedder).ingest([str(FIXTURES / "corpus.jsonl")])
     )
-    with TestClient(create_api(app, workers=1)) as client:
+    with TestClient(create_web(app, workers=1)) as client:
         sign_in(client, "rita")
         token = csrf_of(client.get("/try").text)
         sent = client.post(

@@ -1,6 +1,6 @@
 """The dashboard and API as replicas behind a load balancer, in the scaled-out mode.
 
-Two Apps serve the real API and dashboard (`create_api`, as under `factbot serve`), each a node
+Two Apps serve the real API and dashboard (`create_web`, as under `factbot serve`), each a node
 with its own data folder, sharing one PostgreSQL database on the session's real server. A
 round-robin balancer sends each request to the next replica with the browser's cookies, so a
 session made on one replica is used on the other. Nothing here configures a shared secret: the
@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import DashboardSettings, Settings
+from bots.web import create_web
 from tests.bots.dashboard.conftest import PASSWORD, csrf_of
 from tests.bots.dashboard.factory import make_check, store_checks
 from tests.support.postgres import PostgresServer
@@ -77,7 +77,7 @@ def replicas(postgres_server: PostgresServer, tmp_path: Path, embedder: Any) -> 
 @pytest.fixture
 def balancer(replicas: list[App]) -> Iterator[Balancer]:
     """One browser behind the balancer; workers off, as the tests drive storage directly."""
-    clients = [TestClient(create_api(app, workers=0)) for app in replicas]
+    clients = [TestClient(create_web(app, workers=0)) for app in replicas]
     for client in clients:
         client.__enter__()
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from bots.app.root import App
-from bots.runtime.platform import Destination
-from bots.runtime.review import ReviewQueue
+from bots.runtime.platform.contract import Destination
+from bots.runtime.review.proposals import ReviewQueue
 from tests.bots.dashboard.conftest import csrf_of, sign_in
 from tests.bots.dashboard.factory import make_check, store_checks
 

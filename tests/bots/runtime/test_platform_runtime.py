@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from bots.app.root import App
-from bots.runtime.intake import PlatformService, reply_kind
-from bots.runtime.platform import Actor, Answer, CheckRequest, Destination, Rendered
-from bots.runtime.privacy import redact_expired
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Actor, Answer, CheckRequest, Destination, Rendered
+from bots.runtime.platform.intake import PlatformService, reply_kind
+from bots.runtime.platform.privacy import redact_expired
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import BudgetSettings, GuardSettings, JobSettings, Settings
 from pipeline.evidence.ingest import Ingester
@@ -369,7 +369,7 @@ def test_without_a_way_to_look_a_cut_off_send_is_never_repeated(app: App) -> Non
 
 
 def test_the_report_page_escapes_and_keeps_platform_posts_private(app: App) -> None:
-    from bots.api.report import report_html
+    from bots.dashboard.report import report_html
 
     service = PlatformService(app.store, app.settings)
     sender = Sender()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench import reuse as bench_reuse
-from bots.runtime.reuse import ReuseIndex, normalise, numbers_in
+from bots.runtime.checking.reuse import ReuseIndex, normalise, numbers_in
 from bots.settings import ReuseSettings, Settings
 from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.records.domain import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bots.runtime.replies import ReplyKey, ReplyRejectedError, send_once
+from bots.runtime.delivery.replies import ReplyKey, ReplyRejectedError, send_once
 from storage import Store
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.runtime.worker import (
+from bots.runtime.workers.pool import (
     Outcome,
     PermanentJobError,
     RetryLaterError,

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bots.runtime.checks import submit_check
+from bots.runtime.checking.check_jobs import submit_check
 from pipeline.inputs.posts import post_from_text
 from storage import Store
 from tests.support.httpserver import LocalServer, Request, Response, json_response, serve

@@ -50,7 +50,7 @@ def test_the_check_sees_a_missing_setting() -> None:
 
 
 def test_the_opening_names_every_platform_as_answering() -> None:
-    from bots.runtime.platform import PLATFORMS
+    from bots.runtime.platform.contract import PLATFORMS
 
     opening = README.split("\n## ", 1)[0]
     names = {"discord": "Discord", "slack": "Slack", "x": "X", "bluesky": "Bluesky"}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bots.training.recover import RecoverError, load_recovered, onnx_state
-from bots.training.train import load_base
+from bots.training.trainer import load_base
 from pipeline.verifier.stance import StanceModel, bundled_model_dir
 
 torch = pytest.importorskip("torch")

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from bots.cli.main import main
-from bots.training.train import TrainConfig, TrainError, fit, prepare
+from bots.training.trainer import TrainConfig, TrainError, fit, prepare
 from pipeline.errors import ConfigError
 from pipeline.verifier.stance import StanceModel
 

@@ -13,7 +13,7 @@ from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
-from pipeline.image.queries import image_queries
+from pipeline.image.claim_terms import image_queries
 from pipeline.image.stage import ImageDeps
 from pipeline.judge.claimreview import ReviewMatchJudge
 from pipeline.records.domain import Label, Post

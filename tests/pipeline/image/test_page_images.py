@@ -8,7 +8,7 @@ from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.image.hashing import hash_picture
-from pipeline.image.pages import PageImages, main_images
+from pipeline.image.page_images import PageImages, main_images
 from storage import Store
 from tests.pipeline.image.images import encode, photo
 from tests.support.httpserver import serve

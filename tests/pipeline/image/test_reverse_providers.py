@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from pipeline.errors import BudgetExceededError, SearchError
-from pipeline.image.reverse.base import ImageQuery, MatchKind, ReverseImageProvider
+from pipeline.image.reverse.interface import ImageQuery, MatchKind, ReverseImageProvider
 from pipeline.image.reverse.multi import ReverseSearch
 from pipeline.image.reverse.serpapi import SerpApiLens
 from pipeline.image.reverse.tineye import TinEyeSearch

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.claims.model import Decomposition, decompose_post
+from pipeline.claims.decompose import Decomposition, decompose_post
 from pipeline.errors import EmptyPostError
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.prompts import PREAMBLE

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.claims.model import decompose_post
+from pipeline.claims.decompose import decompose_post
 from pipeline.errors import EmptyPostError
 from pipeline.records.domain import Post
 from tests.pipeline.llm.fake_openai import serve_openai
@@ -44,7 +44,7 @@ async def test_a_refused_post_with_claims_is_checked_without_the_model(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     text = "BREAKING: the WHO confirmed on Monday that 5G towers spread the virus in Wuhan!!"
-    with caplog.at_level(logging.WARNING, logger="pipeline.claims.model"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.claims.decompose"):
         result = await decompose(REFUSAL, post(text))
 
     (claim,) = result.claims
@@ -123,7 +123,7 @@ async def test_a_claim_must_be_grounded_in_the_post(
     text: str, claim: str, grounded: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     answer = claims_answer((claim, [claim]))
-    with caplog.at_level(logging.WARNING, logger="pipeline.claims.model"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.claims.decompose"):
         result = await decompose(answer, post(text))
 
     texts = [c.text for c in result.claims]

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from bench.prompt_reading import documents, quoting
-from pipeline.claims.model import decompose_post
+from pipeline.claims.decompose import decompose_post
 from pipeline.judge.quotes import extract_quotes
 from pipeline.llm.client import LLMClient, ModelEndpoint, RetryPolicy
 from pipeline.llm.prompts import PREAMBLE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.app.models import LocalModel
+from bots.app.model_choice import LocalModel
 from bots.settings import ModelSettings, Settings
 from pipeline.llm.local import LocalModelServer
 from pipeline.llm.models import DEFAULT_MODEL, verified

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import uvicorn
 
-from bots.api.routes import create_api
 from bots.app.root import App
 from bots.settings import SearchSettings, Settings
+from bots.web import create_web
 from pipeline.evidence.ingest import Ingester
 from tests.conftest import FIXTURES, REPO
 from tests.support.httpserver import json_response, serve
@@ -131,7 +131,7 @@ def serve_app() -> Iterator[Any]:
 
     def start(app: App, *, workers: int = 1) -> Served:
         config = uvicorn.Config(
-            create_api(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
+            create_web(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)

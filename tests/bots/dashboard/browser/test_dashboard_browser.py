@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from bots.app.root import App
-from bots.runtime.platform import Destination
-from bots.runtime.review import ReviewQueue
+from bots.runtime.platform.contract import Destination
+from bots.runtime.review.proposals import ReviewQueue
 from pipeline.records.domain import Label
 from tests.bots.dashboard.conftest import PASSWORD
 from tests.bots.dashboard.factory import OCR_TEXT, QUOTE, make_check, store_checks, with_details

@@ -17,9 +17,9 @@ from bots.platforms.bluesky._render import link_facets
 from bots.platforms.bluesky._sender import BlueskySender, ThreadPartlyPostedError
 from bots.platforms.bluesky._session import SESSION_KEY, BlueskySession
 from bots.platforms.bluesky._sources import BlueskySource
-from bots.runtime.candidates import SourceUnavailableError
-from bots.runtime.platform import Answer, Destination
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.monitor.candidates import SourceUnavailableError
+from bots.runtime.platform.contract import Answer, Destination
 from bots.settings import BlueskySettings
 from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from storage import Store

@@ -9,7 +9,7 @@ import discord as discordpy
 from discord import app_commands
 
 from bots.platforms.discord._bot import FactbotClient, commands_hash_key
-from bots.runtime.platform import PlatformContext
+from bots.runtime.platform.contract import PlatformContext
 from bots.settings import DiscordSettings, Settings
 from pipeline.util.clock import SYSTEM
 from storage import Store

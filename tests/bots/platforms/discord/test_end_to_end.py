@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from bots.platforms.discord._render import nonce_for
-from bots.runtime.deliver import ANSWER, reply_key
-from bots.runtime.platform import Destination
-from bots.runtime.replies import ReplyKey
+from bots.runtime.delivery.deliver import ANSWER, reply_key
+from bots.runtime.delivery.replies import ReplyKey
+from bots.runtime.platform.contract import Destination
 from bots.settings import GuardSettings
 from tests.bots.platforms.discord.conftest import (
     ALICE,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bots.platforms.discord import _render
 from bots.platforms.discord._render import DiscordReply, render
-from bots.runtime.platform import Answer, Destination
+from bots.runtime.platform.contract import Answer, Destination
 from pipeline.records.domain import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 
 DEST = Destination("discord", "10", "20", message_id="40", public={"event_key": "50"})

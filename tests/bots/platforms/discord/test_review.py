@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bots.runtime.platform import Destination
-from bots.runtime.review import Proposal, ReviewQueue
+from bots.runtime.platform.contract import Destination
+from bots.runtime.review.proposals import Proposal, ReviewQueue
 from bots.runtime.service import build_pool, stop_when_idle
 from bots.settings import ReviewSettings
 from tests.bots.platforms.discord.conftest import (

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bots.platforms.discord._sender import DiscordSender
-from bots.runtime.platform import Answer, Destination
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination
 from bots.settings import DiscordSettings
 from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from tests.support import discord_payloads as p

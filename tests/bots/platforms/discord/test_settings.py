@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bots.runtime.platform import configured
+from bots.runtime.platform.contract import configured
 from bots.settings import load_settings
 from pipeline.errors import ConfigError
 

@@ -16,9 +16,9 @@ from bots.platforms.mastodon._api import MastodonApi
 from bots.platforms.mastodon._events import html_text, narrowest
 from bots.platforms.mastodon._sender import MastodonSender
 from bots.platforms.mastodon._sources import MastodonSource
-from bots.runtime.candidates import SourceUnavailableError
-from bots.runtime.platform import Answer, Destination
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.monitor.candidates import SourceUnavailableError
+from bots.runtime.platform.contract import Answer, Destination
 from bots.settings import MastodonSettings
 from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from storage import Store

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from bots.app.root import App
-from bots.runtime.intake import PlatformService
-from bots.runtime.platform import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination
+from bots.runtime.platform.intake import PlatformService
 from bots.settings import Settings
 from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import Post

@@ -459,8 +459,8 @@ async def test_a_mention_gets_eyes_at_once_then_the_verdict_once_across_redelive
 
 async def test_a_failed_answer_takes_the_eyes_off(slack: FakeSlack) -> None:
     from bots.platforms.slack._sender import SlackSender
-    from bots.runtime.acks import settle
-    from bots.runtime.platform import Answer, Destination
+    from bots.runtime.delivery.acks import settle
+    from bots.runtime.platform.contract import Answer, Destination
 
     asked = "1700000100.000200"
     slack.add_message("T1", "C1", ts=asked, user="U1", text="<@UBOT> is this true?")

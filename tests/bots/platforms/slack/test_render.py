@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bots.platforms.slack import _render
-from bots.runtime.platform import Answer, Destination
+from bots.runtime.platform.contract import Answer, Destination
 from pipeline.records.domain import Correction, CorrectionItem, CorrectionQuote, Label, Reference
 from tests.support.fake_slack import block_problem
 

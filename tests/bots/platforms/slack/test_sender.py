@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bots.platforms.slack._sender import SlackSender
-from bots.runtime.platform import Answer, Destination
-from bots.runtime.replies import ReplyRejectedError
+from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform.contract import Answer, Destination
 from bots.settings import SlackSettings
 from tests.support.fake_slack import FakeSlack
 

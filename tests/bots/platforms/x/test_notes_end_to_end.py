@@ -15,7 +15,7 @@ import pytest
 from fastapi import FastAPI
 
 from bots.platforms.x._sources import NOTES_FEED
-from bots.runtime.checks import submit_check
+from bots.runtime.checking.check_jobs import submit_check
 from storage.x_notes import XNotesRepo, enqueue_note, enqueue_notes_status, notes_summary
 from tests.bots.platforms.x.conftest import ALICE, XBot
 from tests.support.fake_x import FakeX

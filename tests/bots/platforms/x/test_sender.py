@@ -17,8 +17,8 @@ from bots.platforms.x._sender import (
     XSender,
     thread_key,
 )
-from bots.runtime.platform import Answer, Destination
-from bots.runtime.replies import ReplyKey, send_once
+from bots.runtime.delivery.replies import ReplyKey, send_once
+from bots.runtime.platform.contract import Answer, Destination
 from bots.settings import XSettings
 from pipeline.records.domain import Correction, CorrectionItem, Label, Reference
 from pipeline.reply.thread import x_weighted

@@ -9,7 +9,7 @@ import pytest
 
 from bots.platforms.x._client import XApi
 from bots.platforms.x._sources import NOTES_FEED, build_sources
-from bots.runtime.candidates import SourceUnavailableError
+from bots.runtime.monitor.candidates import SourceUnavailableError
 from bots.settings import Settings, XSettings
 from pipeline.errors import ConfigError
 from storage import Store

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bots.runtime.candidates import Candidate
 from bots.runtime.monitor import monitor_handlers
+from bots.runtime.monitor.candidates import Candidate
 from bots.runtime.monitor.policy import decide
 from bots.runtime.monitor.route import RouteJobs
 from bots.runtime.monitor.scan import ROUTE, ScanJobs
-from bots.runtime.platform import Actor, Destination
-from bots.runtime.review import ReviewQueue
-from bots.runtime.worker import PermanentJobError
+from bots.runtime.platform.contract import Actor, Destination
+from bots.runtime.review.proposals import ReviewQueue
+from bots.runtime.workers.pool import PermanentJobError
 from bots.settings import MonitorSettings, Settings
 from pipeline.records.domain import (
     Check,
@@ -346,7 +346,7 @@ def test_policy_without_x_settings_never_writes_notes() -> None:
 
 
 async def test_retention_deletes_the_text_of_old_candidates(db: Store, clock: FakeClock) -> None:
-    from bots.runtime.privacy import redact_expired
+    from bots.runtime.platform.privacy import redact_expired
 
     settings = settings_with()
     scan, _ = parts(db, settings, clock)

@@ -11,7 +11,7 @@ from bots.platforms.discord._sender import DiscordSender
 from bots.platforms.discord._sources import DiscordChannelSource
 from bots.platforms.slack._sender import SlackSender
 from bots.platforms.slack._sources import SlackChannelSource
-from bots.runtime.candidates import SourceUnavailableError
+from bots.runtime.monitor.candidates import SourceUnavailableError
 from bots.settings import DiscordSettings, SlackSettings
 from tests.support import discord_payloads as p
 from tests.support.clock import FakeClock

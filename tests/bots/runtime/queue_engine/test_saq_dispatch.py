@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bots.runtime.saq_engine import Relay, open_queue, run_saq_worker
 from bots.runtime.service import run_jobs, stop_when_idle, worker_config
-from bots.runtime.worker import JobHandler, Outcome, PermanentJobError, WorkerPool
+from bots.runtime.workers.pool import JobHandler, Outcome, PermanentJobError, WorkerPool
+from bots.runtime.workers.saq_engine import Relay, open_queue, run_saq_worker
 from bots.settings import Settings
 from storage import Store
 from storage.jobs import Job
@@ -100,7 +100,7 @@ async def test_two_relays_handing_on_the_same_jobs_run_each_once(
 async def test_a_job_handed_on_again_by_hand_still_runs_once(
     store: Store, saq_settings: Settings
 ) -> None:
-    from bots.runtime.saq_engine import saq_job
+    from bots.runtime.workers.saq_engine import saq_job
 
     job, _ = store.jobs.enqueue("probe", {})
     queue = open_queue(saq_settings)
@@ -167,7 +167,7 @@ async def test_a_permanent_error_is_dead_at_once(store: Store, saq_settings: Set
 async def test_doctor_reports_saqs_depth_and_an_unreachable_backend(
     store: Store, saq_settings: Settings
 ) -> None:
-    from bots.runtime.saq_engine import depth, saq_job
+    from bots.runtime.workers.saq_engine import depth, saq_job
 
     job, _ = store.jobs.enqueue("probe", {})
     queue = open_queue(saq_settings)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from bots.runtime.checks import submit_check
+from bots.runtime.checking.check_jobs import submit_check
 from pipeline.inputs.posts import post_from_text
 from storage import Store
 from tests.support.httpserver import Request, Response, json_response, serve

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from bots.platforms.discord._review import _EditModal, card_components, card_embed
 from bots.platforms.slack._review import card_message, edit_view
-from bots.runtime.review import ReviewCard
+from bots.runtime.review.proposals import ReviewCard
 from pipeline.records.domain import Reference
 from storage.review import Decision
 from tests.support.fake_discord import form_problems, modal_problems

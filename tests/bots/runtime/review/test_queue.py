@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from bots.runtime.deliver import ReplyJobs
-from bots.runtime.platform import Answer, Destination, Rendered
-from bots.runtime.review import (
+from bots.runtime.delivery.deliver import ReplyJobs
+from bots.runtime.platform.contract import Answer, Destination, Rendered
+from bots.runtime.review.proposals import (
     REVIEW_POST,
     AlreadyDecidedError,
     EditRefusedError,
@@ -27,7 +27,7 @@ from bots.runtime.review import (
     ReviewQueue,
 )
 from bots.runtime.service import stop_when_idle
-from bots.runtime.worker import WorkerConfig, WorkerPool
+from bots.runtime.workers.pool import WorkerConfig, WorkerPool
 from bots.settings import JobSettings, ReviewSettings, Settings, SlackSettings
 from storage import Store
 from storage.jobs import Backoff
@@ -357,8 +357,8 @@ def test_an_edited_text_is_posted_as_the_body_and_still_audited(
 def test_a_card_job_shows_a_proposal_and_refreshes_it_after_each_change(
     store: Store, tmp_path: Path, clock: FakeClock
 ) -> None:
-    from bots.runtime.review import ReviewCard
-    from bots.runtime.review_post import ReviewPostJobs
+    from bots.runtime.delivery.review_post import ReviewPostJobs
+    from bots.runtime.review.proposals import ReviewCard
 
     @dataclass
     class Channel:

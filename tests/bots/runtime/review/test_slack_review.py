@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from bots.app.root import App
-from bots.runtime.platform import Destination
-from bots.runtime.review import Proposal, ReviewQueue
+from bots.runtime.platform.contract import Destination
+from bots.runtime.review.proposals import Proposal, ReviewQueue
 from bots.settings import ReviewSettings, SlackSettings
 from tests.bots.platforms.slack.test_end_to_end import PARENT, SECRET, corpus_app, idle, serving
 from tests.support.fake_slack import FakeSlack, block_problem

@@ -1,0 +1,1 @@
+"""Check requests: the one way in, check jobs, the reuse index and directly given images."""

@@ -1,0 +1,1 @@
+"""Platform requests: the adapter contract, the intake with its guards, privacy and wording."""

@@ -1,0 +1,213 @@
+"""The service side of every platform request: guards, then post + check job + reply job.
+
+`PlatformService.intake` is all an adapter calls once it has translated an event. A request that
+passes the guards goes through the one way in (`bots.runtime.checking.requests.CheckRequests`) and
+is stored in ONE transaction: the post (its author pseudonymised), a `check` job, a
+`reply:<platform>` job that waits for it, and a row in `platform_requests` — all keyed by the
+event's natural key, so a redelivered event (Slack's retries, a replayed gateway event, a second
+process) stores nothing and answers "duplicate". A post factbot checked moments ago is answered from
+the stored check: only the reply job is queued.
+
+Deduplication, the budgets, the rate limits and the writes share one write transaction, so
+concurrent deliveries of one event (Slack's timeout retry racing the first delivery, two
+processes) store it once and spend one rate-limit token.
+
+The reply job runs once the check job has ended, done or dead (`bots.runtime.delivery.deliver`), so
+a worker that dies between the check and the reply leaves a queued reply job, not silence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from bots.runtime.checking.requests import CheckRequests, FollowUp
+from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
+from bots.runtime.platform import messages
+from bots.runtime.platform.contract import Answer, CheckRequest, Intake
+from bots.runtime.platform.guards import Guards
+from bots.runtime.platform.privacy import Pseudonyms
+from bots.settings import Settings
+from pipeline.records.domain import Post, new_id
+from pipeline.util.clock import SYSTEM, Clock
+from storage import Store
+from storage.codec import dt_out
+from storage.platform import Forgotten
+from storage.tx import immediate
+
+log = logging.getLogger(__name__)
+
+
+def reply_kind(platform: str) -> str:
+    """Return the job kind of a platform's replies (a worker claims those it can send)."""
+    return f"reply:{platform}"
+
+
+class PlatformService:
+    """Guards, pseudonyms and submission of platform requests."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        clock: Clock = SYSTEM,
+        reuse: ReuseIndex | None = None,
+        requests: CheckRequests | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.requests = requests or CheckRequests(
+            store,
+            reuse if settings.reuse.enabled else None,
+            max_attempts=settings.jobs.max_attempts,
+        )
+        self.pseudonyms = Pseudonyms(store, settings.privacy)
+        self.guards = Guards(store, settings.guards, settings.budgets, clock)
+
+    async def intake(self, request: CheckRequest) -> Intake:
+        """Apply the guards to request and, when it passes, store it for a check and a reply."""
+        dest = request.destination
+        stop = self.guards.before_dedupe(request)
+        if stop is not None:
+            return self._stopped(request, stop.status, stop.reason, stop.message)
+        if self.store.platform.find(dest.platform, request.event_key) is not None:
+            return self._duplicate(request)
+        requester = self.pseudonyms.user(dest.platform, request.requester.user_id)
+        author = (
+            self.pseudonyms.user(dest.platform, request.author.user_id) if request.author else None
+        )
+        stop = self.guards.static(request, requester, author)
+        if stop is not None:
+            return self._stopped(request, stop.status, stop.reason, stop.message)
+        post = dataclasses.replace(request.post, author=author)
+        reused = await self.requests.reusable(post)
+        # Dedupe, budgets, rate limits and the writes in one write transaction: two deliveries
+        # of one event (a Slack retry racing the first, another process) spend one token.
+        with immediate(self.store.db):
+            if self.store.platform.find(dest.platform, request.event_key) is not None:
+                return self._duplicate(request)
+            stop = self.guards.limits(request, requester)
+            if stop is not None:
+                intake = self._stopped(request, stop.status, stop.reason, stop.message)
+            else:
+                intake = self._submit(request, post, requester, author, reused)
+        if intake.status == "accepted":
+            log.info(
+                "platform request accepted",
+                extra={
+                    "platform": dest.platform,
+                    "event": request.event_key,
+                    "via": request.via,
+                    "reused": reused is not None,
+                },
+            )
+        return intake
+
+    def seen(self, platform: str, event_key: str) -> bool:
+        """Return whether an event was received before (its request is stored): a redelivery."""
+        return self.store.platform.find(platform, event_key) is not None
+
+    def _submit(
+        self,
+        request: CheckRequest,
+        post: Post,
+        requester: str,
+        author: str | None,
+        reused: ReuseHit | None,
+    ) -> Intake:
+        dest = request.destination
+        platform = dest.platform
+        reply = FollowUp(
+            reply_kind(platform),
+            {
+                "event_key": request.event_key,
+                "destination": dest.to_json(),
+                "notes": list(request.notes),
+                "via": request.via,
+            },
+            dedupe_key=f"reply:{platform}:{request.event_key}",
+            max_attempts=max(self.settings.jobs.max_attempts, 5),
+        )
+        with immediate(self.store.db):
+            requested = self.requests.enqueue(
+                post, origin=platform, key=request.event_key, reused=reused, follow=reply
+            )
+            if not requested.created or requested.follow_job is None:
+                return self._duplicate(request)
+            check_job = requested.check_job
+            self.store.platform.add(
+                {
+                    "id": new_id(),
+                    "platform": platform,
+                    "event_key": request.event_key,
+                    "workspace_id": dest.workspace_id,
+                    "channel_id": dest.channel_id,
+                    "requester": requester,
+                    "author": author,
+                    "message_id": dest.message_id,
+                    "post_id": check_job.post_id if check_job else None,
+                    "check_id": requested.check_id,
+                    "check_job_id": check_job.id if check_job else None,
+                    "reply_job_id": requested.follow_job.id,
+                    "created_at": dt_out(self.clock.now()),
+                }
+            )
+        return Intake(
+            "accepted",
+            "reused" if reused else "queued",
+            answer=Answer("notice", message=messages.CHECKING, private=True),
+            check_id=requested.check_id,
+            job_id=requested.follow_job.id,
+        )
+
+    def _duplicate(self, request: CheckRequest) -> Intake:
+        found = self.store.platform.find(request.destination.platform, request.event_key)
+        log.info(
+            "duplicate platform event; nothing enqueued",
+            extra={"platform": request.destination.platform, "event": request.event_key},
+        )
+        return Intake(
+            "duplicate",
+            "event already received",
+            check_id=found.check_id if found else None,
+            job_id=found.reply_job_id if found else None,
+        )
+
+    def _stopped(
+        self, request: CheckRequest, status: str, reason: str, message: str | None
+    ) -> Intake:
+        log.info(
+            "platform request stopped",
+            extra={
+                "platform": request.destination.platform,
+                "event": request.event_key,
+                "status": status,
+                "reason": reason,
+            },
+        )
+        answer = Answer("refusal", message=message, private=True) if message else None
+        return Intake(status, reason, answer=answer)  # type: ignore[arg-type]
+
+    def answer_for_error(self, error: BaseException | str) -> Answer:
+        """Return the private answer that tells a requester something went wrong."""
+        if isinstance(error, BaseException):
+            log.warning("platform request failed", extra={"error": repr(error)})
+        return Answer("failure", message=messages.failure(error), private=True)
+
+    def set_opt_out(self, platform: str, scope: str, subject_id: str, out: bool) -> Answer:
+        """Opt a user (their platform id) or a channel out of factbot, or back in."""
+        if scope not in ("user", "channel"):
+            raise ValueError(f"scope must be 'user' or 'channel', not {scope!r}")
+        subject = self.pseudonyms.user(platform, subject_id) if scope == "user" else subject_id
+        self.store.platform.set_opt_out(platform, scope, subject, out)
+        log.info("opt-out changed", extra={"platform": platform, "scope": scope, "out": out})
+        return Answer("notice", message=messages.OPTED_OUT[(scope, out)], private=True)
+
+    def forget(
+        self, platform: str, *, user_id: str | None = None, channel_id: str | None = None
+    ) -> Forgotten:
+        """Delete a user's (raw platform id) or a channel's requests and data."""
+        requester = self.pseudonyms.user(platform, user_id) if user_id is not None else None
+        return self.store.platform.forget(platform, requester=requester, channel_id=channel_id)
