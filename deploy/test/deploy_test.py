@@ -63,8 +63,13 @@ def sh(
 
 def container_logs(container: str, lines: int = 40) -> str:
     """Return a container's last lines of output (stdout and stderr)."""
-    done = subprocess.run(["docker", "logs", "--tail", str(lines), container],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        ["docker", "logs", "--tail", str(lines), container],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return done.stdout + done.stderr
 
 
@@ -287,13 +292,19 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             await asyncio.sleep(max(0.0, t0 + n / rate - time.monotonic()))
             if n in plan:
                 fault_tasks.append(
-                    asyncio.create_task(_fault(plan[n], faults, worker=workers[0], pg=pg, api=api))
+                    asyncio.create_task(_fault(plan[n], faults, workers=workers, pg=pg, api=api))
                 )
             slack.add_message(
                 TEAM, CHANNEL, ts=parent, user=f"UA{n}", text=f"Claim number {n}: {CLAIM}"
             )
-            slack.add_message(TEAM, CHANNEL, ts=f"1700000100.{n:06d}", thread_ts=parent,
-                              user=f"UQ{n}", text="<@UBOT> is this true?")
+            slack.add_message(
+                TEAM,
+                CHANNEL,
+                ts=f"1700000100.{n:06d}",
+                thread_ts=parent,
+                user=f"UQ{n}",
+                text="<@UBOT> is this true?",
+            )
             envelope = {
                 "token": "x",
                 "team_id": TEAM,
@@ -402,28 +413,32 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
         await runner.cleanup()
 
 
-async def _fault(kind: str, faults: dict[str, Any], *, worker: str, pg: str, api: str) -> None:
+async def _fault(
+    kind: str, faults: dict[str, Any], *, workers: list[str], pg: str, api: str
+) -> None:
+    worker = workers[0]
     t0 = time.monotonic()
     if kind == "kill_worker":
-        running = await asyncio.to_thread(
-            sh,
-            "docker",
-            "exec",
-            pg,
-            "psql",
-            "-U",
-            "factbot",
-            "-d",
-            "factbot",
-            "-At",
-            "-c",
-            "SELECT count(*) FROM jobs WHERE status = 'running'",
-            check=False,
+        # The worker that holds a running check (its lease owner names the container's host
+        # name), polled for at most 20 s; else the first worker.
+        victim, job = worker, None
+        query = (
+            "SELECT id || ' ' || lease_owner FROM jobs WHERE status = 'running' "
+            "AND kind = 'check' AND lease_owner IS NOT NULL LIMIT 1"
         )
-        await asyncio.to_thread(sh, "docker", "kill", worker)
+        poll = (  # inside the database's container: a look every 20 ms, 20 s at most
+            f'for i in $(seq 1000); do r=$(psql -U factbot -d factbot -At -c "{query}"); '
+            '[ -n "$r" ] && echo "$r" && exit 0; sleep 0.02; done'
+        )
+        row = await asyncio.to_thread(sh, "docker", "exec", pg, "sh", "-c", poll, check=False)
+        host = row.split("@")[1].split(":")[0] if "@" in row else ""
+        match = [w for w in workers if host and w.startswith(host)]
+        if match:
+            victim, job = match[0], row.split()[0]
+        await asyncio.to_thread(sh, "docker", "kill", victim)
         await asyncio.sleep(5)
-        await asyncio.to_thread(sh, "docker", "start", worker)  # back to 2 workers
-        faults[kind] = {"jobs_running_when_killed": running}
+        await asyncio.to_thread(sh, "docker", "start", victim)  # back to 2 workers
+        faults[kind] = {"killed_mid_check": job}
     elif kind == "restart_postgres":
         await asyncio.to_thread(sh, "docker", "restart", "-t", "10", pg)
         await asyncio.to_thread(wait_healthy, pg, 120)
@@ -439,7 +454,7 @@ def main() -> int:
     parser.add_argument("--image", default="factbot:latest")
     parser.add_argument("--platform-image", default="factbot:slack")
     parser.add_argument("--checks", type=int, default=200)
-    parser.add_argument("--rate", type=float, default=2.0, help="mentions per second")
+    parser.add_argument("--rate", type=float, default=8.0, help="mentions per second")
     parser.add_argument("--report", type=Path)
     parser.add_argument("--only", choices=["single", "scaled"])
     args = parser.parse_args()
@@ -454,7 +469,12 @@ def main() -> int:
     if args.report:
         args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     scaled_ = report.get("scaled")
-    ok = scaled_ is None or (scaled_["lost"] == 0 and scaled_["duplicated"] == 0)
+    ok = scaled_ is None or (
+        scaled_["lost"] == 0
+        and scaled_["duplicated"] == 0
+        and {line.rsplit(" ", 1)[0] for line in scaled_["jobs"]}
+        == {f"check done {args.checks}", f"reply:slack done {args.checks}"}
+    )
     log("PASSED" if ok else "FAILED")
     return 0 if ok else 1
 
