@@ -3,15 +3,17 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.factbot-installed
+# Every extra the suite needs: the platform libraries, faces, torch (train), the docs site.
+EXTRAS := dev,rapidocr,discord,slack,x,bluesky,mastodon,faces,train,docs
 
-.PHONY: setup run doctor model test lint typecheck docs reference pytest bench lock clean
+.PHONY: setup run doctor model test lint typecheck docs reference pytest bench lock clean deploy-test
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt deploy/apt-packages.txt deploy/setup-system.sh
 	sh deploy/setup-system.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,rapidocr]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 # The local model lives in .models/ of the checkout unless FACTBOT_MODEL__MODELS_DIR says otherwise.
@@ -50,7 +52,7 @@ LLAMA_WHEELS := $(WHEELS)/llama-$(LLAMA_KEY)
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
 
 model: setup $(LLAMA_STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --find-links $(LLAMA_WHEELS) -e '.[dev,rapidocr,local]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt --find-links $(LLAMA_WHEELS) -e '.[$(EXTRAS),local]'
 	$(BIN)/factbot models pull --no-progress --models-dir $(FACTBOT_MODEL__MODELS_DIR)
 
 $(LLAMA_STAMP): | setup
@@ -89,6 +91,12 @@ reference: setup
 	$(BIN)/factbot docs generate
 
 test: lint typecheck docs model pytest
+
+# The images built here (local Debian base, no registry) and both compose files run, broken
+# on purpose (a worker killed, PostgreSQL and the API restarted) and torn down; needs root for
+# Docker (installed and started when missing). docs/operations/deploy.md says what it checks.
+deploy-test: setup
+	PYTHON=$(BIN)/python sh deploy/test/run.sh
 
 bench: setup
 	$(BIN)/factbot bench index --data ../shared/data/corpus/recovery/articles.jsonl

@@ -409,9 +409,14 @@ def _embedder(settings: Settings, problems: list[Problem]) -> dict[str, Any]:
     ref = settings.embedding.model
     if ref == "bundled":
         try:
-            from pipeline.embedding.embedder import bundled_model_path
+            if settings.embedding.backend == "onnx":  # the default: no torch package needed
+                from pipeline.embedding.onnx import bundled_onnx_path
 
-            path = bundled_model_path()
+                path = bundled_onnx_path()
+            else:
+                from pipeline.embedding.embedder import bundled_model_path
+
+                path = bundled_model_path()
         except ConfigError as exc:
             problems.append(Problem("error", str(exc), "pip install -c constraints.txt -e ."))
             return {"model": ref, "path": None, "status": "missing"}

