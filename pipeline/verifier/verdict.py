@@ -69,6 +69,9 @@ class Thresholds:
     mixed: float = 0.9
     veto: float = 0.5  # accurate only while the strongest refutation stays below this
     confident: float = 1.0  # hybrid: the verifier overrules the model judge from here; 1: never
+    # hybrid: the stance model quotes a passage for the model judge once its stronger side
+    # reaches this (the model reads the quote with its probability and decides itself)
+    quote: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -228,11 +231,15 @@ class VerifierJudge:
         """Return a quote of each citable evidence item the stance model finds decisive.
 
         The hybrid judge's extraction stage: the sentence with the strongest stance, verbatim,
-        with the stance (supports or refutes, as `_stance_of` reads it) and its probability.
+        with the stance (supports or refutes, as `_stance_of` reads it at the `quote` bar, lower
+        than the verdict's: the model judge decides) and its probability.
         """
         quotes = []
         for reading in await self.read(claims, evidence):
-            stance = _stance_of(reading.stance, self.thresholds)
+            t = self.thresholds
+            stance = _stance_of(
+                reading.stance, dataclasses.replace(t, support=t.quote, refute=t.quote)
+            )
             if stance is not Stance.UNKNOWN and reading.stance.quote:
                 quotes.append(_quote(reading, stance))
         return quotes

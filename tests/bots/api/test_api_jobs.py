@@ -63,7 +63,8 @@ def test_a_check_is_accepted_as_a_job_then_polled_to_its_result(api: str) -> Non
     done = _poll(api, accepted.headers["location"])
     assert done["status"] == "done" and done["attempts"] == 1 and done["error"] is None
     stages = [s["stage"] for s in done["stages"]]
-    assert stages[:3] == ["claims", "queries", "retrieval"] and stages[-1] == "correction"
+    assert stages[:4] == ["language", "claims", "queries", "retrieval"]
+    assert stages[-1] == "correction"
     assert all(s["status"] == "done" and s["seconds"] >= 0 for s in done["stages"])
     check = httpx.get(f"{api}/api/checks/{done['check_id']}")
     assert check.status_code == 200 and check.json()["verdict"] == "false"
@@ -108,7 +109,7 @@ def test_events_stream_every_stage_in_order_then_the_end(api: str) -> None:
     names = [s for s, status in stages if status == "started"]
     # Every stage starts, then ends, before the next one starts.
     assert stages == [pair for name in names for pair in ((name, "started"), (name, "done"))]
-    assert names[0] == "claims" and names[-1] == "correction"
+    assert names[:2] == ["language", "claims"] and names[-1] == "correction"
     assert events[-2][0] == "job" and events[-2][1]["status"] == "done"
     kind, end = events[-1]
     assert kind == "end" and end["status"] == "done" and end["check_id"] == accepted["check_id"]
