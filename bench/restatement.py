@@ -4,7 +4,9 @@ A debunking article, a fact-check and a post that spreads a rumour all repeat th
 them is evidence that it is true. This probe scores each FEVER-Symmetric test claim against its
 own wording in attributed or questioning frames (none of them the frames `factbot train stance
 --frames` trains on) and against fact-check rating frames, and reports how often the model's
-reading would count as support (supports >= the verifier's `support` threshold) or refutation.
+reading would count as support (supports >= the verifier's `support` threshold) or refutation,
+and how often the verifier's reading does: the model's, with debunking frames read in code
+(`pipeline.verifier.frames`).
 
 It also reads a contrast set (`--contrast`, default tests/fixtures/verifier/contrast.jsonl,
 hand-written): claims against a credible passage that names another winner, number, date or
@@ -26,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pipeline.records.domain import Label
+from pipeline.verifier import frames
 from pipeline.verifier.stance import REFUTES, SUPPORTS, StanceModel
 from pipeline.verifier.verdict import Thresholds, label_from
 
@@ -61,12 +64,20 @@ def probe(model: StanceModel, claims: Sequence[str], threshold: Thresholds) -> d
         probs = model.probabilities([(c, frame(c)) for c in claims])
         supported = float((probs[:, SUPPORTS] >= threshold.support).mean())
         refuted = float((probs[:, REFUTES] >= threshold.refute).mean())
+        # the verifier's reading: the model's on the page, debunking frames read in code
+        read = [frames.read(model, c, [frame(c)])[0] for c in claims]
         out[name] = {
             "expected": expected,
             "read_as_support": round(supported, 3),
             "read_as_refutation": round(refuted, 3),
             "mean_supports": round(float(probs[:, SUPPORTS].mean()), 3),
             "mean_refutes": round(float(probs[:, REFUTES].mean()), 3),
+            "verifier_read_as_support": round(
+                sum(r.supports >= threshold.support for r in read) / len(read), 3
+            ),
+            "verifier_read_as_refutation": round(
+                sum(r.refutes >= threshold.refute for r in read) / len(read), 3
+            ),
         }
     return out
 
@@ -80,7 +91,7 @@ def contrast(
     """
     by_kind: dict[str, dict[str, int]] = {}
     for item in items:
-        [reading] = model.score_passages(item["claim"], [item["passage"]])
+        [reading] = frames.read(model, item["claim"], [item["passage"]])
         label = label_from(reading.supports, reading.refutes, threshold)
         row = by_kind.setdefault(item["kind"], {"n": 0, "right": 0, "endorsed": 0})
         row["n"] += 1

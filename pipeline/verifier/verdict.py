@@ -2,7 +2,9 @@
 
 The stance model (`pipeline.verifier.stance`) reads each citable passage retrieved for a claim
 and gives calibrated probabilities that it supports or refutes the claim; a passage's quote is
-its sentence with the strongest stance, verbatim. Code then decides, with thresholds chosen on
+its sentence with the strongest stance, verbatim. A passage that repeats the claim to call it
+false, or names its winner as the loser, is read in code as a refutation without support
+(`pipeline.verifier.frames`), whatever the model made of it. Code then decides, with thresholds chosen on
 AVeriTeC *train* (`bench.verifier_thresholds`; never on dev, the data reported on):
 
 - the strongest support S and the strongest refutation R over the claim's citable evidence
@@ -45,6 +47,7 @@ from pipeline.records.domain import (
     Verdict,
 )
 from pipeline.util.cpu import CpuPool, run_cpu
+from pipeline.verifier import frames
 from pipeline.verifier.stance import PassageStance, StanceModel
 
 log = logging.getLogger(__name__)
@@ -215,14 +218,18 @@ class VerifierJudge:
         return decided.verdict, decided.evidence
 
     async def read(self, claims: Sequence[Claim], evidence: Sequence[Evidence]) -> list[Reading]:
-        """Return the stance model's reading of each citable evidence item for its claim."""
+        """Return the reading of each citable evidence item for its claim.
+
+        The stance model's, except where a page repeats the claim to call it false: that page
+        refutes it, read in code (`pipeline.verifier.frames`).
+        """
         readings: list[Reading] = []
         for claim in claims:
             mine = [e for e in evidence if e.claim_id == claim.id and e.tier.citable]
             if not mine:
                 continue
             found = await run_cpu(
-                self.cpu, self.stance.score_passages, claim.text, [e.passage.text for e in mine]
+                self.cpu, frames.read, self.stance, claim.text, [e.passage.text for e in mine]
             )
             readings += [Reading(e.id, s) for e, s in zip(mine, found, strict=True)]
         return readings

@@ -208,13 +208,10 @@ def test_the_who_page_refutes_the_bleach_claim_without_its_rating() -> None:
     assert decided.verdict.label is Label.FALSE
 
 
-# The shipped verifier's known misses on the contrast set (docs/results/2026-12-05-verifier-
-# contrast.md): a page naming the winner over the claimed one, and a myth-buster whose "Myth:
-# <claim>. Fact: ..." the model reads as support. Any other endorsement fails this test.
-KNOWN_ENDORSED = {
-    "Serena Williams won the 2018 US Open women's final.",
-    "Eating carrots gives you night vision.",
-}
+# The stance model alone endorsed two of these (docs/results/2026-12-05-verifier-contrast.md):
+# a page naming the winner over the claimed one, and a myth-buster whose "Myth: <claim>. Fact:
+# ..." it read as support; frames read in code (pipeline.verifier.frames) now refute both.
+KNOWN_ENDORSED: set[str] = set()
 
 
 def test_contrasted_claims_are_caught_and_none_newly_endorsed() -> None:
