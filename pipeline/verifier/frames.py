@@ -183,9 +183,9 @@ def _cue(sentence: str) -> str | None:
         return None
     label = _LABEL.match(sentence)
     if label:
-        return label.group(0).strip()
+        return str(label.group(0)).strip()
     match = _CUES.search(sentence)
-    return match.group(0) if match else None
+    return str(match.group(0)) if match else None
 
 
 def find(claim: str, passage: str) -> Frame | None:

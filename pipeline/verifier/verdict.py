@@ -4,8 +4,8 @@ The stance model (`pipeline.verifier.stance`) reads each citable passage retriev
 and gives calibrated probabilities that it supports or refutes the claim; a passage's quote is
 its sentence with the strongest stance, verbatim. A passage that repeats the claim to call it
 false, or names its winner as the loser, is read in code as a refutation without support
-(`pipeline.verifier.frames`), whatever the model made of it. Code then decides, with thresholds chosen on
-AVeriTeC *train* (`bench.verifier_thresholds`; never on dev, the data reported on):
+(`pipeline.verifier.frames`), whatever the model made of it. Code then decides, with thresholds
+chosen on AVeriTeC *train* (`bench.verifier_thresholds`; never on dev, the data reported on):
 
 - the strongest support S and the strongest refutation R over the claim's citable evidence
   (`sides`);
