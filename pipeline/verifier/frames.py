@@ -143,7 +143,7 @@ def _negations(text: str) -> int:
 
 
 def _without_cues(text: str) -> str:
-    return _CUES.sub(" ", _LABEL.sub(" ", text))
+    return str(_CUES.sub(" ", _LABEL.sub(" ", text)))
 
 
 def _names(text: str) -> set[str]:
