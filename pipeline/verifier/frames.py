@@ -13,7 +13,8 @@ calls a claim false is never read as support for it, whatever a model makes of i
 - a **debunking cue** is in that sentence ("is false", "a hoax", "a myth", "has been debunked",
   "no evidence", "conspiracy theory", "falsely", "Myth:", "Verdict: false", and the common
   Spanish, Portuguese, French, German and Italian forms), or in the sentence after it when the
-  restatement is a question or labelled "Claim:";
+  restatement is a question or labelled "Claim:"; a question that restates the claim answered
+  "No." is a debunk too ("Did X? No. …", as myth-busters and question-and-answer pages write);
 - nothing is read when the claim itself carries a cue (a claim *about* a debunk: "fact-checkers
   said the photo was fake" is supported by a page saying so), when the cue is negated ("is not
   false", "not a hoax"), or when the polarities differ ("the claim that X is *not* true is
@@ -29,9 +30,10 @@ A frame found makes the passage a refutation of at least `FRAME_REFUTES` and tak
 away (`reread`): the words were repeated to be denied. It never adds support, so it cannot make
 a claim `accurate`. The model's own reading stands wherever no frame is found.
 
-Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on): debunking
-frames found for 25 claims, 24 of them gold `false` (the other: a quoted tweet saying "Fake
-News"); roles reversed for none. Tried and dropped: a sentence that restates the claim with
+Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on; its evidence
+is written as questions and answers): debunking frames found for 113 claims, 107 of them gold
+`false`, 3 `misleading`, 2 `unverifiable` and 1 `accurate` (a quoted tweet saying "Fake News");
+without the answered "No." 25 claims, 24 `false`. Roles reversed: none. Tried and dropped: a sentence that restates the claim with
 another number, year or name in its place fired for as many true claims as false ones there
 (names 18 % of true against 14 % of false, quantities 3.5 % against 2.2 %, years 0.6 % against
 0.3 %): approximate numbers and other names for the same thing are the rule in real evidence.
@@ -98,6 +100,10 @@ _LABEL = regex.compile(
 # A label that only announces the claim, whose rating follows ("Claim: X. Rating: False").
 _CLAIM_LABEL = regex.compile(
     r"^\W*(?:claim|the\s+claim|rumou?r|what\s+was\s+claimed)\s*[:：]\s", regex.IGNORECASE
+)
+# The answer to a question that restates the claim: "Did X? No." ("No, but …" is no answer.)
+_ANSWERED_NO = regex.compile(
+    r"^\W*(?:no|nope|non|nein|não)\b(?!\s*,?\s*but\b)(?:\s*[.,!:;—–-]|\s*$)", regex.IGNORECASE
 )
 # A cue denied: "is not false", "not a hoax", "no es falso": the frame is not read at all.
 _DENIED = regex.compile(
@@ -209,7 +215,11 @@ def find(claim: str, passage: str) -> Frame | None:
         announced = sentence.rstrip().endswith(QUESTION_MARKS) or _CLAIM_LABEL.match(sentence)
         if announced and index + 1 < len(spans):
             after_start, after_end = spans[index + 1]
-            cue = _cue(passage[after_start:after_end])
+            after = passage[after_start:after_end]
+            cue = _cue(after)
+            if cue is None and sentence.rstrip().endswith(QUESTION_MARKS):
+                answer = _ANSWERED_NO.match(after)
+                cue = answer.group(0).strip() if answer else None
             if cue is not None:
                 return Frame(start, after_end, cue)
     return None

@@ -19,6 +19,7 @@ DEBUNKING = [
     "Posts falsely claim that vaccines cause autism in young children.",
     "That vaccines cause autism in young children is a myth; the study behind it was retracted.",
     "It is not true that vaccines cause autism in young children, the WHO said.",
+    "Do vaccines cause autism in young children? No. Large studies found no link.",
 ]
 
 NOT_DEBUNKING = [
@@ -26,6 +27,8 @@ NOT_DEBUNKING = [
     "According to a Facebook post, vaccines cause autism in young children.",
     "Readers asked us whether vaccines cause autism in young children.",
     "Vaccines cause autism in young children?",
+    "Do vaccines cause autism in young children? Nobody has shown it.",
+    "Do vaccines cause autism in young children? No, but some parents still worry.",
     # the claim stated plainly, or confirmed
     "Vaccines cause autism in young children, the report says.",
     # a cue about something else in another sentence
