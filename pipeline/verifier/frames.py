@@ -33,8 +33,9 @@ a claim `accurate`. The model's own reading stands wherever no frame is found.
 Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on; its evidence
 is written as questions and answers): debunking frames found for 113 claims, 107 of them gold
 `false`, 3 `misleading`, 2 `unverifiable` and 1 `accurate` (a quoted tweet saying "Fake News");
-without the answered "No." 25 claims, 24 `false`. Roles reversed: none. Tried and dropped: a sentence that restates the claim with
-another number, year or name in its place fired for as many true claims as false ones there
+without the answered "No." 25 claims, 24 `false`. Roles reversed: none. Tried and dropped: a
+sentence that restates the claim with another number, year or name in its place fired for as
+many true claims as false ones there
 (names 18 % of true against 14 % of false, quantities 3.5 % against 2.2 %, years 0.6 % against
 0.3 %): approximate numbers and other names for the same thing are the rule in real evidence.
 
