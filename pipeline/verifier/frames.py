@@ -106,6 +106,16 @@ _CLAIM_LABEL = regex.compile(
 _ANSWERED_NO = regex.compile(
     r"^\W*(?:no|nope|non|nein|não)\b(?!\s*,?\s*but\b)(?:\s*[.,!:;—–-]|\s*$)", regex.IGNORECASE
 )
+# The sentence after an announced claim rules on *it*: a rating label, or a cue whose subject is
+# the claim ("This is false", "The post is fake"), not on a detail ("the only thing that is
+# incorrect is the typo").
+_VERDICT_ON_IT = regex.compile(
+    r"^\W*(?:(?:our\s+)?(?:verdict|rating|ruling|conclusion)\s*[:：-]|(?:false|fake|wrong|"
+    r"untrue|incorrect|misleading|hoax|myth)\b)"
+    r"|\b(?:this|that|it|the\s+(?:claim|post|rumou?r|story|report|video|photo|image|picture|"
+    r"message|news|quote|statement|tweet))\s+(?:is|was|are|were|has\s+been|'s)\b",
+    regex.IGNORECASE,
+)
 # A cue denied: "is not false", "not a hoax", "no es falso": the frame is not read at all.
 _DENIED = regex.compile(
     r"\b(?:not|n['’]t|never|no\s+es|n['’]est\s+pas|nicht|n[aã]o\s+[ée]|non\s+[èe])\s+"
@@ -217,7 +227,7 @@ def find(claim: str, passage: str) -> Frame | None:
         if announced and index + 1 < len(spans):
             after_start, after_end = spans[index + 1]
             after = passage[after_start:after_end]
-            cue = _cue(after)
+            cue = _cue(after) if _VERDICT_ON_IT.search(after) else None
             if cue is None and sentence.rstrip().endswith(QUESTION_MARKS):
                 answer = _ANSWERED_NO.match(after)
                 cue = answer.group(0).strip() if answer else None
