@@ -31,7 +31,7 @@ away (`reread`): the words were repeated to be denied. It never adds support, so
 a claim `accurate`. The model's own reading stands wherever no frame is found.
 
 Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on; its evidence
-is written as questions and answers): debunking frames found for 102 claims, 97 of them gold
+is written as questions and answers): debunking frames found for 99 claims, 94 of them gold
 `false`, 3 `misleading`, 2 `unverifiable`, none `accurate`. Roles reversed: none. Tried and
 dropped: a question restating the claim answered "Yes." as support (66 claims there, 39 of them
 `accurate`: a yes to the question is not a yes to the whole claim); a
@@ -113,7 +113,7 @@ _ANSWERED_NO = regex.compile(
 _VERDICT_ON_IT = regex.compile(
     r"^\W*(?:(?:our\s+)?(?:verdict|rating|ruling|conclusion)\s*[:：-]|(?:false|fake|wrong|"
     r"untrue|incorrect|misleading|hoax|myth)\b)"
-    r"|\b(?:this|that|it|the\s+(?:claim|post|rumou?r|story|report|video|photo|image|picture|"
+    r"|^\W*(?:(?:no|so|in\s+short)\W+)?(?:this|that|it|the\s+(?:claim|post|rumou?r|story|report|video|photo|image|picture|"
     r"message|news|quote|statement|tweet))\s+(?:is|was|are|were|has\s+been|'s)\b",
     regex.IGNORECASE,
 )

@@ -29,6 +29,9 @@ NOT_DEBUNKING = [
     "Vaccines cause autism in young children?",
     "Do vaccines cause autism in young children? Nobody has shown it.",
     "Do vaccines cause autism in young children? No, but some parents still worry.",
+    # a ruling on a detail, not on the claim (an AVeriTeC dev claim turned false by it)
+    "Do vaccines cause autism in young children? The only thing in the post that is incorrect"
+    " is a typo.",
     # the claim stated plainly, or confirmed
     "Vaccines cause autism in young children, the report says.",
     # a cue about something else in another sentence
