@@ -240,8 +240,8 @@ class CheckFactory:
         """Run a check and return it unsaved (a worker stores it with its job).
 
         A post of kind `page` (`pipeline.inputs.posts.page_request`) is fetched here and
-        becomes the post. A post that is little more than a link is checked with the text of the page
-        it shares (`with_linked_page`); the check keeps the post as it was given.
+        becomes the post. A post that is little more than a link is checked with the text of
+        the page it shares (`with_linked_page`); the check keeps the post as it was given.
         """
         r, max_chars = self.resources, self.settings.max_post_chars
         if requested_page(post) is not None:  # kind `page`: the page is the post
