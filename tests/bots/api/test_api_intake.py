@@ -56,3 +56,20 @@ def test_a_replayed_idempotency_key_is_stored_once(served: tuple[App, str]) -> N
     assert first.json()["id"] == again.json()["id"]
     assert len(app.store.jobs.list(limit=10)) == 1
     assert [r["kind"] for r in app.store.db.query("SELECT kind FROM posts")] == ["text"]
+
+
+def test_a_page_is_fetched_by_the_worker_and_its_error_answers_only_with_wait(
+    tmp_path: Path, embedder: Any
+) -> None:
+    app = App(Settings(data_dir=tmp_path / "data"), embedder=embedder)
+    refused = {"url": "http://127.0.0.1:9/story"}  # loopback: the fetch policy refuses it
+    try:
+        with serving(app, workers=1) as base:
+            at_once = httpx.post(f"{base}/api/checks", json=refused, timeout=30)
+            assert at_once.status_code == 202, at_once.text  # stored, not fetched here
+            waited = httpx.post(f"{base}/api/checks?wait=30&fresh=true", json=refused, timeout=60)
+            assert waited.status_code == 422, waited.text  # the job died on the refused page
+            assert waited.json()["status"] == "dead"
+            assert "UnsafeURLError" in str(waited.json()["error"])
+    finally:
+        app.close()
