@@ -1,1 +1,2 @@
-"""The service: CLI, settings, HTTP API; later the platform adapters and scheduler."""
+"""The service around the engine: composition root, CLI, settings, HTTP API, dashboard, job
+runtime, platform adapters and the proactive monitor (docs/architecture/index.md)."""

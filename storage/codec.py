@@ -45,6 +45,7 @@ def post_row(post: Post) -> dict[str, Any]:
         "links": json.dumps(list(post.links)),
         "image_refs": json.dumps(list(post.image_refs)),
         "language": post.language,
+        "kind": post.kind,
     }
 
 
@@ -61,6 +62,7 @@ def post_from_row(row: dict[str, Any]) -> Post:
         links=tuple(json.loads(row["links"])),
         image_refs=tuple(json.loads(row["image_refs"])),
         language=row["language"],
+        kind=row.get("kind") or "post",  # a post kept as JSON before kinds were stored
     )
 
 

@@ -132,12 +132,19 @@ class JobQueue:
         """Store a job (and its post) unless its dedupe key exists; return it and whether it is new.
 
         The post is stored first in the same transaction, so an acknowledged request always has
-        both. A post already stored under the same platform key is reused, not duplicated.
+        both; a replayed dedupe key stores neither. A post already stored under the same
+        platform key is reused, not duplicated.
         A job that `waits_for` another is not claimed before that one is done or dead.
         """
         now = self._now()
         job_id = new_id()
         with immediate(self.db):
+            if dedupe_key is not None:  # a replay: nothing stored, not even its post
+                row = self.db.execute(
+                    "SELECT id FROM jobs WHERE dedupe_key = ?", [dedupe_key]
+                ).fetchone()
+                if row is not None:
+                    return self._existing(row[0]), False
             post_id = self._store_post(post) if post is not None else None
             cursor = self.db.execute(
                 "INSERT OR IGNORE INTO jobs (id, kind, dedupe_key, payload, created_at, "
@@ -165,6 +172,11 @@ class JobQueue:
         job = self.get(job_id)
         assert job is not None
         return job, created
+
+    def _existing(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        assert job is not None
+        return job
 
     def _store_post(self, post: Post) -> str:
         row = self.db.execute(

@@ -681,3 +681,25 @@ def m025_claim_language(db: Database) -> None:
     # Each claim's language (ISO 639-1, zh-Hans/zh-Hant, or und; pipeline/inputs/language.py):
     # a post may mix languages. Claims stored before have none (NULL).
     db.execute("ALTER TABLE claims ADD COLUMN language TEXT")
+
+
+# What posts stored before kinds were (platform "web" was the dashboard and a page request,
+# "api" the HTTP API, "cli" the command line) ask for; every other post is a platform's.
+BACKFILL_KINDS = (
+    "UPDATE posts SET kind = 'page' WHERE platform = 'web' AND url IS NOT NULL AND text = url "
+    "AND links = '[\"' || url || '\"]'",
+    "UPDATE posts SET kind = CASE WHEN text = '' THEN 'image' ELSE 'text' END "
+    "WHERE kind = 'post' AND platform IN ('web', 'api', 'cli')",
+)
+
+
+@migrations()
+def m026_post_kind(db: Database) -> None:
+    # What a request asks to have checked (pipeline.records.domain.PostKind): a field of its
+    # own, where a page request used to be recognised by the shape of its post.
+    db.execute(
+        "ALTER TABLE posts ADD COLUMN kind TEXT NOT NULL DEFAULT 'post' "
+        "CHECK (kind IN ('post', 'text', 'image', 'page'))"
+    )
+    for statement in BACKFILL_KINDS:
+        db.execute(statement)

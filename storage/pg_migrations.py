@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from storage.migrations import BACKFILL_KINDS
 from storage.pg import MIGRATION_LOCK, PgDatabase
 
 
@@ -462,6 +463,15 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration("p002_check_search", _script(CHECK_SEARCH)),
     # Each claim's language (m025 in SQLite); claims stored before have none.
     PgMigration("p003_claim_language", _script("ALTER TABLE claims ADD COLUMN language TEXT;")),
+    # What a request asks to have checked (m026 in SQLite), with the same backfill.
+    PgMigration(
+        "p004_post_kind",
+        _script(
+            "ALTER TABLE posts ADD COLUMN kind TEXT NOT NULL DEFAULT 'post' "
+            "CHECK (kind IN ('post', 'text', 'image', 'page'));\n"
+            + "".join(f"{statement};\n" for statement in BACKFILL_KINDS)
+        ),
+    ),
 )
 
 

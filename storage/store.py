@@ -1,4 +1,4 @@
-"""The store: one SQLite database (WAL) with migrations applied on open.
+"""The store: one SQLite database (WAL), or its shared tables in PostgreSQL, migrated on open.
 
 `Store` groups the tables by concern: `documents` (the local evidence index), `checks` (posts,
 checks, claims, evidence), `sources` (credibility), `jobs` (the durable queue), `replies` (the

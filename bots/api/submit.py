@@ -20,6 +20,7 @@ from bots.api.jobs import job_to_json, wait_for_job
 from bots.api.results import check_content
 from bots.api.statuses import error_kind, status_for
 from bots.app.deps import RequestsDep, SettingsDep, StoreDep
+from bots.runtime.checking.requests import RequestToCheck
 from bots.runtime.checking.reuse import ReuseHit
 from bots.runtime.checking.uploads import Upload, gather_images
 from bots.settings import Settings
@@ -122,12 +123,14 @@ def submit_router() -> APIRouter:
             )
         ensure_checkable(post)
         requested = await requests.submit(
-            post,
-            origin="api",
-            key=idempotency_key or None,
-            fresh=fresh,
-            before=body.before,
-            notes=notes,
+            RequestToCheck(
+                post,
+                origin="api",
+                key=idempotency_key or None,
+                fresh=fresh,
+                before=body.before,
+                notes=notes,
+            )
         )
         if requested.reused is not None:
             return _reused(store, requested.reused)

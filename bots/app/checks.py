@@ -239,12 +239,12 @@ class CheckFactory:
     ) -> Check:
         """Run a check and return it unsaved (a worker stores it with its job).
 
-        A page given by URL (`pipeline.inputs.posts.page_request`) is fetched here and becomes
-        the post. A post that is little more than a link is checked with the text of the page
-        it shares (`with_linked_page`); the check keeps the post as it was given.
+        A post of kind `page` (`pipeline.inputs.posts.page_request`) is fetched here and
+        becomes the post. A post that is little more than a link is checked with the text of
+        the page it shares (`with_linked_page`); the check keeps the post as it was given.
         """
         r, max_chars = self.resources, self.settings.max_post_chars
-        if requested_page(post) is not None:  # a page given by URL: the page is the post
+        if requested_page(post) is not None:  # kind `page`: the page is the post
             post = await with_requested_page(
                 post, fetcher=await r.fetcher(), max_chars=max_chars, cpu=r.cpu
             )

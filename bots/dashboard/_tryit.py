@@ -26,6 +26,7 @@ from bots.app.deps import RequestsDep, StoreDep
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._views import Views
+from bots.runtime.checking.requests import RequestToCheck
 from bots.runtime.checking.uploads import gather_images
 from pipeline.errors import FactbotError, InputError, NotFoundError
 from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
@@ -86,7 +87,7 @@ def router(access: Access, views: Views) -> APIRouter:
             return views.render(
                 request, "try.html", code=422, error=str(exc), text=text, url=url, **form_limits()
             )
-        requested = await requests.submit(post, origin="web", notes=given.notes)
+        requested = await requests.submit(RequestToCheck(post, origin="web", notes=given.notes))
         if requested.reused is not None:
             return RedirectResponse(f"/check/{requested.check_id}?reused=1", status_code=303)
         assert requested.check_job is not None  # not reused: a check job is stored

@@ -3,8 +3,10 @@
 Images are `Post.image_refs`, as a platform attachment is: an http(s) URL the image stage
 fetches, or a `data:` URI holding bytes the user uploaded (`pipeline.image.intake` reads both).
 
-A request to check a page is a post made of its link (`page_request`); whoever runs the check
-fetches the page (`with_requested_page`), so a request handler never waits on a fetch.
+Every post made here says what it is (`Post.kind`): `text` (typed text, maybe with images),
+`image` (images alone) or `page`. A request to check a page is a post of kind `page` made of its
+link (`page_request`); whoever runs the check fetches the page (`with_requested_page`), so a
+request handler never waits on a fetch.
 
 Failure policy: empty or oversized text raises InputError with the reason (text may be empty
 when the post has images); a URL that the fetch policy refuses raises UnsafeURLError (a
@@ -58,6 +60,7 @@ def post_from_text(
         created_at=created_at,
         links=tuple(dict.fromkeys(URL_RE.findall(text))),
         image_refs=tuple(dict.fromkeys(image_refs)),
+        kind="text" if text.strip() else "image",
     )
 
 
@@ -79,7 +82,10 @@ def ensure_checkable(post: Post) -> None:
 async def post_from_url(
     url: str, *, fetcher: Fetcher, max_chars: int, cpu: CpuPool | None = None
 ) -> Post:
-    """Fetch a page and return a post made of its main text (truncated to max_chars)."""
+    """Fetch a page and return a post made of its main text (truncated to max_chars).
+
+    The post is the page as published (kind `post`): its text is what a check reads.
+    """
     page = await fetcher.fetch(url)
     document = (await extract_fetched(page, cpu=cpu, fetched_at=utcnow())).document
     text = f"{document.title}\n{document.text}" if document.title else document.text
@@ -116,23 +122,27 @@ def page_request(url: str, *, image_refs: Sequence[str] = ()) -> Post:
         url=url,
         links=(url,),
         image_refs=tuple(dict.fromkeys(image_refs)),
+        kind="page",
     )
 
 
 def requested_page(post: Post) -> str | None:
-    """Return the URL a `page_request` post asks for, or None for any other post."""
-    if post.platform == PAGE and post.url and post.text == post.url and post.links == (post.url,):
-        return post.url
-    return None
+    """Return the URL a post of kind `page` asks for, or None for any other kind."""
+    if post.kind != "page":
+        return None
+    if not post.url:
+        raise InputError(f"post {post.id} asks for a page but names no URL")
+    return post.url
 
 
 async def with_requested_page(
     post: Post, *, fetcher: Fetcher, max_chars: int, cpu: CpuPool | None = None
 ) -> Post:
-    """Return the page a `page_request` post asks for, as a post with its ids and images.
+    """Return the page a post of kind `page` asks for, as a post with its ids and images.
 
     The page is the post: its text, its final URL, its publisher and its publication time
-    (which bounds the evidence, as a post's time does). Any other post is returned as it is.
+    (which bounds the evidence, as a post's time does). A post of any other kind is returned as
+    it is; the page keeps kind `post` (it has been read), so calling this again does nothing.
     Fetch and extraction errors are the fetcher's (`post_from_url`).
     """
     url = requested_page(post)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pipeline.records.image import ImageReport
 from pipeline.records.search_status import SearchStatus
@@ -113,6 +113,15 @@ class Basis(StrEnum):
 
 FACETS = ("who", "what", "when", "where", "why", "how")
 
+# What a request asks to have checked, stored with its post (posts.kind):
+# - post: a post read from a platform (a mention's target, a monitored post);
+# - text: text given directly (the API, the dashboard, the CLI), with or without images;
+# - image: images given directly with no text;
+# - page: the page at `Post.url`; the post's text is only the URL until the check fetches it
+#   (`pipeline.inputs.posts.with_requested_page`).
+PostKind = Literal["post", "text", "image", "page"]
+POST_KINDS: tuple[PostKind, ...] = get_args(PostKind)
+
 
 @dataclass(frozen=True)
 class Post:
@@ -130,6 +139,13 @@ class Post:
     # The platform's own language field until a check identifies it (pipeline/inputs/language.py):
     # then ISO 639-1, zh-Hans/zh-Hant or und.
     language: str | None = None
+    kind: PostKind = "post"
+
+    def __post_init__(self) -> None:
+        if self.kind not in POST_KINDS:
+            raise ValueError(
+                f"unknown post kind {self.kind!r}; the kinds are {', '.join(POST_KINDS)}"
+            )
 
 
 @dataclass(frozen=True)

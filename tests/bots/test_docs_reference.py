@@ -82,7 +82,7 @@ def test_the_top_level_pages_link_to_files_that_exist(page: str) -> None:
 
 
 def test_the_readme_stays_a_front_page() -> None:
-    assert len((ROOT / "README.md").read_bytes()) <= 10_000
+    assert len((ROOT / "README.md").read_bytes()) <= 8_000  # results live on docs/results
 
 
 def test_a_shared_data_default_is_wrapped_the_same_wherever_the_checkout_lies() -> None:

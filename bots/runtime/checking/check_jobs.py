@@ -1,8 +1,9 @@
 """Check jobs: how a request becomes a stored post plus a job, and how a worker runs it.
 
-`submit_check` is what every adapter calls (the HTTP API first, platform bots next): it stores
-the post and a `check` job — deduplicated by the event's natural key — before the request is
-acknowledged, and names the check the job will produce, so a caller can follow it at once.
+`submit_check` stores the post and a `check` job — deduplicated by the request's natural key —
+before the request is acknowledged, and names the check the job will produce, so a caller can
+follow it at once. Only the one way in calls it (`CheckRequests.submit`,
+bots/runtime/checking/requests.py); adapters never do.
 
 `CheckJobs` is the worker side: it loads the stored post, runs the pipeline with stage progress
 recorded on the job, and hands the check back to be stored in the transaction that marks the job

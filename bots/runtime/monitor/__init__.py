@@ -6,11 +6,12 @@
                                               route (after the check): the posting policy ─>
                                                reply:<platform> | x:note | review | nothing
 
-Modules: `scheduler` (APScheduler + lease), `scan` (the scan job), `score` (check-worthiness),
-`budget` (checks and money), `policy` (where a result goes), `route` (the route job). Sources
-come from the platform adapters (`OffersSources.candidate_sources()`, optional); the
-composition root (`bots.app.root.App`) gathers them and the handlers below. See
-docs/monitor.md.
+Modules: `scheduler` (APScheduler + lease), `candidates` (what a source returns), `scan` (the
+scan job; its checks go in through `CheckRequests.submit`), `worthiness` (the check-worthiness
+score), `budget` (checks and money), `policy` (where a result goes), `route` (the route job).
+Sources come from the platform adapters (`OffersSources.candidate_sources()`, optional); the
+composition root's services (`bots.app.services.Services`) gather them and the handlers below.
+See docs/monitor.md.
 """
 
 from __future__ import annotations

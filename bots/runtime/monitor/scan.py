@@ -11,12 +11,12 @@ here. For each candidate the source returns, in order:
 3. the check-worthiness score (`score`); under the threshold → kept as "skipped: score";
 4. a thread already answered, or an author answered `author_max_per_day` times in the last 24
    hours → "skipped: thread answered" / "skipped: author limit" (no money spent on it);
-5. a stored check that answers it (`CheckRequests.reusable`: same text, same claims, near
-   duplicate) → "reused": routed at once with that check; the same post checked already
-   (someone asked for it) → "skipped: already checked";
+5. the one way in (`CheckRequests.submit`, kind `post`), whose steps 5-6 run in one write
+   transaction: a stored check that answers it (same text, same claims, near duplicate) →
+   "reused": routed at once with that check; the same post checked already (someone asked for
+   it) → "skipped: already checked";
 6. the budgets (`budget`): over one → kept as "skipped: budget", not lost; else a check job and
-   a `monitor:route` job that waits for it (`CheckRequests.enqueue`), with the candidate row, in
-   one immediate transaction with the budget decision.
+   a `monitor:route` job that waits for it, with the candidate row.
 
 The source's cursor is saved in the transaction that marks the job done, after the candidates
 are stored: a crash in between re-reads the same posts, which step 1 then skips.
@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested
+from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested, RequestToCheck
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.monitor.budget import spend
 from bots.runtime.monitor.candidates import Candidate, CandidateSource, SourceUnavailableError
@@ -49,7 +49,6 @@ from storage import Store
 from storage.codec import post_row
 from storage.jobs import Job
 from storage.monitor import CHECKING, REUSED, SKIPPED
-from storage.tx import immediate
 
 log = logging.getLogger(__name__)
 
@@ -149,12 +148,19 @@ class ScanJobs:
         blocked = self._blocked(platform, candidate.thread_key, author)
         if blocked is not None:
             return self._keep(row, scored, SKIPPED, blocked)
-        hit = await self.requests.reusable(post)
-        if hit is not None and hit.reason == "same post":
-            return self._keep(row, scored, SKIPPED, "already checked")
-        if hit is not None:
-            return self._reused(row, scored, post, hit)
-        return self._check(row, scored, post)
+        row = {**row, "score": scored.value, "parts": scored.parts()}
+        requested = await self.requests.submit(
+            RequestToCheck(
+                post, origin=f"monitor:{platform}", key=post_id, follow=self._route(row)
+            ),
+            admit=lambda hit: self._admit(row, scored, hit),
+            record=lambda requested: self._record(row, requested),
+        )
+        if requested.refused is not None:
+            return requested.refused
+        if not requested.created:
+            return "duplicate"
+        return REUSED if requested.reused is not None else CHECKING
 
     def _blocked(self, platform: str, thread_key: str, author: str) -> str | None:
         monitor, limit = self.store.monitor, self.settings.monitor.author_max_per_day
@@ -170,31 +176,27 @@ class ScanJobs:
         stored = self.store.monitor.add_candidate({**row, "status": status, "reason": reason})
         return f"{status}: {reason}" if stored else "duplicate"
 
-    def _reused(self, row: dict[str, Any], scored: Score, post: Post, hit: ReuseHit) -> str:
-        row = {**row, "score": scored.value, "parts": scored.parts(), "check_id": hit.check_id}
-        with immediate(self.store.db):
-            if not self.store.monitor.add_candidate(
-                {**row, "status": REUSED, "reason": hit.reason}
-            ):
-                return "duplicate"
-            requested = self._request(row, post, reused=hit)
-            self._set_route(row["id"], requested.follow_job)
-        return REUSED
-
-    def _check(self, row: dict[str, Any], scored: Score, post: Post) -> str:
+    def _admit(self, row: dict[str, Any], scored: Score, hit: ReuseHit | None) -> str | None:
+        """Decide in the write transaction; None goes on, else the outcome (and its row kept)."""
         monitor, settings = self.store.monitor, self.settings.monitor
-        row = {**row, "score": scored.value, "parts": scored.parts()}
-        with immediate(self.store.db):
-            if monitor.known(row["platform"], row["post_id"]):
-                return "duplicate"
-            refusal = spend(monitor, settings, self.clock.now()).refusal(settings)
-            if refusal is not None:
-                log.info("candidate over budget", extra={"post": row["post_id"], "budget": refusal})
-                monitor.add_candidate({**row, "status": SKIPPED, "reason": "budget"})
-                return f"{SKIPPED}: budget"
-            requested = self._request(row, post, reused=None)
+        if hit is not None and hit.reason == "same post":
+            return self._keep(row, scored, SKIPPED, "already checked")
+        if hit is not None:
+            reused = {**row, "check_id": hit.check_id, "status": REUSED, "reason": hit.reason}
+            return None if monitor.add_candidate(reused) else "duplicate"
+        if monitor.known(row["platform"], row["post_id"]):
+            return "duplicate"
+        refusal = spend(monitor, settings, self.clock.now()).refusal(settings)
+        if refusal is not None:
+            log.info("candidate over budget", extra={"post": row["post_id"], "budget": refusal})
+            return self._keep(row, scored, SKIPPED, "budget")
+        return None
+
+    def _record(self, row: dict[str, Any], requested: Requested) -> None:
+        """Store the candidate of a new check (a reused one is stored by `_admit`), its route."""
+        if requested.reused is None:
             check_job = requested.check_job
-            monitor.add_candidate(
+            self.store.monitor.add_candidate(
                 {
                     **row,
                     "status": CHECKING,
@@ -202,28 +204,17 @@ class ScanJobs:
                     "check_job_id": check_job.id if check_job else None,
                 }
             )
-            self._set_route(row["id"], requested.follow_job)
-        return CHECKING
+        if requested.follow_job is not None:
+            self.store.monitor.set_route_job(row["id"], requested.follow_job.id)
 
-    def _request(self, row: dict[str, Any], post: Post, *, reused: ReuseHit | None) -> Requested:
-        """Store the check job (unless reused) and the route job that waits for it."""
-        route = FollowUp(
+    def _route(self, row: dict[str, Any]) -> FollowUp:
+        """Return the route job that waits for the candidate's check."""
+        return FollowUp(
             ROUTE,
             {"candidate_id": row["id"]},
             dedupe_key=route_dedupe(row["id"]),
             max_attempts=max(self.settings.jobs.max_attempts, 5),
         )
-        return self.requests.enqueue(
-            post,
-            origin=f"monitor:{row['platform']}",
-            key=row["post_id"],
-            reused=reused,
-            follow=route,
-        )
-
-    def _set_route(self, candidate_id: str, job: Job | None) -> None:
-        if job is not None:
-            self.store.monitor.set_route_job(candidate_id, job.id)
 
 
 def _row(candidate: Candidate, post: Post, author: str) -> dict[str, Any]:

@@ -1,16 +1,16 @@
 """The service side of every platform request: guards, then post + check job + reply job.
 
 `PlatformService.intake` is all an adapter calls once it has translated an event. A request that
-passes the guards goes through the one way in (`bots.runtime.checking.requests.CheckRequests`) and
-is stored in ONE transaction: the post (its author pseudonymised), a `check` job, a
+passes the guards goes in the one way every request does (`CheckRequests.submit`, with kind
+`post`) and is stored in ONE transaction: the post (its author pseudonymised), a `check` job, a
 `reply:<platform>` job that waits for it, and a row in `platform_requests` — all keyed by the
 event's natural key, so a redelivered event (Slack's retries, a replayed gateway event, a second
 process) stores nothing and answers "duplicate". A post factbot checked moments ago is answered from
 the stored check: only the reply job is queued.
 
-Deduplication, the budgets, the rate limits and the writes share one write transaction, so
-concurrent deliveries of one event (Slack's timeout retry racing the first delivery, two
-processes) store it once and spend one rate-limit token.
+Deduplication, the budgets and the rate limits (`submit`'s `admit`) and the writes (its `record`)
+share one write transaction, so concurrent deliveries of one event (Slack's timeout retry racing
+the first delivery, two processes) store it once and spend one rate-limit token.
 
 The reply job runs once the check job has ended, done or dead (`bots.runtime.delivery.deliver`), so
 a worker that dies between the check and the reply leaves a queued reply job, not silence.
@@ -21,19 +21,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from bots.runtime.checking.requests import CheckRequests, FollowUp
+from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested, RequestToCheck
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.platform import messages
 from bots.runtime.platform.contract import Answer, CheckRequest, Intake
-from bots.runtime.platform.guards import Guards
+from bots.runtime.platform.guards import Guards, Stop
 from bots.runtime.platform.privacy import Pseudonyms
 from bots.settings import Settings
-from pipeline.records.domain import Post, new_id
+from pipeline.records.domain import new_id
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from storage.codec import dt_out
 from storage.platform import Forgotten
-from storage.tx import immediate
 
 log = logging.getLogger(__name__)
 
@@ -82,84 +81,90 @@ class PlatformService:
         if stop is not None:
             return self._stopped(request, stop.status, stop.reason, stop.message)
         post = dataclasses.replace(request.post, author=author)
-        reused = await self.requests.reusable(post)
-        # Dedupe, budgets, rate limits and the writes in one write transaction: two deliveries
-        # of one event (a Slack retry racing the first, another process) spend one token.
-        with immediate(self.store.db):
+        stops: list[Stop] = []
+
+        def admit(reused: ReuseHit | None) -> str | None:
+            # In the write transaction: a second delivery racing this one finds its request.
             if self.store.platform.find(dest.platform, request.event_key) is not None:
-                return self._duplicate(request)
+                return "duplicate"
             stop = self.guards.limits(request, requester)
             if stop is not None:
-                intake = self._stopped(request, stop.status, stop.reason, stop.message)
-            else:
-                intake = self._submit(request, post, requester, author, reused)
-        if intake.status == "accepted":
-            log.info(
-                "platform request accepted",
-                extra={
-                    "platform": dest.platform,
-                    "event": request.event_key,
-                    "via": request.via,
-                    "reused": reused is not None,
-                },
-            )
-        return intake
+                stops.append(stop)
+                return stop.reason
+            return None
+
+        def record(requested: Requested) -> None:
+            self._record(request, requested, requester, author)
+
+        requested = await self.requests.submit(
+            RequestToCheck(
+                post, origin=dest.platform, key=request.event_key, follow=self._reply(request)
+            ),
+            admit=admit,
+            record=record,
+        )
+        if stops:
+            stop = stops[0]
+            return self._stopped(request, stop.status, stop.reason, stop.message)
+        if not requested.created or requested.follow_job is None:
+            return self._duplicate(request)
+        log.info(
+            "platform request accepted",
+            extra={
+                "platform": dest.platform,
+                "event": request.event_key,
+                "via": request.via,
+                "reused": requested.reused is not None,
+            },
+        )
+        return Intake(
+            "accepted",
+            "reused" if requested.reused else "queued",
+            answer=Answer("notice", message=messages.CHECKING, private=True),
+            check_id=requested.check_id,
+            job_id=requested.follow_job.id,
+        )
 
     def seen(self, platform: str, event_key: str) -> bool:
         """Return whether an event was received before (its request is stored): a redelivery."""
         return self.store.platform.find(platform, event_key) is not None
 
-    def _submit(
-        self,
-        request: CheckRequest,
-        post: Post,
-        requester: str,
-        author: str | None,
-        reused: ReuseHit | None,
-    ) -> Intake:
+    def _reply(self, request: CheckRequest) -> FollowUp:
         dest = request.destination
-        platform = dest.platform
-        reply = FollowUp(
-            reply_kind(platform),
+        return FollowUp(
+            reply_kind(dest.platform),
             {
                 "event_key": request.event_key,
                 "destination": dest.to_json(),
                 "notes": list(request.notes),
                 "via": request.via,
             },
-            dedupe_key=f"reply:{platform}:{request.event_key}",
+            dedupe_key=f"reply:{dest.platform}:{request.event_key}",
             max_attempts=max(self.settings.jobs.max_attempts, 5),
         )
-        with immediate(self.store.db):
-            requested = self.requests.enqueue(
-                post, origin=platform, key=request.event_key, reused=reused, follow=reply
-            )
-            if not requested.created or requested.follow_job is None:
-                return self._duplicate(request)
-            check_job = requested.check_job
-            self.store.platform.add(
-                {
-                    "id": new_id(),
-                    "platform": platform,
-                    "event_key": request.event_key,
-                    "workspace_id": dest.workspace_id,
-                    "channel_id": dest.channel_id,
-                    "requester": requester,
-                    "author": author,
-                    "message_id": dest.message_id,
-                    "post_id": check_job.post_id if check_job else None,
-                    "check_id": requested.check_id,
-                    "check_job_id": check_job.id if check_job else None,
-                    "reply_job_id": requested.follow_job.id,
-                    "created_at": dt_out(self.clock.now()),
-                }
-            )
-        return Intake(
-            "accepted",
-            "reused" if reused else "queued",
-            answer=Answer("notice", message=messages.CHECKING, private=True),
-            check_id=requested.check_id,
-            job_id=requested.follow_job.id,
+
+    def _record(
+        self, request: CheckRequest, requested: Requested, requester: str, author: str | None
+    ) -> None:
+        """Store the platform's request row (in `submit`'s transaction, with the jobs)."""
+        dest = request.destination
+        check_job, follow_job = requested.check_job, requested.follow_job
+        self.store.platform.add(
+            {
+                "id": new_id(),
+                "platform": dest.platform,
+                "event_key": request.event_key,
+                "workspace_id": dest.workspace_id,
+                "channel_id": dest.channel_id,
+                "requester": requester,
+                "author": author,
+                "message_id": dest.message_id,
+                "post_id": check_job.post_id if check_job else None,
+                "check_id": requested.check_id,
+                "check_job_id": check_job.id if check_job else None,
+                "reply_job_id": follow_job.id if follow_job else None,
+                "created_at": dt_out(self.clock.now()),
+            }
         )
 
     def _duplicate(self, request: CheckRequest) -> Intake:

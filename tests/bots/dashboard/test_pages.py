@@ -140,6 +140,21 @@ def test_try_it_stores_a_job_and_shows_its_progress(app: App, client: TestClient
     assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in page.text
 
 
+def test_try_it_goes_in_the_one_way_with_its_kind(app: App, client: TestClient) -> None:
+    sign_in(client, "rita")
+    token = csrf_of(client.get("/try").text)
+    forms = {
+        "page": {"url": "https://news.example/story"},
+        "text": {"text": "Bats are blind.", "url": "https://news.example/bats"},
+    }
+    for kind, form in forms.items():
+        sent = client.post("/try", data={**form, "csrf": token}, follow_redirects=False)
+        job = app.store.jobs.get(sent.headers["location"].rsplit("/", 1)[1])
+        assert job is not None and job.post_id is not None
+        post = app.store.jobs.post(job.post_id)
+        assert post is not None and post.kind == kind and post.platform == "web"
+
+
 def test_try_it_takes_images_and_says_what_it_could_not_take(app: App, client: TestClient) -> None:
     sign_in(client, "rita")
     page = client.get("/try").text

@@ -400,6 +400,14 @@ def test_concurrent_deliveries_of_one_event_are_stored_once_and_spend_one_token(
             return sorted(i.status for i in found)
 
         assert asyncio.run(deliver_three_times()) == ["accepted", "duplicate", "duplicate"]
+        # One post (a platform post: kind "post"), one check job, one reply job, one request row.
+        kinds = [r["kind"] for r in app.store.db.query("SELECT kind FROM jobs")]
+        assert sorted(kinds) == ["check", reply_kind(PLATFORM)]
+        posts = [r["kind"] for r in app.store.db.query("SELECT kind FROM posts")]
+        assert posts == ["post"]
+        assert app.store.platform.find(PLATFORM, "e1") is not None
+        assert asyncio.run(service.intake(_request("e1"))).status == "duplicate"  # a replay later
+        assert len(list(app.store.db.query("SELECT id FROM jobs"))) == 2
         assert asyncio.run(service.intake(_request("e2"))).status == "accepted"  # token 2 of 2
         assert asyncio.run(service.intake(_request("e3"))).status == "refused"
     finally:

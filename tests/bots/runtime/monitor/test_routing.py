@@ -361,3 +361,19 @@ async def test_retention_deletes_the_text_of_old_candidates(db: Store, clock: Fa
     texts = dict(db.db.execute("SELECT platform_id, text FROM posts").fetchall())
     assert texts == {"T1:C1:1": "", "T1:C1:3": CLAIM}
     assert redact_expired(db, settings.privacy) == 0
+
+
+async def test_a_candidate_goes_in_as_a_post_and_a_rescan_stores_nothing(
+    db: Store, clock: FakeClock
+) -> None:
+    scan, _ = parts(db, settings_with(), clock)
+    assert await scan.take([candidate(1)]) == {"checking": 1}
+    assert await scan.take([candidate(1)]) == {"duplicate": 1}  # a source read again
+    (check_job,) = jobs_of(db, "check")
+    (route_job,) = jobs_of(db, ROUTE)
+    assert check_job["dedupe_key"] == "monitor:slack:T1:C1:1"
+    assert route_job["waits_for"] == check_job["id"]
+    post = db.jobs.post(check_job["post_id"])
+    assert post is not None and post.kind == "post"
+    (row,) = db.monitor.candidates(status="checking")
+    assert row.check_job_id == check_job["id"]
