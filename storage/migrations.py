@@ -681,3 +681,10 @@ def m025_claim_language(db: Database) -> None:
     # Each claim's language (ISO 639-1, zh-Hans/zh-Hant, or und; pipeline/inputs/language.py):
     # a post may mix languages. Claims stored before have none (NULL).
     db.execute("ALTER TABLE claims ADD COLUMN language TEXT")
+
+
+@migrations()
+def m026_posts_language_index(db: Database) -> None:
+    # The dashboard filters checks by their post's language and lists the languages that
+    # occur by skipping through this index (storage/browse.py `choices`).
+    db.execute("CREATE INDEX posts_language ON posts(language)")

@@ -462,6 +462,11 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration("p002_check_search", _script(CHECK_SEARCH)),
     # Each claim's language (m025 in SQLite); claims stored before have none.
     PgMigration("p003_claim_language", _script("ALTER TABLE claims ADD COLUMN language TEXT;")),
+    # The dashboard's language filter and menu (m026 in SQLite).
+    PgMigration(
+        "p004_posts_language_index",
+        _script("CREATE INDEX posts_language ON posts(language);"),
+    ),
 )
 
 
