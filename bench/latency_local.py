@@ -29,7 +29,8 @@ from typing import Any
 import click
 import numpy as np
 
-from bench.latency_posts import POSTS, max_evidence_option
+from bench.languages import resident_mb
+from bench.latency_posts import POSTS, TRANSLATED, max_evidence_option
 from bench.standins import CallLog, SearchStandin, instant, page_site, serving
 
 
@@ -65,11 +66,16 @@ def _settings(data_dir: Path, search: SearchStandin, hosts: list[str], opts: dic
 
 
 async def _check(app: Any, text: str) -> dict[str, Any]:
+    from pipeline.errors import EmptyPostError
     from pipeline.inputs.posts import post_from_text
 
     start = time.monotonic()
-    check = await app.check(post_from_text(text, max_chars=app.settings.max_post_chars))
+    try:
+        check = await app.check(post_from_text(text, max_chars=app.settings.max_post_chars))
+    except EmptyPostError as exc:  # a refused post is a finding to report, not a crash
+        return {"seconds": round(time.monotonic() - start, 1), "refused": str(exc)}
     seconds = time.monotonic() - start
+    decided = [v.basis.value for v in check.verdict.claims if v.basis is not None]
     stages: dict[str, float] = {}
     for timing in check.timings:
         stages[timing.stage] = round(stages.get(timing.stage, 0.0) + timing.seconds, 2)
@@ -77,6 +83,9 @@ async def _check(app: Any, text: str) -> dict[str, Any]:
         "seconds": round(seconds, 1),
         "claims": len(check.claims),
         "label": check.verdict.label.value,
+        "post_language": check.post.language,
+        "claim_languages": [c.language for c in check.claims],
+        "decided_by": decided,
         "model_calls": sum(u.calls for u in check.usage),
         "model_failures": sum(u.failures for u in check.usage),
         "input_tokens": sum(u.input_tokens for u in check.usage),
@@ -93,8 +102,11 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
     """Check the first `posts` benchmark posts on the local model; return the figures."""
     from bots.app.root import App
 
+    before_mb = resident_mb()  # the process before the App: what a check's models add
     log = CallLog()
-    chosen = POSTS[:posts]
+    language = opts.get("language", "en")
+    texts = [p.text for p in POSTS] if language == "en" else list(TRANSLATED[language])
+    chosen = texts[:posts]
     claims = [c for p in POSTS for c in p.claims]
     with ExitStack() as stack:
         pages = [page_site(n, log, claims=claims, delay=0.0, robots_delay=0.0) for n in range(4)]
@@ -117,7 +129,7 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
             await app.start(warm=True)  # embedder and model server: start-up, not check time
             started = time.monotonic() - start
             try:
-                return started, [await _check(app, p.text) for p in chosen]
+                return started, [await _check(app, text) for text in chosen]
             finally:
                 server.update(_server_memory(app))
                 await app.close_fetcher()
@@ -125,19 +137,22 @@ def measure(posts: int, opts: dict[str, Any]) -> dict[str, Any]:
         startup, per_post = asyncio.run(go())
     seconds = [p["seconds"] for p in per_post]
     return {
+        "language": language,
         "posts": len(per_post),
         "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
         "options": {k: str(v) for k, v in opts.items()},
         "startup_seconds": round(startup, 1),
         "seconds_p50": round(statistics.median(seconds), 1),
         "seconds_p95": round(float(np.percentile(seconds, 95)), 1),
-        "model_calls_mean": round(statistics.fmean(p["model_calls"] for p in per_post), 1),
+        "refused": sum("refused" in p for p in per_post),
+        "model_calls_mean": round(statistics.fmean(p.get("model_calls", 0) for p in per_post), 1),
         "tokens_mean": round(
-            statistics.fmean(p["input_tokens"] + p["output_tokens"] for p in per_post)
+            statistics.fmean(p.get("input_tokens", 0) + p.get("output_tokens", 0) for p in per_post)
         ),
         "model_server_mb": server,  # peak and last resident set of the llama server process
         # this process's peak resident set: embedder, stance model, index, pipeline
         "process_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "process_before_mb": round(before_mb, 1),  # this process before the App was made
         "per_post": per_post,
     }
 
@@ -187,6 +202,13 @@ def _server_memory(app: Any) -> dict[str, float]:
     show_default=True,
     help="Where `factbot models pull` put the GGUF.",
 )
+@click.option(
+    "--language",
+    type=click.Choice(["en", *TRANSLATED]),
+    default="en",
+    show_default=True,
+    help="The posts' language: en, or the first five translated by hand.",
+)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
 def latency_local(report_path: Path | None, posts: int, **opts: Any) -> None:
     """Time whole checks of text posts (1-3 claims) on the real local model.
@@ -196,6 +218,7 @@ def latency_local(report_path: Path | None, posts: int, **opts: Any) -> None:
       factbot bench latency-local --posts 10
       factbot bench latency-local --posts 2 --refine-rounds 0
       factbot bench latency-local --posts 10 --judge model   # the language-model judge
+      factbot bench latency-local --posts 5 --language ar    # Arabic posts, the local default
     """
     figures = measure(posts, opts)
     click.echo(json.dumps(figures, indent=2))

@@ -310,3 +310,57 @@ max_evidence_option = click.option(
     show_default=True,
     help="FACTBOT_RETRIEVAL__MAX_EVIDENCE for the run: passages kept per claim.",
 )
+
+
+# The first five posts, translated by hand, for `factbot bench latency-local --language`: a
+# check of a non-English post on the local default (issue 40). Their claims are the posts'
+# own sentences; the stand-in publishers write English, as cross-language search would find.
+TRANSLATED: dict[str, tuple[str, ...]] = {
+    "es": (
+        "ÚLTIMA HORA: La Gran Muralla China es la única estructura hecha por el hombre que se "
+        "puede ver desde la Luna a simple vista. ¡Y se construyó en solo diez años!",
+        "Einstein suspendió matemáticas en la escuela y aun así ganó el Premio Nobel por su "
+        "teoría de la relatividad. Nacido en Alemania en 1879, ¡demuestra que las notas no "
+        "significan nada!",
+        "Los peces de colores tienen una memoria de tres segundos y los murciélagos son "
+        "completamente ciegos. La naturaleza es increíble.",
+        "Un rayo nunca cae dos veces en el mismo sitio, así que los edificios altos están a "
+        "salvo en las tormentas. Además, el Everest es la montaña más alta de la Tierra medida "
+        "desde la base hasta la cima.",
+        "Los humanos solo usamos el 10 por ciento del cerebro. ¡El corazón se detiene cada vez "
+        "que estornudas! Y la Torre Eiffel crece unos 15 centímetros con el calor del verano.",
+    ),
+    "ar": (
+        "عاجل: سور الصين العظيم هو البناء الوحيد من صنع الإنسان الذي يمكن رؤيته من القمر "
+        "بالعين المجردة. وقد بُني في عشر سنوات فقط!",
+        "رسب أينشتاين في الرياضيات في المدرسة ومع ذلك فاز بجائزة نوبل عن نظرية النسبية. وُلد "
+        "في ألمانيا عام 1879، وهو دليل على أن الدرجات لا تعني شيئًا!",
+        "ذاكرة السمكة الذهبية ثلاث ثوانٍ فقط والخفافيش عمياء تمامًا. الطبيعة مدهشة.",
+        "البرق لا يضرب المكان نفسه مرتين، لذلك المباني العالية آمنة في العواصف. كما أن جبل "
+        "إيفرست هو أعلى جبل على الأرض إذا قيس من القاعدة إلى القمة.",
+        "البشر لا يستخدمون إلا 10 بالمئة من أدمغتهم. قلبك يتوقف في كل مرة تعطس فيها! وبرج "
+        "إيفل يزداد طوله نحو 15 سنتيمترًا في حر الصيف.",
+    ),
+    "zh": (
+        "突发：中国长城是唯一能在月球上用肉眼看到的人造建筑。而且它只用了十年就建成了！",
+        "爱因斯坦上学时数学不及格，却仍凭相对论获得了诺贝尔奖。他1879年生于德国，"
+        "证明了分数毫无意义！",
+        "金鱼只有三秒钟的记忆，蝙蝠完全是瞎的。大自然真神奇。",
+        "闪电从不会两次击中同一个地方，所以高楼在暴风雨中是安全的。另外，"
+        "从山脚到山顶计算，珠穆朗玛峰是地球上最高的山。",
+        "人类只用了大脑的10%。每次打喷嚏时你的心脏都会停止跳动！"
+        "而且埃菲尔铁塔在夏天的高温下会长高约15厘米。",
+    ),
+    "hi": (
+        "ब्रेकिंग: चीन की महान दीवार इंसान की बनाई एकमात्र संरचना है जिसे चाँद से नंगी आँखों से "
+        "देखा जा सकता है। और इसे सिर्फ़ दस साल में बनाया गया था!",
+        "आइंस्टीन स्कूल में गणित में फेल हो गए थे और फिर भी सापेक्षता के सिद्धांत के लिए नोबेल "
+        "पुरस्कार जीता। 1879 में जर्मनी में जन्मे आइंस्टीन साबित करते हैं कि अंकों का कोई मतलब "
+        "नहीं!",
+        "सुनहरी मछली की याददाश्त तीन सेकंड की होती है और चमगादड़ पूरी तरह अंधे होते हैं। प्रकृति अद्भुत है।",
+        "बिजली एक ही जगह पर दो बार नहीं गिरती, इसलिए ऊँची इमारतें तूफ़ान में सुरक्षित हैं। साथ ही, "
+        "आधार से चोटी तक मापें तो माउंट एवरेस्ट धरती का सबसे ऊँचा पर्वत है।",
+        "इंसान अपने दिमाग़ का सिर्फ़ 10 प्रतिशत इस्तेमाल करते हैं। हर बार छींकने पर आपका दिल रुक "
+        "जाता है! और गर्मी में एफ़िल टॉवर लगभग 15 सेंटीमीटर लंबा हो जाता है।",
+    ),
+}

@@ -28,6 +28,7 @@ from storage.codec import dt_in, dt_out
 from storage.tx import immediate
 
 PAGE_SIZE = 50
+NO_LANGUAGE = "none"  # the language filter's value for posts stored before identification
 COUNT_CAP = 1000  # a search counts its matches exactly up to here, then says "1,000+"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -43,6 +44,7 @@ class CheckFilter:
     until: datetime | None = None
     reviewed: bool | None = None
     query: str | None = None
+    language: str | None = None  # the post's (ISO 639-1, zh-Hans/zh-Hant, und); "none": unset
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class CheckRow:
     platform: str
     text: str
     cost_usd: float
+    language: str | None = None  # the post's language; None: stored before identification
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class BrowseRepo:
         page = min(max(1, page), pages)
         rows = self.db.execute(
             "SELECT c.id, c.created_at, c.verdict, c.judge, p.platform, substr(p.text, 1, 200), "
-            f"{self._cost_sql()} FROM checks AS c JOIN posts AS p ON p.id = c.post_id "
+            f"{self._cost_sql()}, p.language FROM checks AS c JOIN posts AS p ON p.id = c.post_id "
             f"WHERE c.rowid IN (SELECT c.rowid FROM checks AS c{sql_where} "
             "ORDER BY c.created_at DESC LIMIT ? OFFSET ?) ORDER BY c.created_at DESC",
             [*params, size, (page - 1) * size],
@@ -161,6 +164,7 @@ class BrowseRepo:
                     platform=r[4],
                     text=r[5],
                     cost_usd=float(r[6]),
+                    language=r[7],
                 )
                 for r in rows
             ),
@@ -226,6 +230,11 @@ class BrowseRepo:
         elif where.platform:
             clauses.append("c.post_id IN (SELECT id FROM posts WHERE platform = ?)")
             params.append(where.platform)
+        if where.language == NO_LANGUAGE:  # checks stored before languages were identified
+            clauses.append("c.post_id IN (SELECT id FROM posts WHERE language IS NULL)")
+        elif where.language:
+            clauses.append("c.post_id IN (SELECT id FROM posts WHERE language = ?)")
+            params.append(where.language)
         if where.since is not None:
             clauses.append("c.created_at >= ?")
             params.append(dt_out(where.since))
@@ -262,7 +271,7 @@ class BrowseRepo:
         return clauses, params
 
     def choices(self) -> dict[str, list[str]]:
-        """Return the platforms, verdicts and judges that occur, for the filter menus.
+        """Return the platforms, verdicts, judges and languages that occur, for the filter menus.
 
         Each is read by skipping through its index (one probe per distinct value), so the
         menus cost the same with a hundred checks or a million.
@@ -271,6 +280,7 @@ class BrowseRepo:
             "platform": self._distinct("posts", "platform"),
             "verdict": self._distinct("checks", "verdict"),
             "judge": self._distinct("checks", "judge"),
+            "language": self._distinct("posts", "language"),
         }
 
     def _distinct(self, table: str, column: str) -> list[str]:

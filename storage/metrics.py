@@ -10,7 +10,8 @@ Prometheus scrapes, and the process that serves `/metrics` reports the whole dep
   the link audit's job events, the review queue's rejected or expired proposals and X's
   Community Notes that the local scores kept back;
 - finished checks (`checks`), summed over a rowid range the caller advances (`check_sums`):
-  verdict and judge path, each stage's seconds, the model usage per stage, the search status.
+  verdict and judge path, each stage's seconds, the model usage per stage, the search status,
+  the post's language.
 
 Failure policy: the queries raise what SQLite raises; the caller decides what a failed scrape
 answers. Nothing here writes.
@@ -93,6 +94,7 @@ class CheckSums:
     model: list[ModelStage]
     search: list[ProviderCount]
     live: dict[str, int]  # how live search went -> checks
+    languages: dict[str | None, int]  # the post's language (None: not identified) -> checks
 
 
 class MetricsRepo:
@@ -212,6 +214,7 @@ class MetricsRepo:
             ).fetchall()
         }
         return CheckSums(
+            languages=self._languages(after, upto),
             checks=checks,
             stages=stages,
             duration=_histogram(whole, len(bounds)),
@@ -284,6 +287,7 @@ class MetricsRepo:
             ).fetchall()
         }
         return CheckSums(
+            languages=self._languages(after, upto),
             checks=checks,
             stages=stages,
             duration=_histogram(whole, len(bounds)),
@@ -291,6 +295,17 @@ class MetricsRepo:
             search=search,
             live=live,
         )
+
+    def _languages(self, after: int, upto: int) -> dict[str | None, int]:
+        """Return checks by their post's language (None: identification off or not yet run)."""
+        return {
+            (None if r[0] is None else str(r[0])): int(r[1])
+            for r in self.db.execute(
+                "SELECT p.language, count(*) FROM checks AS c LEFT JOIN posts AS p "
+                "ON p.id = c.post_id WHERE c.rowid > ? AND c.rowid <= ? GROUP BY 1",
+                [after, upto],
+            ).fetchall()
+        }
 
 
 def _histogram(row: Sequence[Any], n: int) -> Histogram:

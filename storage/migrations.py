@@ -703,3 +703,10 @@ def m026_post_kind(db: Database) -> None:
     )
     for statement in BACKFILL_KINDS:
         db.execute(statement)
+
+
+@migrations()
+def m027_posts_language_index(db: Database) -> None:
+    # The dashboard filters checks by their post's language and lists the languages that
+    # occur by skipping through this index (storage/browse.py `choices`).
+    db.execute("CREATE INDEX posts_language ON posts(language)")

@@ -472,6 +472,11 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             + "".join(f"{statement};\n" for statement in BACKFILL_KINDS)
         ),
     ),
+    # The dashboard's language filter and menu (m027 in SQLite).
+    PgMigration(
+        "p005_posts_language_index",
+        _script("CREATE INDEX posts_language ON posts(language);"),
+    ),
 )
 
 

@@ -9,11 +9,11 @@ whole deployment:
 
 - gauges are counted afresh each scrape (queue depth and age by job kind, jobs and their
   attempts by kind and status, the reply ledger by platform and status, live workers);
-- counters over finished checks (verdict and judge path, stage latency histograms, model tokens
-  and cost, search provider failures) are running totals that `CheckTotals` advances over
-  rowids: each scrape sums (in SQL) only the checks stored since the last one, and a process
-  that starts sums the whole table once (so the totals are the table's, and Prometheus sees a
-  counter reset, which `rate()` handles);
+- counters over finished checks (verdict and judge path, the post's language, stage latency
+  histograms, model tokens and cost, search provider failures) are running totals that
+  `CheckTotals` advances over rowids: each scrape sums (in SQL) only the checks stored since
+  the last one, and a process that starts sums the whole table once (so the totals are the
+  table's, and Prometheus sees a counter reset, which `rate()` handles);
 - reuse look-ups and hits are the one exception: a look-up stores nothing (a hit answers from
   a stored check), and it happens where the request comes in (the API, an adapter, the
   monitor), in the serving process, so each serving process counts its own; sum them over
@@ -46,12 +46,33 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from bots.app.root import App
+from pipeline.inputs.language import SUPPORTED, UNDETERMINED
 from pipeline.util.clock import Clock
 from storage import Store
 from storage.metrics import Histogram
 
 # Stage and check seconds: sub-second stages (claims, ranking) to minutes (a local model).
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+OTHER_LANGUAGE = "other"
+_LANGUAGES = {code.lower(): code for code in SUPPORTED}
+
+
+def language_label(code: str | None) -> str:
+    """Return the `language` label of a post's language: bounded, so a platform's odd tag
+    cannot grow the series.
+
+    A language factbot identifies keeps its code; a platform's own tag (kept when
+    identification is off) counts as its base language ("pt-BR" as `pt`) when that is one;
+    no language (identification off and no tag, or a check stored before it) is `und`;
+    anything else is `other`.
+    """
+    if not code:
+        return UNDETERMINED
+    lowered = code.strip().lower()
+    if lowered == UNDETERMINED:
+        return UNDETERMINED
+    found = _LANGUAGES.get(lowered) or _LANGUAGES.get(lowered.replace("_", "-").split("-")[0])
+    return found or OTHER_LANGUAGE
 
 
 @dataclass
@@ -95,6 +116,7 @@ class CheckTotals:
         self.search_asked: Counter[tuple[str, str]] = Counter()  # (provider, kind)
         self.search_failed: Counter[tuple[str, str]] = Counter()
         self.live: Counter[str] = Counter()
+        self.languages: Counter[str] = Counter()
         self.lock = threading.Lock()
 
     def advance(self, store: Store) -> None:
@@ -118,6 +140,8 @@ class CheckTotals:
             self.search_asked[(p.provider, p.kind)] += p.checks
             self.search_failed[(p.provider, p.kind)] += p.failures
         self.live.update(sums.live)
+        for code, n in sums.languages.items():
+            self.languages[language_label(code)] += n
         self.seq = upto
 
 
@@ -267,7 +291,16 @@ class StoreCollector(Collector):
         )
         for status, n in sorted(t.live.items()):
             live.add_metric([status], float(n))
-        yield from (checks, stages, duration, calls, tokens, cost, failures, asked, failed, live)
+        languages = CounterMetricFamily(
+            "factbot_checks_by_language",
+            "Checks stored, by the post's language (ISO 639-1, zh-Hans, zh-Hant; und: "
+            "undetermined or not identified; other: a platform tag factbot does not know)",
+            labels=["language"],
+        )
+        for code, n in sorted(t.languages.items()):
+            languages.add_metric([code], float(n))
+        yield from (checks, languages, stages, duration, calls, tokens, cost, failures, asked)
+        yield from (failed, live)
 
     def _reuse(self) -> Iterable[Metric]:
         lookups, hits = self.reuse()

@@ -210,7 +210,9 @@ class Resources:
         if not ls.enabled:
             return None
         return LanguageIdentifier(
-            min_confidence=ls.min_confidence, low_accuracy=ls.accuracy == "low"
+            min_confidence=ls.min_confidence,
+            low_accuracy=ls.accuracy == "low",
+            long_text=ls.long_text,
         )
 
     @cached_property

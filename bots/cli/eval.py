@@ -382,7 +382,14 @@ async def _run_claims(
                     "run `make model` for the local one"
                 )
         verifier = app.resources.verifier if judge_choice == "verifier" else None
-        extra = {"graphs": graphs, "verifier": verifier, "claims_llm": claims_llm}
+        # The language stage as `factbot serve` runs it: a claim the stance model cannot read
+        # is kept from it here too (pipeline/checking/languages.py).
+        extra = {
+            "graphs": graphs,
+            "verifier": verifier,
+            "claims_llm": claims_llm,
+            "languages": app.resources.languages,
+        }
 
         async def gold(claim: EvalClaim) -> Check:
             with Store.open(":memory:") as store:

@@ -18,7 +18,7 @@ from pipeline.records.domain import Check, Evidence
 from storage import Store
 from storage.browse import CheckFilter
 
-FILTERS = ("q", "platform", "verdict", "judge", "reviewed", "since", "until")
+FILTERS = ("q", "platform", "verdict", "judge", "language", "reviewed", "since", "until")
 
 
 def _day(value: str) -> datetime | None:
@@ -40,6 +40,7 @@ def parse_filter(args: dict[str, str]) -> CheckFilter:
         until=until + timedelta(days=1) if until else None,
         reviewed=reviewed,
         query=(args.get("q") or "").strip()[:200] or None,
+        language=(args.get("language") or "").strip()[:35] or None,
     )
 
 

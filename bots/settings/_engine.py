@@ -375,6 +375,13 @@ class LanguageIdSettings(BaseModel):
         le=1,
         description="lingua's share for its best language below which a text is 'und'",
     )
+    long_text: int = Field(
+        default=60,
+        ge=0,
+        le=10_000,
+        description="characters from which lingua's trigram models decide in the high mode (as "
+        "accurate on sentences that long, a third of the work); 0: all n-grams for every text",
+    )
 
 
 class VerifierSettings(BaseModel):

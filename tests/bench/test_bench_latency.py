@@ -7,8 +7,9 @@ import json
 from click.testing import CliRunner
 
 from bench.cli_latency import latency
-from bench.latency_posts import POSTS
+from bench.latency_posts import POSTS, TRANSLATED
 from bench.standins import Call, ScriptedModel, busy_seconds, waves
+from pipeline.inputs.language import LanguageIdentifier
 
 TINY = ["--posts", "1", "--model-delay", "0.05", "--search-delay", "0.05"]
 TINY += ["--page-delay", "0.05", "--robots-delay", "0.01", "--results", "3", "--sites", "3"]
@@ -72,3 +73,12 @@ def test_the_scripted_model_quotes_only_what_a_document_says() -> None:
     )
     assert model.answer("extraction", user) == {"quotes": [{"sentences": [2], "stance": "refutes"}]}
     assert model.answer("unknown", user) is None
+
+
+def test_the_translated_posts_are_in_their_languages() -> None:
+    """`latency-local --language` checks posts that are what they say (the first five each)."""
+    identifier = LanguageIdentifier()
+    for code, texts in TRANSLATED.items():
+        assert len(texts) == 5
+        found = [identifier.identify(text).code.split("-")[0] for text in texts]
+        assert found == [code] * 5, code

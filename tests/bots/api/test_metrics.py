@@ -149,6 +149,33 @@ def test_a_check_stored_by_another_process_is_counted(served: tuple[str, App]) -
     assert value(after, "factbot_check_seconds_count") == 2
 
 
+def test_checks_are_counted_by_language_under_a_bounded_label(served: tuple[str, App]) -> None:
+    """The worker identifies the post's language; the label set stays known codes, und, other."""
+    base, app = served
+    spanish = {"text": "El gobierno anunció que las redes 5G propagan el coronavirus en España."}
+    made = httpx.post(f"{base}/api/checks?wait=60", json=spanish, timeout=70)
+    assert made.status_code == 201, made.text
+    stored = app.store.checks.get(made.json()["id"])
+    assert stored.post.language == "es"
+    # Bare copies (no claims or evidence) of posts whose language came from a platform's tag
+    # (identification off) or from nowhere.
+    with Store.open(app.settings.database_path) as other:
+        for n, tag in enumerate(("pt-BR", "zh-Hant", "tlh", "x" * 300, None)):
+            post = dataclasses.replace(stored.post, id=new_id(), platform_id=f"p{n}", language=tag)
+            bare: dict[str, Any] = {"claims": (), "evidence": (), "graphs": (), "narratives": ()}
+            other.checks.save(dataclasses.replace(stored, id=new_id(), post=post, **bare))
+    samples = scrape(base)
+    counted = {
+        dict(labels)["language"]: n
+        for (name, labels), n in samples.items()
+        if name == "factbot_checks_by_language_total"
+    }
+    assert counted == {"es": 1, "pt": 1, "zh-Hant": 1, "other": 2, "und": 1}
+    assert sum(counted.values()) == sum(
+        n for (name, _), n in samples.items() if name == "factbot_checks_total"
+    )
+
+
 def test_queue_depth_age_attempts_and_dead_jobs(idle: tuple[str, App]) -> None:
     base, app = idle
     for text in ("The moon is made of cheese.", "Bananas are blue in Peru."):

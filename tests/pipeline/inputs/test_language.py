@@ -112,3 +112,24 @@ def test_a_low_accuracy_identifier_still_reads_sentences() -> None:
     for post in POSTS:
         if post["kind"] == "sentence" and post["expected"] in ("en", "es", "de", "ru", "ar"):
             assert low.identify(post["text"], hint=post["hint"]).code == post["expected"]
+
+
+def test_long_texts_go_to_the_trigram_models_and_short_ones_do_not(
+    identifier: LanguageIdentifier,
+) -> None:
+    """Every fixture post gets the same language with and without the long-text path."""
+    everything = LanguageIdentifier(long_text=0)
+    assert identifier.long_text > 0
+    for post in POSTS:
+        expected = everything.identify(post["text"], hint=post["hint"]).code
+        assert identifier.identify(post["text"], hint=post["hint"]).code == expected, post
+    # Only the high-accuracy models were built without the long-text path, both with it.
+    assert set(everything._detectors) == {False}
+    long = next(p["text"] for p in POSTS if p["expected"] == "es" and len(p["text"]) >= 80)
+    identifier.identify(long)
+    assert set(identifier._detectors) == {False, True}
+
+
+def test_a_negative_long_text_is_refused() -> None:
+    with pytest.raises(ValueError, match="long_text"):
+        LanguageIdentifier(long_text=-1)
