@@ -141,23 +141,38 @@ def isolate_ltr(text: str) -> str:
     twice changes nothing.
     """
     text = text.translate(_ISOLATES)
+    tokens = [(m.start(), m.group(0)) for m in _TOKEN_RE.finditer(text)]
+    kinds = [_kind(token) for _, token in tokens]
     spans: list[tuple[int, int]] = []
-    for match in _TOKEN_RE.finditer(text):
-        span = _ltr_span(match.group(0))
-        if span is None:
+    run: list[int] = []  # indexes of the tokens of the run being built
+    for index in range(len(tokens) + 1):
+        if index < len(tokens) and kinds[index] != "none" and (not run or run[-1] == index - 1):
+            run.append(index)
             continue
-        start, end = match.start() + span[0], match.start() + span[1]
-        previous = spans[-1] if spans else None
-        if previous is not None and not text[previous[1] : start].strip():
-            spans[-1] = (previous[0], end)  # neighbours apart by spaces only: one run
-        else:
-            spans.append((start, end))
-    out, last = [], 0
+        while run and kinds[run[-1]] == "digits":  # a plain number ends no run
+            run.pop()
+        while run and kinds[run[0]] == "digits":
+            run.pop(0)
+        if run:
+            first, last = tokens[run[0]], tokens[run[-1]]
+            head, tail = _ltr_span(first[1]), _ltr_span(last[1])
+            assert head is not None and tail is not None  # kinds say so
+            spans.append((first[0] + head[0], last[0] + tail[1]))
+        run = [index] if index < len(tokens) and kinds[index] != "none" else []
+    out, last_end = [], 0
     for start, end in spans:
-        out += [text[last:start], LRI, text[start:end], PDI]
-        last = end
-    out.append(text[last:])
+        out += [text[last_end:start], LRI, text[start:end], PDI]
+        last_end = end
+    out.append(text[last_end:])
     return "".join(out)
+
+
+def _kind(token: str) -> str:
+    """Return "ltr" for a token to isolate, "digits" for a plain number, else "none"."""
+    if _ltr_span(token) is not None:
+        return "ltr"
+    classes = {unicodedata.bidirectional(ch) for ch in token}
+    return "digits" if "EN" in classes and not classes & (_RTL | {"L"}) else "none"
 
 
 def _ltr_span(token: str) -> tuple[int, int] | None:
