@@ -35,7 +35,6 @@ from pipeline.records.domain import (
     Stance,
     Verdict,
 )
-from pipeline.util.i18n import N_, SOURCE_LANGUAGE, Translator, translator
 from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.reply.links import has_link, scrub_links
 from pipeline.reply.render import (
@@ -43,6 +42,7 @@ from pipeline.reply.render import (
     render_markdown,
     render_plain,
 )
+from pipeline.util.i18n import N_, SOURCE_LANGUAGE, Translator, translator
 
 OPENING = {
     Label.ACCURATE: N_("This post is accurate."),
@@ -249,7 +249,9 @@ def _decided(t: Translator, label: Label, basis: Basis, rationale: str) -> str:
     return t.gettext(DECIDED.get(label, DECIDED[Label.FALSE]))
 
 
-def _wrong_parts(t: Translator, conflicts: Sequence[GraphConflict], *, differs: bool = False) -> str:
+def _wrong_parts(
+    t: Translator, conflicts: Sequence[GraphConflict], *, differs: bool = False
+) -> str:
     """Return "the date is wrong: the claim says X, the source says Y." for each conflict."""
     template = (
         N_("the {part} differs: the claim says {claim}, the source says {source}")

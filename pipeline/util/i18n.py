@@ -119,9 +119,9 @@ class Translator:
         """Return n written as the locale writes numbers."""
         return format_decimal(n, locale=self.locale)
 
-    def join(self, items: Sequence[str], style: str = "standard") -> str:
+    def join(self, items: Sequence[str]) -> str:
         """Return items as the locale lists them ("[1], [2] and [3]")."""
-        return self.isolate(format_list(list(items), style=style, locale=self.locale))
+        return self.isolate(format_list(list(items), locale=self.locale))
 
     def date(self, day: date) -> str:
         """Return a date as the locale writes it (medium format: "5 Dec 2026")."""

@@ -68,12 +68,12 @@ def _evidence(n: int, claim_id: str) -> Evidence:
 
 async def _correction(language: str, claims: int = 2) -> Correction:
     """Return a correction of a post in language: one claim false, the others not read."""
-    found = [Claim(id=f"c{i}", post_id="p", text=CLAIMS[language], position=i) for i in range(claims)]
+    found = [
+        Claim(id=f"c{i}", post_id="p", text=CLAIMS[language], position=i) for i in range(claims)
+    ]
     evidence = [_evidence(i, f"c{i}") for i in range(claims)]
     verdicts = [
-        ClaimVerdict(
-            "c0", Label.FALSE, "Reuters rated it false.", ("e0",), basis=Basis.REVIEW
-        ),
+        ClaimVerdict("c0", Label.FALSE, "Reuters rated it false.", ("e0",), basis=Basis.REVIEW),
         *(
             ClaimVerdict(f"c{i}", Label.UNVERIFIABLE, "not read", (f"e{i}",), basis=Basis.LANGUAGE)
             for i in range(1, claims)
@@ -213,7 +213,11 @@ async def test_every_language_fits_every_thread_budget(
     correction = await _correction(language, claims=5)  # five claims: it must shrink
     extras = [translator(language).gettext("Full report: {url}", url="https://f.example/c/1")]
     posts = render_thread(
-        correction, budget=budget, measure=measure, max_posts=4, extras=extras  # type: ignore[arg-type]
+        correction,
+        budget=budget,
+        measure=measure,
+        max_posts=4,
+        extras=extras,  # type: ignore[arg-type]
     )
     assert 1 <= len(posts) <= 4
     assert all(measure(p) <= budget for p in posts), platform  # type: ignore[operator]
