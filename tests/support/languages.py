@@ -26,7 +26,7 @@ POSTS = {
     "pt": "As redes 5G espalham o coronavírus, e ninguém fala disso.",
     "fr": "Les réseaux 5G propagent le coronavirus, et personne n'en parle.",
     "de": "Die 5G-Netze verbreiten das Coronavirus, und niemand spricht darüber.",
-    "ar": "شبكات الجيل الخامس تنشر فيروس كورونا ولا أحد يتحدث عن ذلك.",
+    "ar": "أكدت التقارير أن شبكات الجيل الخامس تنشر فيروس كورونا.",
     "hi": "5G नेटवर्क कोरोना वायरस फैलाते हैं और कोई इसके बारे में बात नहीं करता।",
     "zh": "5G网络正在传播新冠病毒，却没有人谈论这件事。",
 }
