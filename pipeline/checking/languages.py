@@ -36,7 +36,7 @@ from pipeline.util.text import clean_post_text
 from pipeline.verifier.verdict import Decided, VerifierJudge
 
 STANCE_MODEL_LANGUAGES = frozenset({"en"})
-MAX_NEAREST = 3  # sources an unread claim's reply lists as the nearest found
+MAX_NEAREST = 2  # sources an unread claim lists as the nearest found (X allows 2 links a reply)
 
 
 async def identify_post(
