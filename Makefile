@@ -6,7 +6,7 @@ STAMP := $(VENV)/.factbot-installed
 # Every extra the suite needs: the platform libraries, faces, torch (train), the docs site.
 EXTRAS := dev,rapidocr,discord,slack,x,bluesky,mastodon,faces,train,docs
 
-.PHONY: setup run doctor model test lint typecheck docs reference pytest bench lock clean deploy-test
+.PHONY: setup run doctor model test lint typecheck docs reference catalogs pytest bench lock clean deploy-test
 
 setup: $(STAMP)
 
@@ -89,6 +89,17 @@ docs: setup
 
 reference: setup
 	$(BIN)/factbot docs generate
+
+# The reply catalogues (pipeline/locales): extract every marked string into factbot.pot, merge
+# it into each language's factbot.po (translate what is new there), compile the factbot.mo that
+# are checked in. tests/pipeline/reply/test_catalogues.py fails when any of them is stale.
+CATALOGUES := pipeline/locales
+catalogs: setup
+	$(BIN)/pybabel extract -F babel.cfg --no-default-keywords -k N_ -k gettext -k ngettext:1,2 \
+	  --no-location --sort-output --omit-header -o $(CATALOGUES)/factbot.pot .
+	$(BIN)/pybabel update -D factbot -i $(CATALOGUES)/factbot.pot -d $(CATALOGUES) \
+	  --no-fuzzy-matching --width 100 --ignore-obsolete
+	$(BIN)/pybabel compile -D factbot -d $(CATALOGUES) --statistics
 
 test: lint typecheck docs model pytest
 

@@ -154,7 +154,7 @@ async def run_check(
         for stage, u in meter.by_stage().items()
     )
     verdict, evidence, correction, claim_graphs = await finalise(
-        claims, verdict, evidence, quotes, stages=stages, images=images
+        claims, verdict, evidence, quotes, stages=stages, images=images, language=post.language
     )
     return Check(
         id=new_id(),

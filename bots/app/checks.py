@@ -45,6 +45,7 @@ class CheckFactory:
     def __init__(self, settings: Settings, resources: Resources) -> None:
         self.settings = settings
         self.resources = resources
+        self.replies = settings.reply_catalogues()  # FACTBOT_LANGUAGES, loaded once
 
     @property
     def judge_choice(self) -> JudgeChoice:
@@ -111,6 +112,7 @@ class CheckFactory:
             sources=sources,
             verifier=r.verifier if self.judge_choice == "verifier" else None,
             languages=r.languages,
+            replies=self.replies,
         )
 
     async def image_deps(self, post: Post, *, llm: LLMClient | None = None) -> ImageDeps | None:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bots.settings._bluesky import BlueskySettings
@@ -52,6 +52,7 @@ from bots.settings._reverse_image import ReverseImageSettings
 from bots.settings._review import ReviewSettings
 from bots.settings._x import XSettings
 from pipeline.errors import ConfigError
+from pipeline.util.i18n import DEFAULT_LANGUAGES, Catalogues
 
 __all__ = [
     "BlueskySettings",
@@ -148,6 +149,14 @@ class Settings(BaseSettings):
             "clustering); unset: one per CPU this process may use"
         ),
     )
+    languages: str = Field(
+        default=",".join(DEFAULT_LANGUAGES),
+        description=(
+            "the reply catalogues in use, comma-separated (pipeline/locales): a reply is in the "
+            "post's language where one is listed (zh-Hans and zh-Hant read zh), else in English "
+            "with a one-line notice"
+        ),
+    )
     server: ServerSettings = ServerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     graph: GraphSettings = GraphSettings()
@@ -178,6 +187,20 @@ class Settings(BaseSettings):
     review: ReviewSettings = ReviewSettings()
     dashboard: DashboardSettings = DashboardSettings()
     metrics: MetricsSettings = MetricsSettings()
+
+    @field_validator("languages")
+    @classmethod
+    def _catalogues_exist(cls, value: str) -> str:
+        codes = [code.strip() for code in value.split(",") if code.strip()]
+        try:
+            Catalogues(codes)
+        except ValueError as exc:
+            raise ValueError(f"FACTBOT_LANGUAGES: {exc}") from None
+        return ",".join(codes)
+
+    def reply_catalogues(self) -> Catalogues:
+        """Return the reply catalogues `languages` names."""
+        return Catalogues(self.languages.split(","))
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

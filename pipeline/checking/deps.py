@@ -7,7 +7,7 @@ can name them without importing the orchestration.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from pipeline.embedding.embedder import Embedder
@@ -23,6 +23,7 @@ from pipeline.llm.client import LLMClient
 from pipeline.ports import EvidenceIndex, ReachabilityCache
 from pipeline.records.search_status import SearchStatus
 from pipeline.util.cpu import CpuPool
+from pipeline.util.i18n import Catalogues
 from pipeline.verifier.verdict import VerifierJudge
 
 # Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
@@ -71,6 +72,9 @@ class CheckDeps:
     # identifies the post's and each claim's language; None: scripts alone keep the English-only
     # stance model off claims in other scripts (pipeline.checking.languages)
     languages: LanguageIdentifier | None = None
+    # the reply catalogues in use (FACTBOT_LANGUAGES): a reply is in the post's language where
+    # one has it, else in English with a notice
+    replies: Catalogues = field(default_factory=Catalogues)
 
 
 @dataclass(frozen=True)

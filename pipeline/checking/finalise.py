@@ -75,8 +75,12 @@ async def finalise(
     *,
     stages: Stages,
     images: ImageReport,
+    language: str | None = None,
 ) -> tuple[Verdict, list[Evidence], Correction, tuple[ClaimGraph, ...]]:
     """Apply the code's rules to the verdict and return it with the evidence and correction.
+
+    The correction is written in the post's `language` where a reply catalogue in use has it
+    (`deps.replies`), else in English with a notice saying why.
 
     The image stage's note joins the correction's, and each earlier appearance of the post's
     images that reached the judges (`pipeline.checking.images`) gets a sentence citing it.
@@ -95,6 +99,7 @@ async def finalise(
             quotes=quotes,
             graphs=claim_graphs,
             sources=stages.search_status() if deps.sources is not None else None,
+            language=deps.replies.for_language(language),
         ),
     )
     if images.note:

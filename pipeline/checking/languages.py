@@ -36,6 +36,7 @@ from pipeline.util.text import clean_post_text
 from pipeline.verifier.verdict import Decided, VerifierJudge
 
 STANCE_MODEL_LANGUAGES = frozenset({"en"})
+MAX_NEAREST = 2  # sources an unread claim lists as the nearest found (X allows 2 links a reply)
 
 
 async def identify_post(
@@ -81,8 +82,12 @@ def stance_model_reads(claim: Claim) -> bool:
     return language is None or language in STANCE_MODEL_LANGUAGES
 
 
-def unread_verdict(claim: Claim) -> ClaimVerdict:
-    """Return the verdict of a claim no model that reads its language has judged."""
+def unread_verdict(claim: Claim, evidence_ids: Sequence[str] = ()) -> ClaimVerdict:
+    """Return the verdict of a claim no model that reads its language has judged.
+
+    `evidence_ids` are its nearest credible sources: the reply lists them as such ("the most
+    relevant sources found are [1] and [2]"), never as proof.
+    """
     language = claim_language(claim) or UNDETERMINED
     named = "an undetermined language" if language == UNDETERMINED else f"language '{language}'"
     return ClaimVerdict(
@@ -90,6 +95,7 @@ def unread_verdict(claim: Claim) -> ClaimVerdict:
         Label.UNVERIFIABLE,
         f"This claim is in {named}; factbot's stance model reads English only, and no rated "
         "fact-check of it was found, so it was not judged.",
+        evidence_ids=tuple(evidence_ids),
         basis=Basis.LANGUAGE,
     )
 
@@ -108,12 +114,15 @@ async def decide_readable(
     ids = {c.id for c in readable}
     decided = await verifier.decide(readable, [e for e in evidence if e.claim_id in ids])
     by_claim = {cv.claim_id: cv for cv in decided.verdict.claims}
-    with_evidence = {e.claim_id for e in evidence if e.tier.citable}
+    nearest: dict[str, list[str]] = {}
+    for e in sorted(evidence, key=lambda e: e.relevance, reverse=True):
+        if e.tier.citable:
+            nearest.setdefault(e.claim_id, []).append(e.id)
     verdicts = tuple(
         by_claim[c.id]
         if c.id in by_claim
-        else unread_verdict(c)
-        if c.id in with_evidence
+        else unread_verdict(c, nearest[c.id][:MAX_NEAREST])
+        if c.id in nearest
         else ClaimVerdict(
             c.id,
             Label.UNVERIFIABLE,

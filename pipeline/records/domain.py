@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 
 from pipeline.records.image import ImageReport
 from pipeline.records.search_status import SearchStatus
+from pipeline.util.i18n import N_, Translator, translator
 
 
 def new_id() -> str:
@@ -312,6 +313,17 @@ class CorrectionQuote:
     stance: Stance = Stance.UNKNOWN  # the extraction stage's reading of the quote
 
 
+def claim_head(t: Translator, number: int, claim: str, verdict: str, strong: str = "") -> str:
+    """Return an item's opening, 'Claim 1, "…": false.', the heading and verdict in strong."""
+    heading = t.gettext(N_("Claim {number}"), number=number)
+    return t.gettext(
+        '{heading}, "{claim}": {verdict}.',
+        heading=f"{strong}{heading}{strong}",
+        claim=claim,
+        verdict=f"{strong}{verdict}{strong}",
+    )
+
+
 @dataclass(frozen=True)
 class CorrectionItem:
     """One shown claim of a correction: its verdict, why, and the references it cites."""
@@ -322,6 +334,7 @@ class CorrectionItem:
     explanation: str  # without reference markers; renderers place them
     references: tuple[int, ...] = ()  # Reference numbers, in citation order
     quote: CorrectionQuote | None = None
+    language: str = "en"  # the reply's catalogue (pipeline.util.i18n): its templates' language
 
     @property
     def cited(self) -> tuple[int, ...]:
@@ -332,21 +345,32 @@ class CorrectionItem:
 
     def explained(self, escape: Callable[[str], str] = str) -> str:
         """Return the explanation followed by the item's reference markers, escape applied."""
-        marks = " ".join(f"[{n}]" for n in self.references)
+        t = translator(self.language)
+        marks = [f"[{n}]" for n in self.references]
         if self.label is Label.UNVERIFIABLE and self.references:
             # An unverifiable claim's references are the nearest sources, not proof.
-            base = escape(self.explanation.removesuffix("."))
-            return f"{base}; the most relevant sources found are {marks}."
-        return f"{escape(self.explanation)} {marks}".rstrip()
+            return t.ngettext(
+                "{explanation}; the most relevant source found is {sources}.",
+                "{explanation}; the most relevant sources found are {sources}.",
+                len(marks),
+                explanation=escape(self.explanation.rstrip(".。।")),
+                sources=t.join(marks),
+            )
+        return t.isolate(f"{escape(self.explanation)}{t.space}{' '.join(marks)}".rstrip())
 
     @property
     def text(self) -> str:
         """Return the item as the one plain line the full correction text shows."""
-        head = f'Claim {self.claim_number}, "{self.claim}": {self.label.value}.'
-        line = f"{head} {self.explained()}".rstrip()
+        t = translator(self.language)
+        head = claim_head(t, self.claim_number, self.claim, t.verdict(self.label.value))
+        line = f"{head}{t.space}{self.explained()}".rstrip()
         if self.quote is not None:
-            line += f' Source: "{self.quote.text}" [{self.quote.reference}]'
-        return line
+            line += t.space + t.gettext(
+                'Source: "{quote}" [{reference}]',
+                quote=self.quote.text,
+                reference=self.quote.reference,
+            )
+        return t.isolate(line)
 
 
 @dataclass(frozen=True)
@@ -366,6 +390,7 @@ class Correction:
     # Why factbot could not search at all (no evidence source reachable), or "" when it
     # searched: "found nothing credible" and "could not look" are different answers.
     could_not_search: str = ""
+    language: str = "en"  # the catalogue it is written in (pipeline.util.i18n)
 
     @property
     def text(self) -> str:

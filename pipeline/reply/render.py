@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.records.domain import Correction, CorrectionItem, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Reference, claim_head
 from pipeline.reply.links import scrub_links
+from pipeline.util.i18n import SOURCE_LANGUAGE, translator
 
 MIN_BUDGET = 120
 MAX_VERDICT_CLAUSE = 60
@@ -46,19 +47,23 @@ class Fitted:
     note: str
     references: tuple[Reference, ...]
     omitted: int  # items left out
+    language: str = SOURCE_LANGUAGE  # the correction's (pipeline.util.i18n)
 
     @property
     def omission(self) -> str:
         """Return the line telling how many items were left out, or "" when none were."""
-        return omission_line(self.omitted)
+        return omission_line(self.omitted, language=self.language)
 
 
-def omission_line(omitted: int) -> str:
+def omission_line(omitted: int, *, language: str = SOURCE_LANGUAGE) -> str:
     """Return the line telling the reader how many checked claims a reply leaves out."""
     if omitted <= 0:
         return ""
-    were = "claims were" if omitted > 1 else "claim was"
-    return f"({omitted} more {were} checked; see the full check.)"
+    return translator(language).ngettext(
+        "({n} more claim was checked; see the full check.)",
+        "({n} more claims were checked; see the full check.)",
+        omitted,
+    )
 
 
 def fit(correction: Correction, *, budget: int | None, measure: Callable[[Fitted], int]) -> Fitted:
@@ -96,7 +101,8 @@ def _select(correction: Correction, kept: int, headline: str, note: str) -> Fitt
     # A reference no item cites (an old, text-only correction) is listed while its marker shows.
     marked = {int(n) for n in _MARK_RE.findall(f"{headline} {note}")} - attached
     references = tuple(r for r in correction.references if r.number in cited | marked)
-    return Fitted(headline, items, note, references, len(correction.items) - kept)
+    omitted = len(correction.items) - kept
+    return Fitted(headline, items, note, references, omitted, correction.language)
 
 
 def _shortened(headline: str) -> list[str]:
@@ -111,11 +117,12 @@ def _shortened(headline: str) -> list[str]:
 def render_plain(correction: Correction, *, budget: int | None) -> str:
     """Render a correction as plain text within budget characters (None: no limit)."""
     lines = {item: item.text for item in correction.items}
+    t = translator(correction.language)
 
     def compose(part: Fitted) -> str:
         rows = [part.headline, *(lines[item] for item in part.items)]
         rows += [part.note] if part.note else []
-        rows += [f"[{r.number}] {r.title} — {r.url}" for r in part.references]
+        rows += [f"[{r.number}] {t.isolate(r.title)} — {r.url}" for r in part.references]
         rows += [part.omission] if part.omitted else []
         return "\n".join(rows)
 
@@ -135,19 +142,27 @@ def markdown_url(url: str) -> str:
 def markdown_item(item: CorrectionItem) -> str:
     """Return one item as a markdown list entry."""
     esc = escape_markdown
-    head = f'- **Claim {item.claim_number}**, "{esc(item.claim)}": **{item.label.value}**.'
-    line = f"{head} {item.explained(esc)}".rstrip()
+    t = translator(item.language)
+    head = claim_head(t, item.claim_number, esc(item.claim), t.verdict(item.label.value), "**")
+    line = f"- {head}{t.space}{item.explained(esc)}".rstrip()
     if item.quote is not None:
-        line += f' Source: "{esc(item.quote.text)}" [{item.quote.reference}]'
-    return line
+        line += t.space + t.gettext(
+            'Source: "{quote}" [{reference}]',
+            quote=esc(item.quote.text),
+            reference=item.quote.reference,
+        )
+    return t.isolate(line)
 
 
 def render_markdown(correction: Correction, *, budget: int | None) -> str:
     """Render a correction as markdown within budget characters (None: no limit)."""
     lines = {item: markdown_item(item) for item in correction.items}
     note = escape_markdown(correction.note)
+    t = translator(correction.language)
+    source = t.gettext("source")
     refs = {
-        r.number: f"- [{r.number}] [{escape_markdown(r.title) or 'source'}]({markdown_url(r.url)})"
+        r.number: f"- [{r.number}] [{t.isolate(escape_markdown(r.title)) or source}]"
+        f"({markdown_url(r.url)})"
         for r in correction.references
     }
 
@@ -203,6 +218,7 @@ def render_json(correction: Correction) -> dict[str, Any]:
         "headline": correction.headline,
         "items": [item_json(item) for item in correction.items],
         "note": correction.note,
+        "language": correction.language,
         # Set when factbot could not search at all: the verdict says nothing about the post.
         "could_not_search": correction.could_not_search or None,
         "references": [reference_json(r) for r in correction.references],

@@ -6,6 +6,12 @@ before a correction leaves the pipeline. It is structured (headline, one item pe
 note, references) and never cut: each platform fits it to its own length budget when it renders
 it (`pipeline.reply.render`).
 
+Every sentence it writes is a gettext message (`pipeline.util.i18n`) in the reply's language,
+the post's where a catalogue has it. A decided claim's explanation is the judge's rationale in
+English replies; in other languages it is a translated sentence for its verdict and how it was
+decided (the rationale is the model's English, or a fact-check's own words), and its quote
+shows the source's words as they are.
+
 Failure policy: raises ValueError only if a reference would point outside the evidence (a bug).
 """
 
@@ -15,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from pipeline.records.domain import (
+    Basis,
     Claim,
     ClaimGraph,
     Correction,
@@ -35,23 +42,46 @@ from pipeline.reply.render import (
     render_markdown,
     render_plain,
 )
+from pipeline.util.i18n import N_, SOURCE_LANGUAGE, Translator, translator
 
 OPENING = {
-    Label.ACCURATE: "This post is accurate.",
-    Label.PARTLY_ACCURATE: "This post is partly accurate: some of its claims hold and some do not.",
-    Label.MISLEADING: "This post is misleading: it leaves out context that changes its meaning.",
-    Label.FALSE: "This post is false.",
-    Label.UNVERIFIABLE: (
+    Label.ACCURATE: N_("This post is accurate."),
+    Label.PARTLY_ACCURATE: N_(
+        "This post is partly accurate: some of its claims hold and some do not."
+    ),
+    Label.MISLEADING: N_(
+        "This post is misleading: it leaves out context that changes its meaning."
+    ),
+    Label.FALSE: N_("This post is false."),
+    Label.UNVERIFIABLE: N_(
         "This post is unverifiable with the credible evidence factbot could find; "
         "treat it with care rather than as confirmed or debunked."
     ),
 }
 # factbot's own blindness is never the claim's fault: said apart from "found nothing credible".
-BLIND_OPENING = (
+BLIND_OPENING = N_(
     "factbot could not search: {reason}. Nothing was checked, so this says nothing about "
     "whether the post is accurate."
 )
-BLIND_ITEM = "Not checked: factbot had no evidence source to search."
+BLIND_OPENING_OTHER = N_(
+    "factbot could not search any evidence source. Nothing was checked, so this says nothing "
+    "about whether the post is accurate."
+)
+BLIND_ITEM = N_("Not checked: factbot had no evidence source to search.")
+LIVE_FAILED = N_("(Live web search failed for this check; only the local index was searched.)")
+NOT_READ = N_(
+    "Not judged: factbot's stance model reads English only, and no rated fact-check of this "
+    "claim was found."
+)
+# A decided claim's explanation in a reply that is not English, by verdict.
+DECIDED = {
+    Label.ACCURATE: N_("The cited sources support it."),
+    Label.PARTLY_ACCURATE: N_("The cited sources support part of it."),
+    Label.MISLEADING: N_("The cited sources add context that changes its meaning."),
+    Label.FALSE: N_("The cited sources contradict it."),
+}
+REVIEWED = N_("A rated fact-check of this claim reached this verdict.")
+PARTS = {"date": N_("date"), "place": N_("place"), "number": N_("number")}
 _URL_RE = re.compile(r"https?://\S+")
 MAX_QUOTE = 140
 MAX_SOURCES_LISTED = 3
@@ -70,6 +100,7 @@ async def write_correction(
     quotes: Sequence[Quote] = (),
     graphs: Sequence[ClaimGraph] = (),
     sources: SearchStatus | None = None,
+    language: Translator | None = None,
 ) -> Correction:
     """Write the correction for a verdict, citing only the given evidence.
 
@@ -84,7 +115,11 @@ async def write_correction(
     ("The date is wrong: the claim says 2024, the source says 2012."), the conflicting source
     cited first. References are numbered in order of first citation, so the references of any
     leading run of items are numbered 1..m.
+
+    `language` is the reply's translator (`Catalogues.for_language`); None writes English. Its
+    notice, when the post's language has no catalogue, ends the headline.
     """
+    t = language or translator(SOURCE_LANGUAGE)
     numbers: dict[str, int] = {}
     references: list[Reference] = []
     blind = sources is not None and sources.blind and not evidence
@@ -123,24 +158,21 @@ async def write_correction(
         if cv.label is Label.UNVERIFIABLE:
             cited = [*(by_id[c.evidence_id] for c in conflicts), *cited]
             refs = tuple(dict.fromkeys(cite(e) for e in cited[:MAX_SOURCES_LISTED]))
-            explanation = (
-                "No fact-check settles it." if refs else "No credible evidence about it was found."
-            )
-            if blind:
-                explanation = BLIND_ITEM
+            explanation = _unverified(t, cv.basis, bool(refs), blind=blind)
             if conflicts:  # not settled, but worth saying: a source disagrees on a detail
-                detail = _wrong_parts(conflicts[:1]).replace(" is wrong:", " differs:", 1)
-                explanation = f"No fact-check settles it, but {detail[0].lower()}{detail[1:]}"
+                explanation = t.gettext(
+                    "No fact-check settles it, but {detail}",
+                    detail=_wrong_parts(t, conflicts[:1], differs=True),
+                )
         else:
-            graph = graph_of.get(claim.id)
-            conflicts = [c for c in (graph.conflicts if graph else ()) if c.evidence_id in by_id]
             if cv.label is Label.ACCURATE:
                 conflicts = []
             cited = [*(by_id[c.evidence_id] for c in conflicts), *cited]
             refs = tuple(dict.fromkeys(cite(e) for e in cited))
-            explanation = scrub_links(cv.rationale).strip()
-            wrong = _wrong_parts(conflicts)
+            explanation = _decided(t, cv.label, cv.basis, scrub_links(cv.rationale).strip())
+            wrong = _wrong_parts(t, conflicts)
             if wrong:
+                wrong = wrong[0].upper() + wrong[1:]
                 rest = "" if explanation.lower().startswith(wrong[:20].lower()) else explanation
                 explanation = f"{wrong} {rest}".strip()
             chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
@@ -158,21 +190,32 @@ async def write_correction(
                 explanation=explanation,
                 references=refs,
                 quote=quote,
+                language=t.language,
             )
         )
     note = ""
     if hidden:
-        note = (
-            f"({hidden} claim{'s were' if hidden > 1 else ' was'} checked but not shown: "
-            "its evidence did not pass factbot's citation check.)"
+        note = t.ngettext(
+            "({n} claim was checked but not shown: its evidence did not pass factbot's "
+            "citation check.)",
+            "({n} claims were checked but not shown: their evidence did not pass factbot's "
+            "citation check.)",
+            hidden,
         )
-    headline, could_not_search = OPENING[verdict.label], ""
+    headline, could_not_search = t.gettext(OPENING[verdict.label]), ""
     if blind and sources is not None:
         could_not_search = scrub_links(sources.blind_reason(short=True))
-        headline = BLIND_OPENING.format(reason=could_not_search)
+        headline = (
+            t.gettext(BLIND_OPENING, reason=could_not_search)
+            if t.language == SOURCE_LANGUAGE
+            else t.gettext(BLIND_OPENING_OTHER)
+        )
     elif sources is not None and sources.live is not LiveSearch.OFF and sources.live_problem():
         live = scrub_links(sources.live_problem(short=True))
-        note = " ".join(filter(None, (note, f"({live[0].upper()}{live[1:]}.)")))
+        live = f"({live[0].upper()}{live[1:]}.)"
+        live = live if t.language == SOURCE_LANGUAGE else t.gettext(LIVE_FAILED)
+        note = " ".join(filter(None, (note, live)))
+    headline = " ".join(filter(None, (headline, t.notice)))
     correction = Correction(
         label=verdict.label,
         headline=headline,
@@ -180,22 +223,53 @@ async def write_correction(
         note=note,
         references=tuple(references),
         could_not_search=could_not_search,
+        language=t.language,
     )
     verify_references(correction, evidence)
     return correction
 
 
-def _wrong_parts(conflicts: Sequence[GraphConflict]) -> str:
-    """Return "The date is wrong: the claim says X, the source says Y." for each conflict."""
+def _unverified(t: Translator, basis: Basis, cited: bool, *, blind: bool) -> str:
+    """Return why an unverifiable claim was not decided."""
+    if blind:
+        return t.gettext(BLIND_ITEM)
+    if basis is Basis.LANGUAGE:
+        return t.gettext(NOT_READ)
+    if cited:
+        return t.gettext("No fact-check settles it.")
+    return t.gettext("No credible evidence about it was found.")
+
+
+def _decided(t: Translator, label: Label, basis: Basis, rationale: str) -> str:
+    """Return a decided claim's explanation: the rationale in English, a sentence otherwise."""
+    if t.language == SOURCE_LANGUAGE:
+        return rationale
+    if basis is Basis.REVIEW:
+        return t.gettext(REVIEWED)
+    return t.gettext(DECIDED.get(label, DECIDED[Label.FALSE]))
+
+
+def _wrong_parts(
+    t: Translator, conflicts: Sequence[GraphConflict], *, differs: bool = False
+) -> str:
+    """Return "the date is wrong: the claim says X, the source says Y." for each conflict."""
+    template = (
+        N_("the {part} differs: the claim says {claim}, the source says {source}")
+        if differs
+        else N_("the {part} is wrong: the claim says {claim}, the source says {source}")
+    )
     parts = dict.fromkeys(
-        f"the {c.kind} is wrong: the claim says {scrub_links(c.claim_value)}, the source says "
-        f"{scrub_links(c.evidence_value)}"
+        t.gettext(
+            template,
+            part=t.gettext(PARTS.get(c.kind, c.kind)),
+            claim=scrub_links(c.claim_value),
+            source=scrub_links(c.evidence_value),
+        )
         for c in conflicts
     )
     if not parts:
         return ""
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
+    return t.gettext("{parts}.", parts="; ".join(parts))
 
 
 _PREFERRED = {

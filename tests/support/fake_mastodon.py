@@ -140,6 +140,7 @@ class FakeMastodon(FakeServer):
         tags: list[str] | None = None,
         favourites: int = 0,
         content: str | None = None,
+        language: str = "en",
     ) -> dict[str, Any]:
         """Add a status by account (ids); return its JSON."""
         sid = str(next(self._ids))
@@ -176,7 +177,7 @@ class FakeMastodon(FakeServer):
             "replies_count": 0,
             "sensitive": False,
             "spoiler_text": "",
-            "language": "en",
+            "language": language,
             "emojis": [],
             "card": None,
             "poll": None,
@@ -192,6 +193,7 @@ class FakeMastodon(FakeServer):
         reply_to: str | None = None,
         visibility: str = "public",
         also: list[str] | None = None,
+        language: str = "en",
     ) -> dict[str, Any]:
         """Add a status by account that mentions the bot, and its notification; return it."""
         text = text or f"@{BOT_ACCT} is this true?"
@@ -201,6 +203,7 @@ class FakeMastodon(FakeServer):
             visibility=visibility,
             reply_to=reply_to,
             mentions=[BOT_ID, *(also or [])],
+            language=language,
         )
         self.notify(status)
         return status

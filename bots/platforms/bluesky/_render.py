@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from bots.runtime.platform.contract import Answer, Destination, Rendered
+from bots.runtime.platform.messages import reply_language, report_line
 from pipeline.reply.thread import graphemes, render_thread, thread_text
 
 POST_GRAPHEMES = 300
@@ -38,7 +39,7 @@ def _extras(answer: Answer) -> list[str]:
     if answer.footer:
         extras.append(answer.footer)
     if answer.report_url:
-        extras.append(f"Full report: {answer.report_url}")
+        extras.append(report_line(answer.correction, answer.report_url))
     return extras
 
 
@@ -60,4 +61,5 @@ def render(answer: Answer, destination: Destination, *, max_posts: int = 4) -> R
             measure=graphemes,
         )
     posts: list[dict[str, Any]] = [{"text": t, "facets": link_facets(t)} for t in texts]
-    return Rendered(payload={"posts": posts}, texts=tuple(texts))
+    langs = [reply_language(answer.correction)]
+    return Rendered(payload={"posts": posts, "langs": langs}, texts=tuple(texts))

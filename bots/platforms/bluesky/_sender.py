@@ -114,6 +114,7 @@ class BlueskySender:
         """Post the thread (continuing one partly posted); return the first post's URI."""
         key = _key(destination)
         texts = [str(p["text"]) for p in rendered.payload["posts"]]
+        langs = [str(code) for code in rendered.payload.get("langs", ["en"])]
         progress = self._load(key) or {"hashes": [], "posted": []}
         if not progress["posted"]:
             progress["hashes"] = [_digest(t) for t in texts]  # nothing is up: post this render
@@ -130,7 +131,9 @@ class BlueskySender:
             text = texts[index]
             try:
                 created = await self.session.call(
-                    functools.partial(self._create, text=text, root=root, parent=parent)
+                    functools.partial(
+                        self._create, text=text, root=root, parent=parent, langs=langs
+                    )
                 )
             except AtProtocolError as exc:
                 if not posted and _refused(exc):
@@ -152,13 +155,14 @@ class BlueskySender:
         text: str,
         root: models.ComAtprotoRepoStrongRef.Main,
         parent: models.ComAtprotoRepoStrongRef.Main,
+        langs: list[str],
     ) -> models.AppBskyFeedPost.CreateRecordResponse:
         record = models.AppBskyFeedPost.Record(
             text=text,
             created_at=client.get_current_time_iso(),
             reply=models.AppBskyFeedPost.ReplyRef(root=root, parent=parent),
             facets=_facets(text),
-            langs=["en"],
+            langs=langs,  # the reply's language (BCP 47), so readers' language filters work
         )
         return await client.app.bsky.feed.post.create(self.session.did, record)
 

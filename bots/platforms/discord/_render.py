@@ -25,6 +25,7 @@ from typing import Any
 from bots.runtime.platform.contract import Answer, Destination, Rendered
 from pipeline.records.domain import Correction, CorrectionItem, Label
 from pipeline.reply.render import Fitted, escape_markdown, fit, markdown_url
+from pipeline.util.i18n import SOURCE_LANGUAGE, translator
 
 EMBED_TOTAL = 6000
 TITLE = 256
@@ -92,7 +93,7 @@ def render(answer: Answer, destination: Destination) -> Rendered:
     if answer.kind == "correction" and answer.correction is not None:
         embed = correction_embed(answer.correction, answer)
         post_text = answer.check.post.text if answer.check is not None else ""
-        name = thread_name(post_text, answer.correction.label)
+        name = thread_name(post_text, answer.correction.label, answer.correction.language)
         reply = DiscordReply(answer.kind, answer.private, None, embed, name, nonce)
         return Rendered(reply, (*embed_texts(embed), name))
     content = _clip(" ".join([answer.message, *(escape(n) for n in answer.notes)]).strip(), CONTENT)
@@ -100,10 +101,11 @@ def render(answer: Answer, destination: Destination) -> Rendered:
     return Rendered(reply, (content,))
 
 
-def thread_name(post_text: str, label: Label) -> str:
+def thread_name(post_text: str, label: Label, language: str = SOURCE_LANGUAGE) -> str:
     """Return the name of the thread a correction opens: "Fact-check: " and the post's start."""
-    words = _NOISE.sub(" ", post_text).strip() or label.value.capitalize()
-    return _clip(f"Fact-check: {words}", THREAD_NAME)
+    t = translator(language)
+    words = _NOISE.sub(" ", post_text).strip() or t.verdict(label.value).capitalize()
+    return _clip(t.gettext("Fact-check: {topic}", topic=words), THREAD_NAME)
 
 
 def correction_embed(correction: Correction, answer: Answer) -> dict[str, Any]:
@@ -111,6 +113,7 @@ def correction_embed(correction: Correction, answer: Answer) -> dict[str, Any]:
     values = {item: item_value(item) for item in correction.items}
     notes = [_clip(escape(n), NOTE) for n in answer.notes[:MAX_NOTES]]
     footer = _clip(answer.footer, FOOTER) if answer.footer else None
+    t = translator(correction.language)
 
     def compose(part: Fitted) -> dict[str, Any]:
         blocks = [escape(part.headline)]
@@ -120,13 +123,14 @@ def correction_embed(correction: Correction, answer: Answer) -> dict[str, Any]:
         if part.omitted:
             blocks.append(part.omission)
         if part.references:
-            lines = [f"[{r.number}] {_link(r.title, r.url)}" for r in part.references]
-            blocks.append("**References**\n" + "\n".join(lines))
+            lines = [f"[{r.number}] {_link(r.title, r.url, t.language)}" for r in part.references]
+            heading = t.gettext("References")
+            blocks.append(f"**{heading}**\n" + "\n".join(lines))
         if answer.report_url:
-            blocks.append(_link("Full report", answer.report_url))
+            blocks.append(_link(t.gettext("Full report"), answer.report_url, t.language))
         embed: dict[str, Any] = {
             "type": "rich",
-            "title": correction.label.value.capitalize(),
+            "title": t.verdict(correction.label.value).capitalize(),
             "description": "\n\n".join(blocks),
             "color": COLOURS[correction.label],
             "fields": [
@@ -149,22 +153,31 @@ def correction_embed(correction: Correction, answer: Answer) -> dict[str, Any]:
     try:
         return compose(fit(correction, budget=EMBED_TOTAL, measure=measure))
     except ValueError:  # not even the verdict fits with the references and notes it needs
-        bare = Correction(label=correction.label, headline=correction.headline)
+        bare = Correction(
+            label=correction.label, headline=correction.headline, language=correction.language
+        )
         return compose(fit(bare, budget=EMBED_TOTAL - len(footer or ""), measure=measure))
 
 
 def field_name(item: CorrectionItem) -> str:
     """Return a claim's field name."""
-    return _clip(f"Claim {item.claim_number} — {item.label.value}", FIELD_NAME)
+    t = translator(item.language)
+    heading = t.gettext("Claim {number}", number=item.claim_number)
+    return _clip(t.isolate(f"{heading} — {t.verdict(item.label.value)}"), FIELD_NAME)
 
 
 def item_value(item: CorrectionItem) -> str:
     """Return a claim's field value: the claim, the explanation with markers, the quote."""
-    claim = f'"{_clip(escape(item.claim), 300)}"'
+    t = translator(item.language)
+    claim = t.isolate(f'"{_clip(escape(item.claim), 300)}"')
     marks = item.explained(lambda _: "").strip()  # the markers (and the unverifiable wording)
     quote = ""
     if item.quote is not None:
-        quote = f'Source: "{_clip(escape(item.quote.text), 300)}" [{item.quote.reference}]'
+        quote = t.gettext(
+            'Source: "{quote}" [{reference}]',
+            quote=_clip(escape(item.quote.text), 300),
+            reference=item.quote.reference,
+        )
     room = FIELD_VALUE - len(claim) - len(marks) - len(quote) - 4
     explanation = _clip(escape(item.explanation), max(room, 1)) if room > 1 else ""
     explained = item.explained(lambda _: explanation) if explanation else marks
@@ -190,8 +203,9 @@ def embed_texts(embed: dict[str, Any]) -> tuple[str, ...]:
     return tuple(t for t in texts if t)
 
 
-def _link(title: str, url: str) -> str:
-    label = _clip(escape(title), 120) or "source"
+def _link(title: str, url: str, language: str = SOURCE_LANGUAGE) -> str:
+    t = translator(language)
+    label = t.isolate(_clip(escape(title), 120)) or t.gettext("source")
     return f"[{label}]({markdown_url(url)})"
 
 

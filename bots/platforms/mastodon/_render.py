@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bots.runtime.platform.contract import Answer, Destination, Rendered
+from bots.runtime.platform.messages import reply_language, report_line
 from pipeline.reply.thread import render_thread, thread_text, url_weighted
 
 
@@ -51,7 +52,7 @@ def render(
     if answer.kind == "correction" and answer.correction is not None:
         extras = [*answer.notes, *([answer.footer] if answer.footer else [])]
         if answer.report_url:
-            extras.append(f"Full report: {answer.report_url}")
+            extras.append(report_line(answer.correction, answer.report_url))
         bodies = render_thread(
             answer.correction, budget=room, measure=measure, max_posts=max_posts, extras=extras
         )
@@ -60,5 +61,9 @@ def render(
         text = "\n".join(r for r in rows if r.strip()) or "factbot could not answer."
         bodies = thread_text(text, budget=room, measure=measure, max_posts=max(max_posts, 1))
     texts = tuple(f"{prefix} {b}" if prefix else b for b in bodies)
-    payload: dict[str, Any] = {"statuses": list(texts), "visibility": visibility}
+    payload: dict[str, Any] = {
+        "statuses": list(texts),
+        "visibility": visibility,
+        "language": reply_language(answer.correction),
+    }
     return Rendered(payload=payload, texts=texts)

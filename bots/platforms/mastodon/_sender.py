@@ -93,6 +93,8 @@ class MastodonSender:
                     in_reply_to_id=parent,
                     visibility=progress["visibility"],
                     idempotency_key=idempotency,
+                    # the reply's language (ISO 639-1), so readers' language filters work
+                    language=payload.get("language", "en"),
                 )
             except (RateLimitedError, MastodonAPIError, MastodonNetworkError) as exc:
                 await self._failed(exc, posted, index, len(statuses))

@@ -24,9 +24,10 @@ import re
 from typing import Any
 
 from bots.runtime.platform.contract import Answer, Destination, Rendered
-from pipeline.records.domain import Correction, CorrectionItem, Reference
+from pipeline.records.domain import Correction, CorrectionItem, Reference, claim_head
 from pipeline.reply.links import scrub_links
 from pipeline.reply.render import Fitted, fit
+from pipeline.util.i18n import SOURCE_LANGUAGE, translator
 
 SECTION_CHARS = 3000
 MAX_BLOCKS = 50
@@ -126,11 +127,16 @@ class _Message:
 
 @functools.lru_cache(maxsize=512)  # fit composes a message many times over
 def _item_section(item: CorrectionItem) -> str:
+    t = translator(item.language)
     claim = shorten(item.claim, CLAIM_CHARS)
-    head = f"*Claim {item.claim_number}* “{claim}”: *{item.label.value}*"
+    head = claim_head(t, item.claim_number, claim, t.verdict(item.label.value), "*")
     quote = ""
     if item.quote is not None:
-        quote = f"\n> “{shorten(item.quote.text, QUOTE_CHARS)}” [{item.quote.reference}]"
+        quote = "\n> " + t.gettext(
+            'Source: "{quote}" [{reference}]',
+            quote=shorten(item.quote.text, QUOTE_CHARS),
+            reference=item.quote.reference,
+        )
     room = SECTION_CHARS - len(head) - len(quote) - 1
     marks = len(item.explained(lambda _: ""))  # the markers and their wording
     explanation = shorten(item.explanation, max(room - marks, 20), render=untrusted)
@@ -139,15 +145,19 @@ def _item_section(item: CorrectionItem) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _title(title: str) -> str:
-    return shorten(title, TITLE_CHARS) or "source"
+def _title(title: str, language: str = SOURCE_LANGUAGE) -> str:
+    t = translator(language)
+    return t.isolate(shorten(title, TITLE_CHARS)) or t.gettext("source")
 
 
-def _reference_sections(message: _Message, references: tuple[Reference, ...]) -> list[str]:
+def _reference_sections(
+    message: _Message, references: tuple[Reference, ...], language: str
+) -> list[str]:
     sections: list[str] = []
-    current = "*References*"
+    heading = translator(language).gettext("References")
+    current = f"*{heading}*"
     for ref in references:
-        title = _title(ref.title)
+        title = _title(ref.title, language)
         line = f"[{ref.number}] {message.link(ref.url, title)}"
         if len(current) + 1 + len(line) > SECTION_CHARS:
             sections.append(current)
@@ -160,8 +170,9 @@ def _reference_sections(message: _Message, references: tuple[Reference, ...]) ->
 
 def _trailer(message: _Message, answer: Answer, omission: str) -> list[str]:
     parts = []
+    t = translator(answer.correction.language if answer.correction else SOURCE_LANGUAGE)
     if answer.report_url:
-        parts.append(message.link(answer.report_url, "Full report"))
+        parts.append(message.link(answer.report_url, t.gettext("Full report")))
     if omission:
         parts.append(omission)
     parts += [shorten(note, CONTEXT_CHARS) for note in answer.notes]  # may name a user's file
@@ -175,23 +186,27 @@ def _plain(part: Fitted, answer: Answer) -> str:
     rows = [part.headline, *(item.text for item in part.items)]
     rows += [part.note] if part.note else []
     rows = [_scrub(row) for row in rows]
-    rows += [f"[{r.number}] {_scrub(r.title)} — {r.url}" for r in part.references]
+    t = translator(part.language)
+    rows += [f"[{r.number}] {t.isolate(_scrub(r.title))} — {r.url}" for r in part.references]
     rows += [part.omission] if part.omitted else []
-    rows += [f"Full report: {answer.report_url}"] if answer.report_url else []
+    report = answer.report_url
+    rows += [t.gettext("Full report: {url}", url=report)] if report else []
     rows += [_scrub(row) for row in (*answer.notes, answer.footer or "") if row]
     return escape("\n".join(rows))
 
 
 def _compose(correction: Correction, part: Fitted, answer: Answer) -> tuple[_Message, str]:
     message = _Message()
-    header = f"Fact-check: {correction.label.value}"[:HEADER_CHARS]
+    t = translator(correction.language)
+    header = t.gettext("Fact-check: {topic}", topic=t.verdict(correction.label.value))
+    header = header[:HEADER_CHARS]
     message.blocks.append({"type": "header", "text": {"type": "plain_text", "text": header}})
     message.section(f"*{shorten(part.headline, SECTION_CHARS - 2)}*")
     for item in part.items:
         message.section(_item_section(item))
     if part.note:
         message.section(shorten(part.note, SECTION_CHARS))
-    for text in _reference_sections(message, part.references):
+    for text in _reference_sections(message, part.references, correction.language):
         message.section(text)
     message.context(_trailer(message, answer, part.omission))
     return message, _plain(part, answer)

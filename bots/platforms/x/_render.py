@@ -12,6 +12,7 @@ post for the reply audit.
 from __future__ import annotations
 
 from bots.runtime.platform.contract import Answer, Destination, Rendered
+from bots.runtime.platform.messages import report_line
 from bots.settings import XSettings
 from pipeline.reply.thread import render_thread, thread_text, x_weighted
 
@@ -24,7 +25,7 @@ def render(answer: Answer, destination: Destination, settings: XSettings) -> Ren
         if answer.footer:
             extras.append(answer.footer)
         if answer.report_url:
-            extras.append(f"Full report: {answer.report_url}")
+            extras.append(report_line(answer.correction, answer.report_url))
         parts = render_thread(
             answer.correction,
             budget=settings.post_chars,

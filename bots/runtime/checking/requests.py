@@ -36,6 +36,7 @@ from typing import Any
 from bots.runtime.checking.check_jobs import submit_check
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from pipeline.errors import NotFoundError
+from pipeline.inputs.language import letters_by_script
 from pipeline.records.domain import Post, PostKind
 from storage import Store
 from storage.jobs import Job
@@ -120,9 +121,16 @@ class CheckRequests:
         if hit is None:
             return None
         try:
-            self.store.checks.get(hit.check_id)
+            stored = self.store.checks.get(hit.check_id)
         except NotFoundError:  # the fingerprint outlived its check (retention, forget): a miss
             log.info("reused check is gone; checking again", extra={"check_id": hit.check_id})
+            return None
+        if _script(stored.post.text) != _script(post.text):
+            # Its reply is in its post's language: a post in another script gets its own check
+            # (an English embedder scores unrelated Arabic and Hindi texts near 1).
+            log.info(
+                "reused check is in another script; checking", extra={"check_id": hit.check_id}
+            )
             return None
         return hit
 
@@ -192,3 +200,9 @@ class CheckRequests:
             if not created:
                 return Requested(check_id, check_job, follow_job, reused, created=False)
         return Requested(check_id, check_job, follow_job, reused, created=True)
+
+
+def _script(text: str) -> str | None:
+    """Return the script most of text's letters are written in (None: no letters)."""
+    counts = letters_by_script(text).most_common(1)
+    return counts[0][0] if counts else None

@@ -175,7 +175,8 @@ class ReplyJobs:
         footer = None
         if replies.cost_footer:
             seconds = sum(t.seconds for t in check.timings)
-            footer = messages.cost_footer(sum(u.cost_usd for u in check.usage), seconds)
+            cost = sum(u.cost_usd for u in check.usage)
+            footer = messages.cost_footer(cost, seconds, language=check.correction.language)
         return Answer(
             "correction",
             correction=check.correction,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pipeline import errors
 from pipeline.errors import ConfigError, FactbotError, InputError
+from pipeline.records.domain import Correction
 from pipeline.reply.links import scrub_links
+from pipeline.util.i18n import SOURCE_LANGUAGE, translator
 
 CHECKING = "Checking this message… the answer will appear in the thread."
 NOT_IN_CHANNEL = "factbot is not enabled in this channel."
@@ -78,6 +80,20 @@ def failure(error: BaseException | str | None) -> str:
     return "Sorry, factbot could not finish this check. Please try again later."
 
 
-def cost_footer(cost_usd: float, seconds: float) -> str:
-    """Return the footer that says what a check cost."""
-    return f"Checked in {seconds:.0f} s · model cost ${cost_usd:.4f}"
+def cost_footer(cost_usd: float, seconds: float, *, language: str = SOURCE_LANGUAGE) -> str:
+    """Return the footer that says what a check cost, in the reply's language."""
+    return translator(language).gettext(
+        "Checked in {seconds} s · model cost ${cost}",
+        seconds=f"{seconds:.0f}",
+        cost=f"{cost_usd:.4f}",
+    )
+
+
+def reply_language(correction: Correction | None) -> str:
+    """Return the language code a reply is tagged with: its correction's, else English."""
+    return correction.language if correction is not None else SOURCE_LANGUAGE
+
+
+def report_line(correction: Correction | None, url: str) -> str:
+    """Return the line linking a reply to its full report, in the reply's language."""
+    return translator(reply_language(correction)).gettext("Full report: {url}", url=url)

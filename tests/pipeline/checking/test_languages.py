@@ -90,6 +90,8 @@ async def test_the_stance_model_never_decides_a_claim_it_cannot_read(
         assert by_claim[cid].label is Label.UNVERIFIABLE
         assert by_claim[cid].basis is Basis.LANGUAGE
         assert named in by_claim[cid].rationale and "English only" in by_claim[cid].rationale
+    # their nearest sources stay listed (the reply names them as such, never as proof)
+    assert by_claim["c2"].evidence_ids == ("e2",) and by_claim["c3"].evidence_ids == ("e3",)
     # nothing the stance model could have guessed about them is left for later rules to read
     assert {q.evidence_id for q in decided.quotes} <= {"e1"}
     assert {r.evidence_id for r in decided.readings} == {"e1"}

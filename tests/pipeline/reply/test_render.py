@@ -63,7 +63,7 @@ def test_item_text_keeps_the_writers_format() -> None:
     nearest = CorrectionItem(1, "y", Label.UNVERIFIABLE, "No fact-check settles it.", (4,))
     assert nearest.text == (
         'Claim 1, "y": unverifiable. No fact-check settles it; '
-        "the most relevant sources found are [4]."
+        "the most relevant source found is [4]."
     )
 
 

@@ -95,7 +95,7 @@ async def test_the_text_is_the_full_uncut_writing() -> None:
     )
     assert lines[2] == (
         'Claim 3, "Nobody knows about this.": unverifiable. No fact-check settles it; '
-        "the most relevant sources found are [3]."
+        "the most relevant source found is [3]."
     )
     assert lines[3].endswith('": accurate. Studies agree. [1]')
     assert lines[4] == (

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from bots.settings import BlueskySettings
+from bots.settings import BlueskySettings, GuardSettings
 from tests.support.fake_bluesky import BOT_DID, BOT_HANDLE, PASSWORD, FakeBluesky, graphemes
+from tests.support.languages import POSTS, assert_reply_in, ingest_languages, language_of
 from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import CLAIM, idle, make_app, serving
 
@@ -193,3 +194,29 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_did(
     assert tokens
     secrets = [PASSWORD, *tokens, alice, bob, "amber-lynx", "quartz-heron"]
     assert leaks(text, secrets) == []
+
+
+@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+async def test_a_post_in_each_language_gets_a_reply_in_it_tagged_with_it(
+    bsky: FakeBluesky, tmp_path: Path, embedder: Any
+) -> None:
+    bob = bsky.user("bob.test")
+    asked = {
+        bsky.mention(bob, f"@{BOT_HANDLE} {text}")["uri"]: code for code, text in POSTS.items()
+    }
+    guards = GuardSettings(user_burst=len(POSTS))  # one asker, eight checks at once
+    app = make_app(tmp_path / "d", embedder, guards=guards, bluesky=settings_for(bsky))
+    await ingest_languages(app)
+    async with serving(app):
+        await idle(app, requests=len(POSTS), seconds=1400)
+    threads: dict[str, list[dict[str, Any]]] = {}
+    for reply in bsky.replies_by_bot():
+        threads.setdefault(reply["record"]["reply"]["root"]["uri"], []).append(reply)
+    assert set(threads) == set(asked)
+    rows = app.store.db.execute("SELECT check_id FROM platform_requests").fetchall()
+    checks = {language_of(c): c for c in (app.store.checks.get(r[0]) for r in rows)}
+    for uri, language in asked.items():
+        records = [r["record"] for r in threads[uri]]
+        assert all(r["langs"] == [language] for r in records)
+        assert all(graphemes(r["text"]) <= 300 for r in records)
+        assert_reply_in(language, checks[language], [r["text"] for r in records])

@@ -11,11 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bots.platforms.discord._render import nonce_for
+import pytest
+
+from bots.platforms.discord._render import embed_texts, nonce_for
 from bots.runtime.delivery.deliver import ANSWER, reply_key
 from bots.runtime.delivery.replies import ReplyKey
 from bots.runtime.platform.contract import Destination
 from bots.settings import GuardSettings
+from pipeline.evidence.ingest import Ingester
 from tests.bots.platforms.discord.conftest import (
     ALICE,
     BOB,
@@ -30,6 +33,7 @@ from tests.bots.platforms.discord.conftest import (
 )
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord, Recorded
+from tests.support.languages import LANGUAGE_CORPUS, POSTS, assert_reply_in, language_of
 from tests.support.logscan import debug_logs, leaks
 
 MESSAGE = p.snowflake(40)
@@ -316,3 +320,31 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_user_id(
     assert "reply job finished" in text  # the round trip was logged
     secrets = [discord.token, f"token-{p.snowflake(65)}", ALICE["id"], BOB["id"], "amber-lynx"]
     assert leaks(text, secrets) == []
+
+
+@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+async def test_a_post_in_each_language_gets_a_reply_in_it(
+    indexed: Path, embedder: Any, discord: FakeDiscord
+) -> None:
+    guards = GuardSettings(user_burst=len(POSTS))  # one asker, eight checks at once
+    bot = await start_bot(indexed, embedder, discord, {"guards": guards})
+    try:
+        await Ingester(bot.app.store.documents, embedder).ingest([str(LANGUAGE_CORPUS)])
+        nonces = {}
+        for n, (language, text) in enumerate(POSTS.items()):
+            interaction = p.snowflake(70 + n)
+            command = p.slash("factcheck", [{"name": "text", "type": 3, "value": text}])
+            await bot.interact(command, interaction_id=interaction)
+            key = reply_key(ReplyKey("discord", interaction, ANSWER))
+            destination = Destination("discord", GUILD, CHANNEL, public={"reply_key": key})
+            nonces[nonce_for(destination)] = language
+        await bot.drain()
+        replies = {m.json["nonce"]: m for m in discord.posted_messages()}
+        assert set(replies) == set(nonces)
+        rows = bot.app.store.db.execute("SELECT check_id FROM platform_requests").fetchall()
+        checks = {language_of(c): c for c in (bot.app.store.checks.get(str(r[0])) for r in rows)}
+        for nonce, language in nonces.items():
+            [embed] = replies[nonce].json["embeds"]
+            assert_reply_in(language, checks[language], embed_texts(embed))
+    finally:
+        await stop_bot(bot)

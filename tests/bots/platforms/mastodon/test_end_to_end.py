@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from bots.settings import MastodonSettings
+from bots.settings import GuardSettings, MastodonSettings
 from tests.support.fake_mastodon import BOT_ACCT, TOKEN, FakeMastodon
+from tests.support.languages import POSTS, assert_reply_in, ingest_languages, language_of
 from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import CLAIM, idle, make_app, serving
 
@@ -141,3 +142,34 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_account_id(
     text = logs.getvalue()
     assert "Mastodon mention" in text and "reply job finished" in text  # the round trip
     assert leaks(text, [TOKEN, alice, bob, "amber-lynx", "quartz-heron"]) == []
+
+
+@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+async def test_a_post_in_each_language_gets_a_reply_in_it_tagged_with_it(
+    masto: FakeMastodon, tmp_path: Path, embedder: Any
+) -> None:
+    bob = masto.user("bob")
+    asked = {
+        masto.mention(bob, f"{text} @{BOT_ACCT}", language="en")["id"]: code
+        for code, text in POSTS.items()  # the instance's own tag is a hint, no more: all "en"
+    }
+    guards = GuardSettings(user_burst=len(POSTS))  # one asker, eight checks at once
+    app = make_app(tmp_path / "d", embedder, guards=guards, mastodon=settings_for(masto))
+    await ingest_languages(app)
+    async with serving(app):
+        await idle(app, requests=len(POSTS), seconds=1400)
+    posted = masto.posted_by_bot()
+    threads: dict[str, list[Any]] = {}
+    parent_of = {p.data["id"]: p.form["in_reply_to_id"] for p in posted}
+    for status in posted:
+        root = status.form["in_reply_to_id"]
+        while root in parent_of:
+            root = parent_of[root]
+        threads.setdefault(root, []).append(status)
+    assert set(threads) == set(asked)
+    rows = app.store.db.execute("SELECT check_id FROM platform_requests").fetchall()
+    checks = {language_of(c): c for c in (app.store.checks.get(r[0]) for r in rows)}
+    for mention, language in asked.items():
+        statuses = threads[mention]
+        assert {s.form["language"] for s in statuses} == {language}
+        assert_reply_in(language, checks[language], [s.text for s in statuses])

@@ -21,6 +21,7 @@ import pytest
 from bots.app.root import App
 from bots.settings import JobSettings, Settings, SlackSettings
 from tests.support.fake_slack import FakeSlack, block_problem
+from tests.support.languages import POSTS, assert_reply_in, ingest_languages, language_of
 from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import idle, serving
 
@@ -473,3 +474,34 @@ async def test_a_failed_answer_takes_the_eyes_off(slack: FakeSlack) -> None:
     assert slack.reactions("T1", "C1", asked) == []
     await settle(sender, dest, Answer("failure", message="Sorry"), "Ev1")  # again: no error
     assert slack.calls("reactions.add")[-1].body["name"] == "eyes"
+
+
+@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.parametrize("deployment", ["sqlite"], indirect=True)
+async def test_a_post_in_each_language_gets_a_reply_in_it(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    asked = {}
+    for n, (language, text) in enumerate(POSTS.items()):
+        ts = f"1700000200.{n:06d}"
+        slack.add_message("T1", "C1", ts=ts, user="U2", text=text)
+        asked[ts] = language
+    app = corpus_app(settings_for(slack))
+    await ingest_languages(app)
+    async with serving(app) as base:
+        for n, ts in enumerate(asked):
+            event = mention(
+                event_id=f"EvL{n}", ts=f"1700000300.{n:06d}", thread_ts=ts, user=f"U{n + 10}"
+            )
+            status, _ = await slack.deliver_event(base + "/slack/events", event)
+            assert status == 200
+        await idle(app, requests=len(POSTS), seconds=1400)
+    replies = {r.body["thread_ts"]: r.body for r in slack.calls("chat.postMessage")}
+    assert set(replies) == set(asked)
+    rows = app.store.db.execute("SELECT check_id FROM platform_requests").fetchall()
+    checks = {language_of(c): c for c in (app.store.checks.get(r[0]) for r in rows)}
+    for ts, language in asked.items():
+        body = replies[ts]
+        assert block_problem(body["blocks"]) is None
+        texts = [b["text"]["text"] for b in body["blocks"] if "text" in b]
+        assert_reply_in(language, checks[language], [*texts, body["text"]])

@@ -74,8 +74,8 @@ def test_a_correction_has_a_header_a_section_per_claim_and_linked_references() -
         "text": {"type": "plain_text", "text": "Fact-check: false"},
     }
     sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
-    assert sections[1].startswith("*Claim 1* “x claim 1”: *false*\nx explanation 1 [1]")
-    assert "> “x quote 1” [1]" in sections[1]
+    assert sections[1].startswith('*Claim 1*, "x claim 1": *false*.\nx explanation 1 [1]')
+    assert '> Source: "x quote 1" [1]' in sections[1]
     refs = sections[-1]
     assert refs.startswith("*References*\n[1] <https://news1.example/")
     assert "?x=1&amp;y=2|x 1>" in refs

@@ -12,9 +12,12 @@ from typing import Any
 import pytest
 
 from bots.platforms.x._mentions import SINCE_KEY
+from pipeline.evidence.ingest import Ingester
+from pipeline.reply.thread import x_weighted
 from storage.x_notes import ApiCosts
-from tests.bots.platforms.x.conftest import BOB, BOT, CLAIM, XBot
+from tests.bots.platforms.x.conftest import ALICE, BOB, BOT, CLAIM, XBot
 from tests.support.fake_x import FakeX
+from tests.support.languages import LANGUAGE_CORPUS, POSTS, assert_reply_in, language_of
 from tests.support.logscan import debug_logs, leaks
 
 URL_RE = re.compile(r"https?://\S+")
@@ -165,3 +168,35 @@ async def test_at_debug_a_round_trip_logs_no_key_token_text_or_user_id(make_bot:
     assert "X mentions polled" in text and "reply job finished" in text  # the round trip
     secrets = [*keys, "bearer-x-7zq", alice, bob, "amber-lynx", "quartz-heron"]
     assert leaks(text, secrets) == []
+
+
+@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.parametrize("deployment", ["sqlite"], indirect=True)
+async def test_a_post_in_each_language_gets_a_reply_in_it(make_bot: Any) -> None:
+    async with FakeX(bot_id=BOT, bot_username="factbot", oauth1=("ck", "cs", "at", "ats")) as x:
+        x.add_user(ALICE, "alice", followers=12_000)
+        x.add_user(BOB, "bob")
+        asked = {}
+        for n, (language, text) in enumerate(POSTS.items()):
+            x.add_tweet(str(2000 + n), ALICE, text)
+            x.add_user(str(400 + n), f"asker{n}")  # one asker each: no rate limit applies
+            x.add_tweet(str(3000 + n), str(400 + n), "@factbot ?", replied_to=str(2000 + n))
+            asked[str(3000 + n)] = language
+        bot: XBot = await make_bot(x)
+        await Ingester(bot.app.store.documents, bot.app.embedder).ingest([str(LANGUAGE_CORPUS)])
+        result = await bot.adapter.poller.poll_once()
+        assert result.accepted == len(POSTS)
+        await bot.drain()
+        root_of: dict[str, str] = {}
+        threads: dict[str, list[str]] = {}
+        for post in x.created():
+            parent = post["reply"]["in_reply_to_tweet_id"]
+            root = root_of.get(parent, parent)
+            root_of[post["_created"]] = root
+            threads.setdefault(root, []).append(post["text"])
+        assert set(threads) == set(asked)
+        rows = bot.app.store.db.execute("SELECT check_id FROM platform_requests").fetchall()
+        checks = {language_of(c): c for c in (bot.app.store.checks.get(r[0]) for r in rows)}
+        for mention, language in asked.items():
+            assert all(x_weighted(t) <= 280 for t in threads[mention])
+            assert_reply_in(language, checks[language], threads[mention])
