@@ -681,3 +681,27 @@ def m025_claim_language(db: Database) -> None:
     # Each claim's language (ISO 639-1, zh-Hans/zh-Hant, or und; pipeline/inputs/language.py):
     # a post may mix languages. Claims stored before have none (NULL).
     db.execute("ALTER TABLE claims ADD COLUMN language TEXT")
+
+
+@migrations()
+def m026_passages_trigram(db: Database) -> None:
+    # The evidence index's second full-text table, for scripts written without spaces between
+    # words (Chinese, Japanese, Thai) and for Korean's particles: unicode61 makes a whole run
+    # of Han or Thai one token, which only an identical run matches. The trigram tokenizer
+    # indexes every three characters, so a claim's own three-character pieces find a passage
+    # that shares them (pipeline/claims/queries.py builds that query). Every passage is
+    # indexed: a script's run may sit inside a Latin page. Per node, as the evidence index is.
+    db.execute(
+        "CREATE VIRTUAL TABLE passages_trigram USING fts5("
+        "text, content='passages', content_rowid='id', tokenize='trigram')"
+    )
+    db.execute("INSERT INTO passages_trigram(passages_trigram) VALUES ('rebuild')")
+    db.execute("""
+        CREATE TRIGGER passages_trigram_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_trigram(rowid, text) VALUES (new.id, new.text);
+        END""")
+    db.execute("""
+        CREATE TRIGGER passages_trigram_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO passages_trigram(passages_trigram, rowid, text)
+                VALUES ('delete', old.id, old.text);
+        END""")

@@ -82,6 +82,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m023_evidence_image",
         "m024_check_quotes",
         "m025_claim_language",
+        "m026_passages_trigram",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
