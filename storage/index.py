@@ -206,7 +206,7 @@ class DocumentIndex:
             # thousands of matching rows was joined before ranking; `python -m bench.retrieval`).
             return self._rank_text(match, limit, table)
         found = self._search_text_bounded(
-            match, limit=limit, before=before, undated=undated_only, table=table
+            match, limit=limit, before=before, undated=undated_only, fts=table
         )
         if found is not None:
             return found
@@ -239,7 +239,13 @@ class DocumentIndex:
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def _search_text_bounded(
-        self, match: str, *, limit: int, before: datetime | None, undated: bool, table: str
+        self,
+        match: str,
+        *,
+        limit: int,
+        before: datetime | None,
+        undated: bool,
+        fts: str = "passages_fts",
     ) -> list[tuple[int, float]] | None:
         """Rank with FTS5 alone, then apply the time bound from the in-memory vector table.
 
@@ -251,7 +257,7 @@ class DocumentIndex:
         matches) return None, and the joined query runs.
         """
         probe = limit * _PROBE
-        rows = self._rank_text(match, probe, table)
+        rows = self._rank_text(match, probe, fts)
         if not rows:
             return []
         table = self.vectors()
