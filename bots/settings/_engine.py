@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, SecretStr, model_validator
 from pipeline.credibility.policy import UnratedPolicy
 from pipeline.fetch.fetcher import FetchPolicy
 from pipeline.image.ocr import rapidocr_missing
+from pipeline.search.languages import FACT_CHECK_SITES_BY_LANGUAGE
 from pipeline.verifier.verdict import Costs, Thresholds
 
 
@@ -262,7 +263,17 @@ class SearchSettings(BaseModel):
             "leadstories.com",
             "healthfeedback.org",
         ],
-        description="searched with site: restrictions (where supported) to find fact-checks",
+        description="searched with site: restrictions (where supported) to find fact-checks; "
+        "the English ones, also asked for claims in other languages",
+    )
+    fact_check_sites_by_language: dict[str, list[str]] = Field(
+        default_factory=lambda: {
+            lang: list(sites) for lang, sites in FACT_CHECK_SITES_BY_LANGUAGE.items()
+        },
+        description="JSON object of ISO 639-1 code to fact-checker domains, searched with "
+        "site: for claims in that language (beside the claim's own-language and English "
+        "searches); default: IFCN signatories and AFP desks for es, pt, fr, de, ar, hi and zh "
+        "(pipeline/search/languages.py)",
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import regex
 
 from pipeline.records.domain import Claim
+from pipeline.search.languages import search_language
 from pipeline.util.text import keywords
 
 # Runs of the scripts the trigram table serves; the FTS5 trigram tokenizer needs 3 characters.
@@ -43,6 +44,7 @@ class Query:
     claim_id: str
     text: str  # embedded for the dense path
     terms: tuple[str, ...]  # content words for the lexical path
+    language: str | None = None  # what web search asks in (ISO 639-1); None: the default
 
     @property
     def fts(self) -> str:
@@ -62,6 +64,7 @@ async def build_queries(claims: list[Claim]) -> list[Query]:
             claim_id=c.id,
             text=c.text,
             terms=tuple(t.replace('"', "") for t in keywords(c.text, limit=20)),
+            language=search_language(c.language),
         )
         for c in claims
     ]
