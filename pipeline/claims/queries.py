@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import regex
 
 from pipeline.records.domain import Claim
-from pipeline.search.languages import search_language
+from pipeline.search.locales import search_language
 from pipeline.util.text import keywords
 
 # Runs of the scripts the trigram table serves; the FTS5 trigram tokenizer needs 3 characters.

@@ -33,7 +33,7 @@ from pipeline.evidence.ranking import Rater
 from pipeline.fetch.fetcher import FetchedPage, Fetcher
 from pipeline.records.domain import Document
 from pipeline.search.base import SearchQuery, SearchResult
-from pipeline.search.languages import ENGLISH
+from pipeline.search.locales import ENGLISH
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
 from pipeline.util.cpu import CpuPool
 
@@ -52,7 +52,7 @@ class WebDeps:
     pages_per_claim: int = 6
     results_per_provider: int = 8
     fact_check_sites: tuple[str, ...] = ()
-    # The fact-checkers of each other language (pipeline/search/languages.py).
+    # The fact-checkers of each other language (pipeline/search/locales.py).
     sites_by_language: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 

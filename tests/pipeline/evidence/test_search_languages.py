@@ -16,7 +16,7 @@ from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.web import gather_web_evidence
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.records.domain import Claim
-from pipeline.search.languages import FACT_CHECK_SITES_BY_LANGUAGE, search_language
+from pipeline.search.locales import FACT_CHECK_SITES_BY_LANGUAGE, search_language
 from storage import Store
 from tests.conftest import REPO
 
