@@ -58,7 +58,8 @@ from bots.runtime.checking.reuse import (
     numbers_in,
     post_print,
 )
-from pipeline.embedding.embedder import SentenceTransformerEmbedder
+from pipeline.embedding.backends import build_embedder
+from pipeline.embedding.embedder import LocalEmbedder
 from pipeline.records.domain import Post
 from pipeline.util.text import clean_post_text, keywords
 
@@ -254,7 +255,7 @@ def _agree(pair: Pair) -> bool:
 
 
 def _embed(
-    texts: Sequence[str], embedder: SentenceTransformerEmbedder, cache: Path | None
+    texts: Sequence[str], embedder: LocalEmbedder, cache: Path | None
 ) -> npt.NDArray[np.float32]:
     """Embed texts, reading and writing an .npz cache of earlier runs when given one."""
     known: dict[str, npt.NDArray[np.float32]] = {}
@@ -263,15 +264,14 @@ def _embed(
             known = dict(zip(saved["texts"].tolist(), saved["vectors"], strict=True))
     missing = [t for t in texts if t not in known]
     if missing:
-        known.update(zip(missing, embedder.embed_sync(missing), strict=True))
+        # Post against post: both are queries to a model with roles (e5).
+        known.update(zip(missing, embedder.embed_sync(missing, role="query"), strict=True))
         if cache is not None:
             np.savez(cache, texts=np.array(list(known)), vectors=np.stack(list(known.values())))
     return np.stack([known[t] for t in texts])
 
 
-def calibrate(
-    data: Path, *, embedder: SentenceTransformerEmbedder, cache: Path | None = None
-) -> dict[str, Any]:
+def calibrate(data: Path, *, embedder: LocalEmbedder, cache: Path | None = None) -> dict[str, Any]:
     """Build the pairs, embed them, choose the threshold and report both splits."""
     started = time.perf_counter()
     coaid_pairs, coaid_negs = coaid_items(data)
@@ -328,8 +328,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
     parser.add_argument("--cache", type=Path, help="an .npz file of embeddings kept between runs")
+    parser.add_argument(
+        "--backend",
+        choices=("torch", "onnx", "e5"),
+        default="torch",
+        help="embedding backend (torch: the model the threshold was first calibrated on)",
+    )
     args = parser.parse_args(argv)
-    result = calibrate(args.data, embedder=SentenceTransformerEmbedder(), cache=args.cache)
+    embedder = build_embedder(args.backend)
+    result = calibrate(args.data, embedder=embedder, cache=args.cache)
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
 

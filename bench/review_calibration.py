@@ -144,7 +144,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="factbot-reviews-") as tmp:
         app = App(Settings(data_dir=Path(tmp), log_level="WARNING"))
         try:
-            result = calibrate(args.data, app.embedder.embed_sync)  # the service's embedder
+            embedder = app.embedder  # the service's (FACTBOT_EMBEDDING__BACKEND)
+            # Claim against claim: both are queries to a model with roles (e5).
+            result = calibrate(args.data, lambda texts: embedder.embed_sync(texts, role="query"))
             result["embedder"] = app.embedder.name
         finally:
             app.close()

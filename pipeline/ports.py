@@ -57,8 +57,9 @@ class EvidenceIndex(Protocol):
         limit: int,
         before: datetime | None = None,
         undated_only: bool = False,
+        trigram: bool = False,
     ) -> list[tuple[int, float]]:
-        """Run a full-text query; return (passage id, score) best first."""
+        """Run a full-text query (on the trigram table with trigram); (passage id, score)."""
         ...
 
     def vectors(self) -> VectorTable:

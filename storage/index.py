@@ -194,19 +194,26 @@ class DocumentIndex:
         limit: int,
         before: datetime | None = None,
         undated_only: bool = False,
+        trigram: bool = False,
     ) -> list[tuple[int, float]]:
-        """Run an FTS5 MATCH query; return (passage id, bm25 score) best first."""
+        """Run an FTS5 MATCH query; return (passage id, bm25 score) best first.
+
+        trigram: search the trigram table (m026) instead of the word table.
+        """
+        table = "passages_trigram" if trigram else "passages_fts"
         if before is None and not undated_only:
             # FTS5 alone: joining documents first made every query ~3.5x slower (each of the
             # thousands of matching rows was joined before ranking; `python -m bench.retrieval`).
-            return self._rank_text(match, limit)
-        found = self._search_text_bounded(match, limit=limit, before=before, undated=undated_only)
+            return self._rank_text(match, limit, table)
+        found = self._search_text_bounded(
+            match, limit=limit, before=before, undated=undated_only, fts=table
+        )
         if found is not None:
             return found
         sql = (
             "SELECT hits.rowid, hits.score FROM ("
-            "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
-            "WHERE passages_fts MATCH ?) AS hits "
+            f"SELECT rowid, bm25({table}) AS score FROM {table} "
+            f"WHERE {table} MATCH ?) AS hits "
             "JOIN passages ON passages.id = hits.rowid "
             "JOIN documents ON documents.id = passages.document_id"
         )
@@ -220,17 +227,25 @@ class DocumentIndex:
         params.append(limit)
         return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params).fetchall()]
 
-    def _rank_text(self, match: str, limit: int) -> list[tuple[int, float]]:
+    def _rank_text(
+        self, match: str, limit: int, table: str = "passages_fts"
+    ) -> list[tuple[int, float]]:
         """Return the best FTS5 matches, (passage id, bm25 score) best first, ranked alone."""
         rows = self.db.execute(
-            "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
-            "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?",
+            f"SELECT rowid, bm25({table}) AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY score LIMIT ?",
             [match, limit],
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def _search_text_bounded(
-        self, match: str, *, limit: int, before: datetime | None, undated: bool
+        self,
+        match: str,
+        *,
+        limit: int,
+        before: datetime | None,
+        undated: bool,
+        fts: str = "passages_fts",
     ) -> list[tuple[int, float]] | None:
         """Rank with FTS5 alone, then apply the time bound from the in-memory vector table.
 
@@ -242,7 +257,7 @@ class DocumentIndex:
         matches) return None, and the joined query runs.
         """
         probe = limit * _PROBE
-        rows = self._rank_text(match, probe)
+        rows = self._rank_text(match, probe, fts)
         if not rows:
             return []
         table = self.vectors()

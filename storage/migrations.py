@@ -710,3 +710,27 @@ def m027_posts_language_index(db: Database) -> None:
     # The dashboard filters checks by their post's language and lists the languages that
     # occur by skipping through this index (storage/browse.py `choices`).
     db.execute("CREATE INDEX posts_language ON posts(language)")
+
+
+@migrations()
+def m028_passages_trigram(db: Database) -> None:
+    # The evidence index's second full-text table, for scripts written without spaces between
+    # words (Chinese, Japanese, Thai) and for Korean's particles: unicode61 makes a whole run
+    # of Han or Thai one token, which only an identical run matches. The trigram tokenizer
+    # indexes every three characters, so a claim's own three-character pieces find a passage
+    # that shares them (pipeline/claims/queries.py builds that query). Every passage is
+    # indexed: a script's run may sit inside a Latin page. Per node, as the evidence index is.
+    db.execute(
+        "CREATE VIRTUAL TABLE passages_trigram USING fts5("
+        "text, content='passages', content_rowid='id', tokenize='trigram')"
+    )
+    db.execute("INSERT INTO passages_trigram(passages_trigram) VALUES ('rebuild')")
+    db.execute("""
+        CREATE TRIGGER passages_trigram_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_trigram(rowid, text) VALUES (new.id, new.text);
+        END""")
+    db.execute("""
+        CREATE TRIGGER passages_trigram_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO passages_trigram(passages_trigram, rowid, text)
+                VALUES ('delete', old.id, old.text);
+        END""")

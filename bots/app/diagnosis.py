@@ -413,6 +413,10 @@ def _embedder(settings: Settings, problems: list[Problem]) -> dict[str, Any]:
                 from pipeline.embedding.onnx import bundled_onnx_path
 
                 path = bundled_onnx_path()
+            elif settings.embedding.backend == "e5":
+                from pipeline.embedding.e5 import bundled_e5_path
+
+                path = bundled_e5_path()
             else:
                 from pipeline.embedding.embedder import bundled_model_path
 

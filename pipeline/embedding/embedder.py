@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 Vectors = npt.NDArray[np.float32]
+# What a text is to a model trained with roles (e5): a search query, or a passage searched. Texts
+# compared with each other (post to post, claim to fact-check) are both queries. MiniLM has no
+# roles and ignores it.
+Role = Literal["query", "passage"]
 
 
 class Embedder(Protocol):
@@ -38,11 +42,11 @@ class Embedder(Protocol):
 
     name: str
 
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+    def embed_sync(self, texts: Sequence[str], *, role: Role = "passage") -> Vectors:
         """Embed texts in the calling thread."""
         ...
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], *, role: Role = "passage") -> Vectors:
         """Embed texts off the event loop."""
         ...
 
@@ -154,8 +158,8 @@ class SentenceTransformerEmbedder:
         """Load the model now instead of on first use."""
         self._load()
 
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Embed texts in the calling thread."""
+    def embed_sync(self, texts: Sequence[str], *, role: Role = "passage") -> Vectors:
+        """Embed texts in the calling thread (MiniLM has no roles: role is ignored)."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         model = self._load()
@@ -168,6 +172,6 @@ class SentenceTransformerEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed texts in the CPU pool."""
+    async def embed(self, texts: Sequence[str], *, role: Role = "passage") -> Vectors:
+        """Embed texts in the CPU pool (MiniLM has no roles: role is ignored)."""
         return await run_cpu(self.cpu, self.embed_sync, texts)

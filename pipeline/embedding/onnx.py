@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.embedder import Vectors
+from pipeline.embedding.embedder import Role, Vectors
 from pipeline.errors import ConfigError
 from pipeline.util.cpu import CpuPool, run_cpu
 
@@ -124,8 +124,8 @@ class OnnxEmbedder:
         """Load the model now instead of on first use."""
         self._load()
 
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Embed texts in the calling thread."""
+    def embed_sync(self, texts: Sequence[str], *, role: Role = "passage") -> Vectors:
+        """Embed texts in the calling thread (MiniLM has no roles: role is ignored)."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         session, tokenizer = self._load()
@@ -147,6 +147,6 @@ class OnnxEmbedder:
             out[chunk] = pooled / np.clip(norms, 1e-12, None)
         return out
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed texts in the CPU pool."""
+    async def embed(self, texts: Sequence[str], *, role: Role = "passage") -> Vectors:
+        """Embed texts in the CPU pool (MiniLM has no roles: role is ignored)."""
         return await run_cpu(self.cpu, self.embed_sync, texts)

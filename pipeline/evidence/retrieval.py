@@ -69,7 +69,7 @@ async def retrieve(
         return []
     # Vectors of another model would rank nonsense: EmbeddingMismatchError says how to fix it.
     await run_cpu(cpu, index.require_model, embedder.name)
-    embedding = asyncio.ensure_future(embedder.embed([q.text for q in queries]))
+    embedding = asyncio.ensure_future(embedder.embed([q.text for q in queries], role="query"))
     try:
         lexical = await run_cpu(
             cpu, _lexical_all, index, queries, limit=limit, before=before, undated=undated
@@ -180,14 +180,21 @@ def _lexical_all(
 def _lexical(
     index: EvidenceIndex, query: Query, *, limit: int, before: datetime | None, undated: str
 ) -> list[int]:
-    if not query.fts:
-        return []
-    try:
-        # The SQL bound drops undated documents; the dense mask decides for those.
-        hits = index.search_text(query.fts, limit=limit, before=before)
-        if before is not None and undated == "include":
-            hits += index.search_text(query.fts, limit=limit, before=None, undated_only=True)
-    except sqlite3.OperationalError as exc:
-        log.warning("fts query failed", extra={"query": query.fts, "error": str(exc)})
-        return []
-    return [pid for pid, _ in sorted(hits, key=lambda h: h[1])]
+    """Return the full-text ranking: the trigram table's first (CJK, Hangul, Thai), then words'."""
+    ranked: list[int] = []
+    for match, trigram in ((query.trigram_fts, True), (query.fts, False)):
+        if not match:
+            continue
+        try:
+            # The SQL bound drops undated documents; the dense mask decides for those.
+            hits = index.search_text(match, limit=limit, before=before, trigram=trigram)
+            if before is not None and undated == "include":
+                hits += index.search_text(
+                    match, limit=limit, before=None, undated_only=True, trigram=trigram
+                )
+        except sqlite3.OperationalError as exc:
+            log.warning("fts query failed", extra={"query": match, "error": str(exc)})
+            continue
+        seen = set(ranked)
+        ranked += [pid for pid, _ in sorted(hits, key=lambda h: h[1]) if pid not in seen]
+    return ranked

@@ -20,7 +20,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -33,6 +33,7 @@ from pipeline.evidence.ranking import Rater
 from pipeline.fetch.fetcher import FetchedPage, Fetcher
 from pipeline.records.domain import Document
 from pipeline.search.base import SearchQuery, SearchResult
+from pipeline.search.locales import ENGLISH
 from pipeline.search.merge import MultiSearch, Outcome, ProviderReport
 from pipeline.util.cpu import CpuPool
 
@@ -51,6 +52,8 @@ class WebDeps:
     pages_per_claim: int = 6
     results_per_provider: int = 8
     fact_check_sites: tuple[str, ...] = ()
+    # The fact-checkers of each other language (pipeline/search/locales.py).
+    sites_by_language: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -91,10 +94,12 @@ async def gather_web_evidence(
     before: datetime | None = None,
     pages_per_claim: int = 6,
     fact_check_sites: tuple[str, ...] = (),
+    sites_by_language: Mapping[str, tuple[str, ...]] | None = None,
     limit: int = 8,
     cpu: CpuPool | None = None,
 ) -> WebReport:
     """Search, filter, fetch and ingest pages for every query; return what happened."""
+    by_language = sites_by_language or {}
     report = WebReport()
     stored_before = ingester.report.added + ingester.report.updated
     picked: set[str] = set()
@@ -111,7 +116,10 @@ async def gather_web_evidence(
         # depend on timing; a query's pages are fetched as soon as it and every query before
         # it have their answers, while later searches are still in flight.
         plans = [
-            [start(search.search(ask)) for ask in _asks(query, before, fact_check_sites, limit)]
+            [
+                start(search.search(ask))
+                for ask in _asks(query, before, fact_check_sites, limit, by_language)
+            ]
             for query in queries
         ]
         fetches: list[asyncio.Future[tuple[Document, dict[str, Any], FetchedPage] | str]] = []
@@ -167,13 +175,37 @@ async def gather_web_evidence(
 
 
 def _asks(
-    query: Query, before: datetime | None, fact_check_sites: tuple[str, ...], limit: int
+    query: Query,
+    before: datetime | None,
+    fact_check_sites: tuple[str, ...],
+    limit: int,
+    sites_by_language: Mapping[str, tuple[str, ...]],
 ) -> list[SearchQuery]:
-    """Return the searches of one query: as written, and restricted to fact-checkers."""
+    """Return the searches of one query: as written, and restricted to fact-checkers.
+
+    A claim in another language than English is searched in its language (with that
+    language's fact-checkers) and then for English results (with the English ones).
+    """
     text = _query_text(query)
-    asks = [SearchQuery(text=text, before=before, limit=limit)]
+    language = query.language
+    if language is None or language == ENGLISH:
+        asks = [SearchQuery(text=text, before=before, limit=limit)]
+        if fact_check_sites:
+            asks.append(SearchQuery(text=text, before=before, sites=fact_check_sites, limit=limit))
+        return asks
+    asks = [SearchQuery(text=text, before=before, limit=limit, language=language)]
+    own = sites_by_language.get(language, ())
+    if own:
+        asks.append(
+            SearchQuery(text=text, before=before, sites=own, limit=limit, language=language)
+        )
+    asks.append(SearchQuery(text=text, before=before, limit=limit, language=ENGLISH))
     if fact_check_sites:
-        asks.append(SearchQuery(text=text, before=before, sites=fact_check_sites, limit=limit))
+        asks.append(
+            SearchQuery(
+                text=text, before=before, sites=fact_check_sites, limit=limit, language=ENGLISH
+            )
+        )
     return asks
 
 

@@ -296,7 +296,7 @@ class GraphVerifier:
                 texts.update(t for t in (node.text, node.context) if t)
             texts.update(e.action for e in graph.edges if e.action)
         ordered = sorted(texts)
-        matrix = self.embedder.embed_sync(ordered) if ordered else np.zeros((0, 384))
+        matrix = self.embedder.embed_sync(ordered, role="query") if ordered else np.zeros((0, 384))
         vectors = dict(zip(ordered, matrix, strict=True))
         results = []
         for claim in todo:

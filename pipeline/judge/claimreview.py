@@ -102,7 +102,7 @@ class ReviewMatchJudge:
         texts = [c.text for c in claims] + [
             e.document.claim_review.claim_reviewed for e in reviewed if e.document.claim_review
         ]
-        vectors = await self.embedder.embed(texts) if reviewed else np.zeros((0, 0))
+        vectors = await self.embedder.embed(texts, role="query") if reviewed else np.zeros((0, 0))
         claim_vecs = {c.id: vectors[i] for i, c in enumerate(claims)} if reviewed else {}
         review_vecs = {e.id: vectors[len(claims) + i] for i, e in enumerate(reviewed)}
         stances: dict[str, Stance] = {}

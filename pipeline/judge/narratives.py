@@ -101,7 +101,9 @@ async def cluster_narratives(
         )
     if not items:
         return []
-    vectors = np.asarray(await embedder.embed([e.passage.text for e in items]), dtype=np.float32)
+    vectors = np.asarray(
+        await embedder.embed([e.passage.text for e in items], role="query"), dtype=np.float32
+    )
     # Even a few dozen points take k-means (10 restarts) tens of milliseconds: never inline.
     narratives = await run_cpu(cpu, _group, claim_id, items, vectors, max_k=max_k, seed=seed)
     log.info(

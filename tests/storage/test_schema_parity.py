@@ -28,6 +28,7 @@ SQLITE_ONLY = {
     "documents",
     "passages",
     "passages_fts",
+    "passages_trigram",  # the evidence index's trigram table (m026), per node as the rest
     "image_index",
     "face_gallery",
     # The dashboard's search: an FTS5 table in SQLite, a tsvector table in PostgreSQL, compared

