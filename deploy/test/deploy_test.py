@@ -73,6 +73,47 @@ def container_logs(container: str, lines: int = 40) -> str:
     return done.stdout + done.stderr
 
 
+def project_logs(project: str, lines: int = 40) -> None:
+    """Print the last lines of every container of a compose project, stopped ones included."""
+    ids = sh(
+        "docker",
+        "ps",
+        "-aq",
+        "--filter",
+        f"label=com.docker.compose.project={project}",
+        check=False,
+    ).split()
+    for cid in ids:
+        state = sh(
+            "docker",
+            "inspect",
+            "-f",
+            "{{.Name}} {{.State.Status}} exit={{.State.ExitCode}}",
+            cid,
+            check=False,
+        )
+        log(f"--- {state}, last {lines} lines\n{container_logs(cid, lines)}")
+
+
+def docker_gateway() -> str:
+    """Return the host's address on Docker's default bridge: containers reach it, others not."""
+    gateway = sh(
+        "docker",
+        "network",
+        "inspect",
+        "-f",
+        "{{range .IPAM.Config}}{{.Gateway}} {{end}}",
+        "bridge",
+        check=False,
+    ).split()
+    if not gateway:  # no gateway recorded (an older daemon): the docker0 interface's address
+        gateway = [sh("ip", "-4", "-o", "addr", "show", "docker0").split()[3].split("/")[0]]
+    address = gateway[0]
+    if not address.startswith(("172.", "10.", "192.168.")):
+        raise RuntimeError(f"Docker's bridge gateway {address} is not a private address")
+    return address
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -93,6 +134,9 @@ class Compose:
 
     def ids(self, service: str) -> list[str]:
         return self("ps", "-q", service).split()
+
+    def logs(self) -> None:
+        project_logs(self.base[-1])
 
     def down(self) -> None:
         with contextlib.suppress(Exception):
@@ -208,14 +252,16 @@ def single(folder: Path, image: str) -> dict[str, Any]:
             "dashboard_overview": overview,
             "memory": mem,
         }
+    except BaseException:
+        compose.logs()
+        raise
     finally:
         compose.down()
 
 
 async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str, Any]:
     # The host's address on docker0: reachable from the containers, not from off this host.
-    gateway = sh("ip", "-4", "-o", "addr", "show", "docker0").split()[3].split("/")[0]
-    assert gateway.startswith(("172.", "10.", "192.168.")), gateway
+    gateway = docker_gateway()
     slack = FakeSlack(signing_secret=SECRET)
     slack.add_team(TEAM, token=TOKEN)
     app = web.Application()
@@ -408,6 +454,9 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             for name, cid in containers.items():
                 log(f"--- {name} logs\n" + container_logs(cid, 30))
         return result
+    except BaseException:
+        await asyncio.to_thread(compose.logs)
+        raise
     finally:
         await asyncio.to_thread(compose.down)
         await runner.cleanup()
