@@ -2,8 +2,9 @@
 
 1. deploy/compose.yaml: wait for the API container to be healthy, check a claim through
    POST /api/checks?wait=..., read the dashboard's overview data and /readyz, note memory.
-2. deploy/compose.scaled.yaml with 2 worker containers (PostgreSQL, migrate, serve, workers;
-   SearXNG is left out, web search is off): the Slack stand-in of the test suite
+2. deploy/compose.scaled.yaml with 2 worker containers (PostgreSQL, migrate, serve, workers,
+   SearXNG with no engine, asked once through its JSON API from the API's container; factbot's
+   web search is off): the Slack stand-in of the test suite
    (tests/support/fake_slack.py) listens on the host's docker0 address, factbot sends its
    replies there; 200 signed app_mention events are delivered to the published API port on
    127.0.0.1 while a worker is killed, PostgreSQL is restarted and the API is restarted.
@@ -290,6 +291,11 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "FACTBOT_BUDGETS__USD_PER_MONTH": "0",
         },
     )
+    # SearXNG (Debian's searx) with every engine left out: its JSON API answers, and it sends
+    # nothing off this host.
+    searxng_settings = folder / "searxng.yml"
+    searxng_settings.write_text(SEARXNG_NO_ENGINES, encoding="utf-8")
+    searxng_settings.chmod(0o644)
     compose = Compose(
         "compose.scaled.yaml",
         "fbdeploy2",
@@ -298,7 +304,8 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "FACTBOT_ENV_FILE": str(env_file),
             "FACTBOT_IMAGE": image,
             "POSTGRES_PASSWORD": "deploy-test-pw",
-            "SEARXNG_SECRET": "unused",
+            "SEARXNG_SECRET": "deploy-test-searxng-secret",
+            "SEARXNG_SETTINGS": str(searxng_settings),
         },
     )
     compose.down()
@@ -316,6 +323,7 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "migrate",
             "factbot",
             "worker",
+            "searxng",
         )
         [api] = compose.ids("factbot")
         [pg] = compose.ids("postgres")
@@ -324,6 +332,8 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
         await asyncio.to_thread(wait_healthy, api, 300)
         up_to_healthy = time.monotonic() - started
         log(f"compose.scaled.yaml: API healthy {up_to_healthy:.1f} s after `up`, 2 workers")
+        searxng = await asyncio.to_thread(searxng_answers, compose, api)
+        log(f"compose.scaled.yaml: SearXNG {searxng}")
         events_url = f"http://127.0.0.1:{port}/slack/events"
         parents = [f"1700000000.{n:06d}" for n in range(checks)]
         retries = 0
@@ -448,6 +458,7 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "faults": faults,
             "jobs": jobs.splitlines(),
             "memory": mem,
+            "searxng": searxng,
         }
         log(f"compose.scaled.yaml: {json.dumps(result)}")
         if lost or duplicated or last_reply is None:
@@ -460,6 +471,32 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
     finally:
         await asyncio.to_thread(compose.down)
         await runner.cleanup()
+
+
+SEARXNG_NO_ENGINES = """\
+use_default_settings:
+  engines:
+    keep_only: []
+server:
+  port: 8080
+  limiter: false
+  image_proxy: false
+"""
+
+
+def searxng_answers(compose: Compose, api: str) -> dict[str, Any]:
+    """Wait for SearXNG to be healthy, then ask its JSON API from the API's container."""
+    [searxng] = compose.ids("searxng")
+    healthy = wait_healthy(searxng, 120)
+    probe = (
+        "import json, urllib.request; "
+        "url = 'http://searxng:8080/search?q=eiffel+tower&format=json'; "
+        "print(json.dumps(sorted(json.load(urllib.request.urlopen(url, timeout=20)))))"
+    )
+    keys = json.loads(sh("docker", "exec", api, "python3", "-c", probe, timeout=60))
+    if "results" not in keys:
+        raise RuntimeError(f"SearXNG's JSON answer has no results: {keys}")
+    return {"healthy_s": round(healthy, 1), "json_keys": keys}
 
 
 async def _fault(

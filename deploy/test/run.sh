@@ -138,11 +138,14 @@ t=$(date +%s); build slack factbot:slack -f deploy/Dockerfile --build-arg EXTRAS
 t_slack=$(( $(date +%s) - t )); say "factbot:slack built ($t_slack s)"
 t=$(date +%s); build postgres factbot-postgres:15 deploy/postgres; t_pg=$(( $(date +%s) - t ))
 say "factbot-postgres:15 built ($t_pg s)"
+t=$(date +%s); build searxng factbot-searxng:latest deploy/searxng; t_searxng=$(( $(date +%s) - t ))
+say "factbot-searxng:latest built ($t_searxng s)"
 size() { docker image inspect -f '{{.Size}}' "$1" | awk '{printf "%.0f", $1/1000000}'; }
 cat >"$report.build" <<JSON
 {"base_s": $t_base, "wheels_s": $t_wheels, "image_s": $t_image, "image_slack_s": $t_slack,
- "postgres_s": $t_pg, "size_mb": {"base": $(size "$base"), "factbot": $(size factbot:latest),
- "factbot_slack": $(size factbot:slack), "postgres": $(size factbot-postgres:15)}}
+ "postgres_s": $t_pg, "searxng_s": $t_searxng, "size_mb": {"base": $(size "$base"),
+ "factbot": $(size factbot:latest), "factbot_slack": $(size factbot:slack),
+ "postgres": $(size factbot-postgres:15), "searxng": $(size factbot-searxng:latest)}}
 JSON
 say "images built: $(tr -d '\n' <"$report.build")"
 uid=$(timeout 120 docker run --rm --entrypoint id factbot:latest -u)
