@@ -418,23 +418,19 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
                 last_reply = time.monotonic()
                 break
             await asyncio.sleep(1.0)
+        # A job whose process died after its reply was posted (the killed worker, the API
+        # restarted) stays running until its lease lapses and it is taken again: it then finds
+        # the reply posted and ends. Wait for every job to end (300 s at most).
+        settled = time.monotonic() + 300
+        jobs = await asyncio.to_thread(jobs_by_status, pg)
+        while time.monotonic() < settled and any(
+            line.split()[1] not in ("done", "dead") for line in jobs
+        ):
+            await asyncio.sleep(2.0)
+            jobs = await asyncio.to_thread(jobs_by_status, pg)
         await asyncio.sleep(10)  # a duplicate, if one were coming, shows by now
         counts = replies()
-        jobs = await asyncio.to_thread(
-            sh,
-            "docker",
-            "exec",
-            pg,
-            "psql",
-            "-U",
-            "factbot",
-            "-d",
-            "factbot",
-            "-At",
-            "-c",
-            "SELECT kind || ' ' || status || ' ' || count(*) || ' ' || max(attempts) "
-            "FROM jobs GROUP BY kind, status ORDER BY 1",
-        )
+        jobs = await asyncio.to_thread(jobs_by_status, pg)
         containers = {
             "factbot": api,
             "postgres": pg,
@@ -456,7 +452,7 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "lost": lost,
             "duplicated": duplicated,
             "faults": faults,
-            "jobs": jobs.splitlines(),
+            "jobs": jobs,
             "memory": mem,
             "searxng": searxng,
         }
@@ -471,6 +467,16 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
     finally:
         await asyncio.to_thread(compose.down)
         await runner.cleanup()
+
+
+def jobs_by_status(pg: str) -> list[str]:
+    """Return "kind status count max-attempts" lines of the jobs table (in its container)."""
+    query = (
+        "SELECT kind || ' ' || status || ' ' || count(*) || ' ' || max(attempts) "
+        "FROM jobs GROUP BY kind, status ORDER BY 1"
+    )
+    out = sh("docker", "exec", pg, "psql", "-U", "factbot", "-d", "factbot", "-At", "-c", query)
+    return out.splitlines()
 
 
 SEARXNG_NO_ENGINES = """\
