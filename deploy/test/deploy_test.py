@@ -2,8 +2,9 @@
 
 1. deploy/compose.yaml: wait for the API container to be healthy, check a claim through
    POST /api/checks?wait=..., read the dashboard's overview data and /readyz, note memory.
-2. deploy/compose.scaled.yaml with 2 worker containers (PostgreSQL, migrate, serve, workers;
-   SearXNG is left out, web search is off): the Slack stand-in of the test suite
+2. deploy/compose.scaled.yaml with 2 worker containers (PostgreSQL, migrate, serve, workers,
+   SearXNG with no engine, asked once through its JSON API from the API's container; factbot's
+   web search is off): the Slack stand-in of the test suite
    (tests/support/fake_slack.py) listens on the host's docker0 address, factbot sends its
    replies there; 200 signed app_mention events are delivered to the published API port on
    127.0.0.1 while a worker is killed, PostgreSQL is restarted and the API is restarted.
@@ -73,6 +74,47 @@ def container_logs(container: str, lines: int = 40) -> str:
     return done.stdout + done.stderr
 
 
+def project_logs(project: str, lines: int = 40) -> None:
+    """Print the last lines of every container of a compose project, stopped ones included."""
+    ids = sh(
+        "docker",
+        "ps",
+        "-aq",
+        "--filter",
+        f"label=com.docker.compose.project={project}",
+        check=False,
+    ).split()
+    for cid in ids:
+        state = sh(
+            "docker",
+            "inspect",
+            "-f",
+            "{{.Name}} {{.State.Status}} exit={{.State.ExitCode}}",
+            cid,
+            check=False,
+        )
+        log(f"--- {state}, last {lines} lines\n{container_logs(cid, lines)}")
+
+
+def docker_gateway() -> str:
+    """Return the host's address on Docker's default bridge: containers reach it, others not."""
+    gateway = sh(
+        "docker",
+        "network",
+        "inspect",
+        "-f",
+        "{{range .IPAM.Config}}{{.Gateway}} {{end}}",
+        "bridge",
+        check=False,
+    ).split()
+    if not gateway:  # no gateway recorded (an older daemon): the docker0 interface's address
+        gateway = [sh("ip", "-4", "-o", "addr", "show", "docker0").split()[3].split("/")[0]]
+    address = gateway[0]
+    if not address.startswith(("172.", "10.", "192.168.")):
+        raise RuntimeError(f"Docker's bridge gateway {address} is not a private address")
+    return address
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -93,6 +135,9 @@ class Compose:
 
     def ids(self, service: str) -> list[str]:
         return self("ps", "-q", service).split()
+
+    def logs(self) -> None:
+        project_logs(self.base[-1])
 
     def down(self) -> None:
         with contextlib.suppress(Exception):
@@ -208,14 +253,16 @@ def single(folder: Path, image: str) -> dict[str, Any]:
             "dashboard_overview": overview,
             "memory": mem,
         }
+    except BaseException:
+        compose.logs()
+        raise
     finally:
         compose.down()
 
 
 async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str, Any]:
     # The host's address on docker0: reachable from the containers, not from off this host.
-    gateway = sh("ip", "-4", "-o", "addr", "show", "docker0").split()[3].split("/")[0]
-    assert gateway.startswith(("172.", "10.", "192.168.")), gateway
+    gateway = docker_gateway()
     slack = FakeSlack(signing_secret=SECRET)
     slack.add_team(TEAM, token=TOKEN)
     app = web.Application()
@@ -244,6 +291,11 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "FACTBOT_BUDGETS__USD_PER_MONTH": "0",
         },
     )
+    # SearXNG (Debian's searx) with every engine left out: its JSON API answers, and it sends
+    # nothing off this host.
+    searxng_settings = folder / "searxng.yml"
+    searxng_settings.write_text(SEARXNG_NO_ENGINES, encoding="utf-8")
+    searxng_settings.chmod(0o644)
     compose = Compose(
         "compose.scaled.yaml",
         "fbdeploy2",
@@ -252,7 +304,8 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "FACTBOT_ENV_FILE": str(env_file),
             "FACTBOT_IMAGE": image,
             "POSTGRES_PASSWORD": "deploy-test-pw",
-            "SEARXNG_SECRET": "unused",
+            "SEARXNG_SECRET": "deploy-test-searxng-secret",
+            "SEARXNG_SETTINGS": str(searxng_settings),
         },
     )
     compose.down()
@@ -270,6 +323,7 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "migrate",
             "factbot",
             "worker",
+            "searxng",
         )
         [api] = compose.ids("factbot")
         [pg] = compose.ids("postgres")
@@ -278,6 +332,8 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
         await asyncio.to_thread(wait_healthy, api, 300)
         up_to_healthy = time.monotonic() - started
         log(f"compose.scaled.yaml: API healthy {up_to_healthy:.1f} s after `up`, 2 workers")
+        searxng = await asyncio.to_thread(searxng_answers, compose, api)
+        log(f"compose.scaled.yaml: SearXNG {searxng}")
         events_url = f"http://127.0.0.1:{port}/slack/events"
         parents = [f"1700000000.{n:06d}" for n in range(checks)]
         retries = 0
@@ -362,23 +418,19 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
                 last_reply = time.monotonic()
                 break
             await asyncio.sleep(1.0)
+        # A job whose process died after its reply was posted (the killed worker, the API
+        # restarted) stays running until its lease lapses and it is taken again: it then finds
+        # the reply posted and ends. Wait for every job to end (300 s at most).
+        settled = time.monotonic() + 300
+        jobs = await asyncio.to_thread(jobs_by_status, pg)
+        while time.monotonic() < settled and any(
+            line.split()[1] not in ("done", "dead") for line in jobs
+        ):
+            await asyncio.sleep(2.0)
+            jobs = await asyncio.to_thread(jobs_by_status, pg)
         await asyncio.sleep(10)  # a duplicate, if one were coming, shows by now
         counts = replies()
-        jobs = await asyncio.to_thread(
-            sh,
-            "docker",
-            "exec",
-            pg,
-            "psql",
-            "-U",
-            "factbot",
-            "-d",
-            "factbot",
-            "-At",
-            "-c",
-            "SELECT kind || ' ' || status || ' ' || count(*) || ' ' || max(attempts) "
-            "FROM jobs GROUP BY kind, status ORDER BY 1",
-        )
+        jobs = await asyncio.to_thread(jobs_by_status, pg)
         containers = {
             "factbot": api,
             "postgres": pg,
@@ -400,17 +452,57 @@ async def scaled(folder: Path, image: str, checks: int, rate: float) -> dict[str
             "lost": lost,
             "duplicated": duplicated,
             "faults": faults,
-            "jobs": jobs.splitlines(),
+            "jobs": jobs,
             "memory": mem,
+            "searxng": searxng,
         }
         log(f"compose.scaled.yaml: {json.dumps(result)}")
         if lost or duplicated or last_reply is None:
             for name, cid in containers.items():
                 log(f"--- {name} logs\n" + container_logs(cid, 30))
         return result
+    except BaseException:
+        await asyncio.to_thread(compose.logs)
+        raise
     finally:
         await asyncio.to_thread(compose.down)
         await runner.cleanup()
+
+
+def jobs_by_status(pg: str) -> list[str]:
+    """Return "kind status count max-attempts" lines of the jobs table (in its container)."""
+    query = (
+        "SELECT kind || ' ' || status || ' ' || count(*) || ' ' || max(attempts) "
+        "FROM jobs GROUP BY kind, status ORDER BY 1"
+    )
+    out = sh("docker", "exec", pg, "psql", "-U", "factbot", "-d", "factbot", "-At", "-c", query)
+    return out.splitlines()
+
+
+SEARXNG_NO_ENGINES = """\
+use_default_settings:
+  engines:
+    keep_only: []
+server:
+  port: 8080
+  limiter: false
+  image_proxy: false
+"""
+
+
+def searxng_answers(compose: Compose, api: str) -> dict[str, Any]:
+    """Wait for SearXNG to be healthy, then ask its JSON API from the API's container."""
+    [searxng] = compose.ids("searxng")
+    healthy = wait_healthy(searxng, 120)
+    probe = (
+        "import json, urllib.request; "
+        "url = 'http://searxng:8080/search?q=eiffel+tower&format=json'; "
+        "print(json.dumps(sorted(json.load(urllib.request.urlopen(url, timeout=20)))))"
+    )
+    keys = json.loads(sh("docker", "exec", api, "python3", "-c", probe, timeout=60))
+    if "results" not in keys:
+        raise RuntimeError(f"SearXNG's JSON answer has no results: {keys}")
+    return {"healthy_s": round(healthy, 1), "json_keys": keys}
 
 
 async def _fault(

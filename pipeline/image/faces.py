@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 LANDMARKS_FILE = "shape_predictor_5_face_landmarks.dat"
 EMBEDDING_FILE = "dlib_face_recognition_resnet_model_v1.dat"
 DEFAULT_MAX_FACES = 8
-INSTALL_HINT = "pip install dlib-bin face-recognition-models"
+INSTALL_HINT = "pip install 'factbot[faces]'"
 
 
 class FaceReader(Protocol):
