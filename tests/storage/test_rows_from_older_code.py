@@ -75,11 +75,17 @@ def rich_check() -> Check:
 
 # Fields added to a record since 63135ff, with a default that older rows load as: written
 # rows carry them at their default, which is all that may differ.
-ADDED = {"quotes": {"strength": None}}
+ADDED = {"quotes": {"strength": None}, "correction_items": {"language": "en"}}
 
 
 def _without_added(column: str, value: object) -> object:
     added = ADDED.get(column, {})
+    if isinstance(value, dict):  # a key added since, at its default, here and in its items
+        return {
+            k: _without_added(column, v) if k == "items" else v
+            for k, v in value.items()
+            if k not in added or v != added[k]
+        }
     if not isinstance(value, list):
         return value
     return [
