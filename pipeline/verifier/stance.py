@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.embedding.onnx import sha256_of
+from pipeline.embedding.embedder import sha256_of
 from pipeline.errors import ConfigError
 from pipeline.util.text import sentence_spans
 
