@@ -193,14 +193,15 @@ class App:
         await self.aclose()
 
     async def start(self, *, warm: bool = True) -> None:
-        """Open the store and, with warm, load the embedder and start the local model server.
+        """Open the store and, with warm, load the models and start the local model server.
 
-        Both happen off the event loop: the embedder loads in the CPU pool, and the local
+        The embedder and lingua load in the CPU pool, off the event loop; the local
         server is forked from the loop's thread (it dies with that thread) and awaited.
         """
         _ = self.store
         if warm:
             await self.cpu.run(self.embedder.warm_up)
+            await self.warm_languages()
             if self.settings.reuse.enabled:
                 try:
                     await self.cpu.run(self.reuse.warm)
@@ -208,6 +209,16 @@ class App:
                     log.warning("reuse index not warmed (it loads on first use): %s", exc)
             if self.model_choice == "local":
                 await self.resources.local_model.endpoint_async()
+
+    async def warm_languages(self) -> None:
+        """Load lingua's models now: they take seconds and hold the interpreter while they load.
+
+        Loaded on the first post instead, they would stall the event loop mid-check (a thread
+        does not help: the load keeps the GIL) and could let a job's lease lapse.
+        """
+        languages = self.resources.languages
+        if languages is not None:
+            await self.cpu.run(languages.warm)
 
     async def aclose(self) -> None:
         """Close every resource, newest first."""

@@ -455,11 +455,7 @@ def worker(ctx: click.Context, concurrency: int | None, until_idle: bool) -> Non
                         raise
                     click.echo(f"worker: database unavailable, waiting: {exc}", err=True)
                     await asyncio.sleep(1.0)
-            # lingua's models take seconds to load and hold the interpreter while they do: load
-            # them before the first claim, or the first check's lease can lapse meanwhile.
-            languages = app.resources.languages
-            if languages is not None:
-                await asyncio.to_thread(languages.warm)
+            await app.warm_languages()  # before the first claim, or its lease can lapse
             job_parts(parts, app.store, app.settings, pool, relay=False, essential=True)
             if senders:
                 privacy = app.settings.privacy
