@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from pipeline.graph.build import GRAPH_LANGUAGES
 from pipeline.inputs.language import UNDETERMINED, LanguageIdentifier, script_language
 from pipeline.judge.claimreview import combine
 from pipeline.records.domain import (
@@ -80,6 +81,16 @@ def stance_model_reads(claim: Claim) -> bool:
     """Return whether the English-only stance model may judge the claim."""
     language = claim_language(claim)
     return language is None or language in STANCE_MODEL_LANGUAGES
+
+
+def graph_reads(claim: Claim) -> bool:
+    """Return whether the graph builder's parser (English spaCy) may parse the claim.
+
+    A claim in another language gets no graph: the parse would be noise, no conflict it found
+    could be trusted, and it costs seconds a claim (graphs are built before judgement).
+    """
+    language = claim_language(claim)
+    return language is None or language in GRAPH_LANGUAGES
 
 
 def unread_verdict(claim: Claim, evidence_ids: Sequence[str] = ()) -> ClaimVerdict:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, Progress
+from pipeline.checking.languages import graph_reads
 from pipeline.claims.queries import Query
 from pipeline.evidence.ingest import Ingester
 from pipeline.evidence.ranking import rank_evidence
@@ -131,9 +132,13 @@ class Stages:
         return evidence
 
     async def verify(self, claims: list[Claim], evidence: list[Evidence], suffix: str = "") -> None:
-        """Build and verify the claims' graphs against `evidence` when graphs are switched on."""
+        """Build and verify the claims' graphs against `evidence` when graphs are switched on.
+
+        Only claims the graph parser reads (`graph_reads`: English) get a graph.
+        """
         deps = self.deps
-        if deps.graphs is not None and evidence:
+        claims = [c for c in claims if graph_reads(c)]  # English spaCy parses English only
+        if deps.graphs is not None and evidence and claims:
             found = await self.timed(
                 "graphs" + suffix,
                 deps.graphs.verify_claims(claims, evidence, reference=self.reference, cpu=deps.cpu),

