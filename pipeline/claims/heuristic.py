@@ -106,7 +106,7 @@ _FACTUAL_VERB_RE = re.compile(
     r"\b(?:" + "|".join(_CUES.values()) + r")\b|" + _UNSPACED_CUES, re.IGNORECASE
 )
 _OPINION_RE = re.compile(
-    r"^\s*(i think|i feel|i believe|i love|i hate|imo|in my opinion|lol|lmao|omg|"
+    r"^\W*(i think|i feel|i believe|i love|i hate|imo|in my opinion|lol|lmao|omg|"
     r"thank you|thanks|good morning|good night|hello|hi everyone|congrat|"
     r"creo que|pienso que|en mi opinión|gracias|buenos días|hola|"
     r"acho que|eu acho|na minha opinião|obrigad[oa]|bom dia|olá|"
