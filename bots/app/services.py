@@ -57,7 +57,13 @@ class Services:
     def service(self) -> PlatformService:
         """Return the service platform adapters hand their requests to."""
         store = self.resources.store
-        return PlatformService(store, self.settings, clock=self.clock, requests=self.requests)
+        return PlatformService(
+            store,
+            self.settings,
+            clock=self.clock,
+            requests=self.requests,
+            languages=self.resources.languages,
+        )
 
     @cached_property
     def adapters(self) -> dict[str, PlatformAdapter]:

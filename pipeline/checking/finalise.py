@@ -12,7 +12,7 @@ import logging
 from dataclasses import replace
 
 from pipeline.checking.deps import CheckDeps
-from pipeline.checking.images import describe_findings
+from pipeline.checking.images import describe_findings, image_note
 from pipeline.checking.stages import Stages
 from pipeline.image.conflicts import event_kind
 from pipeline.judge.claimreview import combine
@@ -86,6 +86,7 @@ async def finalise(
     images that reached the judges (`pipeline.checking.images`) gets a sentence citing it.
     """
     deps = stages.deps
+    t = deps.replies.for_language(language)
     claim_graphs = stages.claim_graphs(claims)
     # Code has the last word on every path: explicit evidence outranks any judge's reading.
     verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
@@ -99,14 +100,13 @@ async def finalise(
             quotes=quotes,
             graphs=claim_graphs,
             sources=stages.search_status() if deps.sources is not None else None,
-            language=deps.replies.for_language(language),
+            language=t,
         ),
     )
-    if images.note:
-        correction = replace(
-            correction, note=" ".join(filter(None, (correction.note, images.note)))
-        )
+    unread = image_note(images, t)
+    if unread:
+        correction = replace(correction, note=t.space.join(filter(None, (correction.note, unread))))
     # What was found about the post's photos, each sentence citing the page it was found on.
     event = event_kind(" ".join(c.text for c in claims))
-    correction = describe_findings(correction, evidence, event=event)
+    correction = describe_findings(correction, evidence, event=event, t=t)
     return verdict, evidence, correction, claim_graphs

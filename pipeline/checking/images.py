@@ -7,6 +7,11 @@ rule and the verdict rules decide on them (`pipeline.judge.tiered.out_of_context
 (numpy over the hash index), the index's queries and the gazetteer (loaded once, ~0.6 s) run
 in the CPU pool.
 
+The sentences a reply says about the post's images (`describe_findings`, `image_note`) are
+gettext messages in the reply's language. A conflict's details and an unread image's reason are
+English words from the image stage: English replies quote them, other languages say the same
+in a translated sentence without them.
+
 Failure policy: never raises; no index, no image or no claim means no provenance evidence.
 """
 
@@ -23,8 +28,35 @@ from pipeline.records.domain import Claim, Correction, Evidence, ImageTrace, Ref
 from pipeline.records.image import ImageReport
 from pipeline.reply.links import scrub_links
 from pipeline.util.cpu import run_cpu
+from pipeline.util.i18n import N_, SOURCE_LANGUAGE, Translator, translator
 
 log = logging.getLogger(__name__)
+
+# What a reply that is not English says about an earlier appearance of a photo, by whether it
+# is dated (the conflict's details are English words, so they are not quoted).
+APPEARED_ELSEWHERE = {
+    True: N_(
+        "This photo appeared on {date} [{number}]{caption}: not the place or event the post "
+        "describes."
+    ),
+    False: N_(
+        "This photo appeared earlier [{number}]{caption}: not the place or event the post "
+        "describes."
+    ),
+}
+APPEARED_BEFORE = {
+    True: N_(
+        "This photo appeared on {date} [{number}]{caption}, before the events the post describes."
+    ),
+    False: N_(
+        "This photo appeared earlier [{number}]{caption}, before the events the post describes."
+    ),
+}
+APPEARED_ALSO = {
+    True: N_("This photo also appeared on {date} [{number}]{caption}."),
+    False: N_("This photo also appeared earlier [{number}]{caption}."),
+}
+CAPTIONED = N_(', captioned "{caption}"')
 
 
 async def trace_images(
@@ -62,16 +94,34 @@ async def trace_images(
     return found
 
 
+def image_note(images: ImageReport, t: Translator | None = None) -> str:
+    """Return what the reply says about images that could not be read, or ''."""
+    t = t or translator(SOURCE_LANGUAGE)
+    if not images.failures:
+        return ""
+    if t.language == SOURCE_LANGUAGE:
+        return images.note
+    return t.ngettext(
+        "The image could not be read.", "{n} images could not be read.", len(images.failures)
+    )
+
+
 def describe_findings(
-    correction: Correction, evidence: Sequence[Evidence], *, event: str = ""
+    correction: Correction,
+    evidence: Sequence[Evidence],
+    *,
+    event: str = "",
+    t: Translator | None = None,
 ) -> Correction:
     """Return the correction with a sentence on each image trace the evidence holds.
 
     "This photo appeared on 3 May 2012 [2], captioned "Flooding in Bangkok", before the storm
     the post describes." (`event`: what the post describes, in a word.) Each sentence cites
     the trace's page by its number among the references, adding the page when the verdict did
-    not cite it, so a reply cites only pages the pipeline retrieved and stored.
+    not cite it, so a reply cites only pages the pipeline retrieved and stored. `t` is the
+    reply's translator (None: English).
     """
+    t = t or translator(SOURCE_LANGUAGE)
     references = list(correction.references)
     notes = [correction.note] if correction.note else []
     said: set[str] = set()
@@ -86,13 +136,15 @@ def describe_findings(
             number = len(references) + 1
             title = scrub_links(document.title) or document.domain
             references.append(Reference(number, document.id, document.url, title))
-        notes.append(_sentence(trace, number, event or "events"))
+        notes.append(_sentence(t, trace, number, event or "events"))
     if not said:
         return correction
-    return replace(correction, note=" ".join(notes), references=tuple(references))
+    return replace(correction, note=t.space.join(notes), references=tuple(references))
 
 
-def _sentence(trace: ImageTrace, number: int, event: str) -> str:
+def _sentence(t: Translator, trace: ImageTrace, number: int, event: str) -> str:
+    if t.language != SOURCE_LANGUAGE:
+        return _translated_sentence(t, trace, number)
     when = f"on {day(trace.published_at)}" if trace.published_at else "earlier"
     caption = (
         f', captioned "{scrub_links(caption_excerpt(trace.caption))}"' if trace.caption else ""
@@ -107,3 +159,19 @@ def _sentence(trace: ImageTrace, number: int, event: str) -> str:
             "describes."
         )
     return f"This photo also appeared {when} [{number}]{caption}."
+
+
+def _translated_sentence(t: Translator, trace: ImageTrace, number: int) -> str:
+    """Return the sentence on one image trace in a language other than English."""
+    dated = trace.published_at is not None
+    when = t.date(trace.published_at.date()) if trace.published_at is not None else ""
+    caption = ""
+    if trace.caption:
+        caption = t.gettext(CAPTIONED, caption=scrub_links(caption_excerpt(trace.caption)))
+    if trace.conflict in ("place", "event"):
+        message = APPEARED_ELSEWHERE[dated]
+    elif trace.conflict == "date":
+        message = APPEARED_BEFORE[dated]
+    else:
+        message = APPEARED_ALSO[dated]
+    return t.gettext(message, date=when, number=number, caption=caption)

@@ -31,7 +31,20 @@ from pipeline.util.text import (
 MIN_WORDS = 3
 MAX_CLAIM_CHARS = 600
 
-_NUMBER_RE = re.compile(r"\d")  # any script's digits: Arabic-Indic and Devanagari ones too
+# Any script's digits (Arabic-Indic and Devanagari ones too), and the number words of the
+# scripts that write numbers in words as often as in digits: Arabic, Hindi, Russian, Chinese
+# and Japanese ("ثلاثة أيام", "तीन दिन", "пять тысяч", "一百元").
+_NUMBER_RE = re.compile(
+    r"\d"
+    r"|(?<!\w)(?:و|ب|ل)?(?:ال)?(?:ثلاث|أربع|خمس|ست|سبع|ثماني|تسع|عشر|مئ|مائ|ألف|آلاف|ملاي?ين|"
+    r"مليار)(?:ة|ين|ون|ات)?(?!\w)"
+    r"|(?<![\u0900-\u097f])(?:दो|तीन|चार|पांच|पाँच|छह|सात|आठ|नौ|दस|सौ|हज़ार|हजार|लाख|करोड़?)"
+    r"(?![\u0900-\u097f])"
+    r"|\b(?:два|две|три|четыре|пять|шесть|семь|восемь|девять|десять|сто|тысяч[аи]?|"
+    r"миллион(?:а|ов)?|миллиард(?:а|ов)?)\b"
+    r"|[一二三四五六七八九十两兩百千][十百千万萬亿億]|[百千万萬亿億][元人个個]",
+    re.IGNORECASE,
+)
 # Words that state something, per language. Spaced scripts match whole words; Arabic (which
 # joins prefixes such as و and ال to the word), Devanagari and Chinese match inside words.
 _CUES: dict[str, str] = {
@@ -54,27 +67,37 @@ _CUES: dict[str, str] = {
     r"gesunken|heilt|enthält|beweist|nie|niemals|abgeschafft",
     "it": r"è|sono|era|erano|ha|hanno|sarà|causa|provoca|annunciato|confermato|detto|dice|"
     r"vieta|vietato|approvato|ucciso|morto|aumentato|diminuito|cura|contiene|dimostra|mai",
-    "ru": r"является|был|была|были|будет|есть|вызывает|заявил|заявила|подтвердил|"
-    r"подтвердила|сказал|запретил|одобрил|убил|умер|умерли|выросл[иа]|упал[иа]?|повысят|"
-    r"снизят|никогда",
+    "ru": r"является|был|была|были|будет|будут|есть|вызывает|вызывают|заявил[аи]?|"
+    r"подтвердил[аи]?|сказал[аи]?|запретил[аи]?|запрещает|одобрил[аи]?|убил[аи]?|убивает|"
+    r"умер|умерли|выросл[иа]|вырос|упал[иа]?|повысят|снизят|повышает|снижает|отменяет|"
+    r"отменил[аи]?|отменят|вводит|ввели|введут|доказал[аи]?|признал[аи]?|распространяют|"
+    r"распространяет|лечит|излечивает|содержит|никогда",
     "nl": r"is|zijn|was|waren|heeft|hebben|wordt|worden|zal|veroorzaakt|aangekondigd|bevestigd|"
     r"zegt|zei|verboden|gestorven|gestegen|gedaald|afgeschaft|nooit",
 }
 _UNSPACED_CUES = (
-    # Arabic: announced, said, confirmed, causes, revealed, rose, fell, banned, died, showed
+    # Arabic: announced, said, confirmed, causes, revealed, rose, fell, banned, died, showed,
+    # kills, cures/treats, spread, admits, cancels, raises, prevents, decided, issued, contains
     "أعلن|قال|أكد|تؤكد|يؤكد|يسبب|تسبب|كشف|ارتفع|انخفض|ستنخفض|سترتفع|حظر|توفي|مات|أظهر|"
-    "ليس|كان|كانت|يوجد"
-    # Hindi: is/are/was, will, said, announced, confirmed, death, rise, fall, ban, causes
+    "ليس|كان|كانت|يوجد|يقتل|تقتل|قتل|يعالج|تعالج|يشفي|تشفي|انتشار|ينتشر|تنتشر|اعترف|تعترف|"
+    "يعترف|يلغي|تلغي|ألغى|ألغت|يرفع|ترفع|رفع|يمنع|تمنع|منع|قرر|أصدر|يحتوي|تحتوي|وفاة|مقتل|"
+    "إصابة|سيتم|تم"
+    # Hindi: is/are/was, will, said, announced, confirmed, death, rise, fall, ban, causes,
+    # did/made, admitted, claim, revealed, closed, in force, and the future tense (-गा/-गी/-गे)
     "|है|हैं|था|थी|थे|होगा|होगी|कहा|घोषणा|पुष्टि|बताया|मौत|बढ़|घट|प्रतिबंध|कारण"
-    # Chinese: is, has, will, causes, confirmed, announced, said, died, found, shows, banned
+    "|किया|किए|दिया|माना|दावा|खुलासा|बंद|लागू|फैल|[ेोएंँू]+ग[ाीे](?![\u0900-\u097f])"
+    # Chinese: is, has, will, causes, confirmed, announced, said, died, found, shows, banned,
+    # the perfective 了, already, by, stops, cancels, spreads, kills, pollutes, rises, falls
     "|是|有|会|導致|导致|造成|證實|证实|宣布|表示|稱|称|說|说|死亡|發現|发现|顯示|显示|禁止|"
-    "批准|治愈|治癒|增加|减少|減少|上涨|上漲|下降|可以|能"
+    "批准|治愈|治癒|增加|减少|減少|上涨|上漲|下降|可以|能|了|将|將|已|被|停止|取消|传播|傳播|"
+    "杀死|殺死|污染|感染|泄露|洩露|上调|下调|暴涨|暴跌"
     # Persian, Urdu, Hebrew, Japanese, Korean, Thai, Bengali: announced, said, confirmed,
     # causes, died, banned, rose, fell, is
     "|است|بود|اعلام|گفت|باعث|تایید|ممنوع|افزایش|کاهش"
     "|ہے|ہیں|تھا|اعلان|کہا|تصدیق|وجہ"
     "|הודיע|אמר|אישר|גורם|אסר|עלה|ירד"
-    "|発表|確認|原因|死亡|禁止|増加|減少|した|です"
+    "|発表|確認|原因|死亡|禁止|増加|減少|した|です|治る|なる|なった|らしい|によると|"
+    "可能性|噴火|地震|廃止|引き上げ|値上げ|という"
     "|했다|한다|이다|발표|확인|원인|사망|금지|증가|감소"
     "|ประกาศ|ยืนยัน|ทำให้|เสียชีวิต|ห้าม|เพิ่มขึ้น|ลดลง|เป็น|คือ"
     "|ঘোষণা|নিশ্চিত|কারণ|মৃত্যু|নিষিদ্ধ|বলেছে|করেছে"
@@ -83,15 +106,19 @@ _FACTUAL_VERB_RE = re.compile(
     r"\b(?:" + "|".join(_CUES.values()) + r")\b|" + _UNSPACED_CUES, re.IGNORECASE
 )
 _OPINION_RE = re.compile(
-    r"^\s*(i think|i feel|i believe|i love|i hate|imo|in my opinion|lol|lmao|omg|"
+    r"^\W*(i think|i feel|i believe|i love|i hate|imo|in my opinion|lol|lmao|omg|"
     r"thank you|thanks|good morning|good night|hello|hi everyone|congrat|"
     r"creo que|pienso que|en mi opinión|gracias|buenos días|hola|"
     r"acho que|eu acho|na minha opinião|obrigad[oa]|bom dia|olá|"
     r"je pense|je crois|à mon avis|merci|bonjour|"
     r"ich glaube|ich denke|meiner meinung nach|danke|guten morgen|hallo|"
-    r"我觉得|我認為|我认为|谢谢|謝謝|早上好|你好|"
-    r"أعتقد|أظن|شكرا|صباح الخير|مرحبا|"
-    r"मुझे लगता|मेरे विचार में|धन्यवाद|नमस्ते|सुप्रभात)",
+    r"我觉得|我認為|我认为|谢谢|謝謝|早上好|你好|大家好|大家早上好|晚安|"
+    r"أعتقد|أظن|شكرا|صباح الخير|مساء الخير|مرحبا|السلام عليكم|جمعة مباركة|"
+    r"मुझे लगता|मेरे विचार में|धन्यवाद|नमस्ते|सुप्रभात|सभी को सुप्रभात|शुभ प्रभात|शुभ रात्रि|शुभकामना|बधाई|"
+    r"जय श्री राम|जय हिंद|"
+    r"я думаю|я считаю|по-моему|спасибо|доброе утро|добрый день|добрый вечер|привет|"
+    r"здравствуйте|поздравляю|с днём|с днем|"
+    r"おはよう|こんにちは|こんばんは|ありがとう|よろしく|お疲れ|私は思う|と思います)",
     re.IGNORECASE,
 )
 

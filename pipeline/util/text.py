@@ -5,7 +5,9 @@ vowel signs are not letters); Han and kana have no spaces, so each character is 
 run of Thai (no spaces between words either) is one token. `word_count` measures length in
 English-like words: 1.5 Han or kana characters or 4 Thai characters make a word, the usual
 lengths of a word in those languages. Sentences end at . ! ? followed by a space and a capital,
-a digit or a letter of a script without case, and at 。！？ (no space needed), । ॥ ؟ ۔.
+a digit or a letter of a script without case, and at 。！？ (no space needed), । ॥ ؟ ۔; after
+Han or kana an ASCII ! or ? ends one too ("震惊!央行…"), and so does a " | " between Devanagari
+words (typed for । on keyboards that lack it).
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ _INITIALS_RE = re.compile(r"\b((?:[A-Z]\.){2,})")
 _SENTENCE_END_RE = regex.compile(
     r"(?<=[.!?…])[\"'”’»)\]]*\s+(?=[\"'“‘«¿¡(\[]?[\p{Lu}\p{Lo}\p{N}])"
     r"|(?<=[。！？｡])[\"'”’」』）)\]]*\s*(?=\S)"
+    r"|(?<=[\p{Han}\p{Hiragana}\p{Katakana}ー][!?]+)[\"'”’」』）)\]]*\s*(?=\S)"
     r"|(?<=[।॥؟۔])\s*(?=\S)"
+    r"|(?<=\p{Devanagari}[\p{M}]*)\s+\|\s+(?=\p{Devanagari})"
 )
 # What ends a question, in the scripts that have their own question mark.
 QUESTION_MARKS = ("?", "？", "؟")

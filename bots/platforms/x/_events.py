@@ -24,6 +24,10 @@ from typing import Any
 
 from bots.runtime.platform.contract import Actor, CheckRequest, Destination
 from pipeline.records.domain import Post, new_id
+from pipeline.util.i18n import N_
+
+# A fixed note: the reply job writes it in the reply's language (`N_` marks it for the catalogue).
+UNREAD_PARENT = N_("The post this mention answers could not be read; its own text was checked.")
 
 PLATFORM = "x"
 _MEDIA_HOSTS = ("pic.twitter.com", "pic.x.com")
@@ -161,7 +165,7 @@ def mention_request(
         if target is None and lookups is not None:
             target, found_in = lookups.tweets.get(wanted), lookups
         if target is None:
-            notes = ("The post this mention answers could not be read; its own text was checked.",)
+            notes = (UNREAD_PARENT,)
     if target is None:
         post = to_post(mention, includes, strip_handles=True)
         author_id = requester

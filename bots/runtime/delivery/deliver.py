@@ -4,7 +4,8 @@ A `reply:<platform>` job waits for its check job (`jobs.waits_for`). When it run
 
 - the check job is done → the answer is the check's correction (plus the report link and the
   cost footer when configured, and the adapter's notes such as "the image could not be read");
-- the check job is dead → ONE polite failure, private to the requester where the platform can;
+- the check job is dead → ONE polite failure, private to the requester where the platform can,
+  in the language the intake decided for the post (payload `language`);
 - the request was answered from a stored check → that check's correction.
 
 The adapter renders the answer; every text of the rendered message is audited, and a link that
@@ -39,6 +40,7 @@ from bots.settings import Settings
 from pipeline.errors import NotFoundError
 from pipeline.records.domain import Check
 from pipeline.reply.links import unretrieved_links
+from pipeline.util.i18n import Translator, translator
 from storage import Store
 from storage.jobs import Job
 from storage.metrics import WITHHELD_STAGE, WITHHELD_STATUS
@@ -73,6 +75,12 @@ class ReplyJobs:
         self.store = store
         self.senders = dict(senders)
         self.settings = settings
+        self.catalogues = settings.reply_catalogues()
+
+    def _language(self, payload: Mapping[str, object]) -> Translator:
+        """Return the translator of a reply whose check gave no correction (a failure)."""
+        language = payload.get("language")
+        return self.catalogues.for_language(str(language) if language else "en")
 
     async def run(self, job: Job) -> Outcome:
         """Build, render, audit and send the job's answer once."""
@@ -93,7 +101,8 @@ class ReplyJobs:
         if review is None and answer.kind == "correction" and job.attempts >= job.max_attempts > 1:
             # The platform refused the correction on every attempt so far (too long, bad
             # blocks…): the last attempt says so plainly rather than leave silence.
-            answer = self._failure("the answer could not be posted here", answer.notes)
+            t = translator(answer.correction.language) if answer.correction else None
+            answer = self._failure("the answer could not be posted here", answer.notes, t)
         rendered = self._render(sender, answer, dest, check, job=job, strict=review is not None)
 
         async def send() -> str | None:
@@ -149,23 +158,27 @@ class ReplyJobs:
     def _answer(self, job: Job) -> tuple[Answer, Check | None]:
         payload = job.payload
         notes = tuple(str(n) for n in payload.get("notes") or ())
+        failed = self._language(payload)
         check_job = self.store.jobs.get(payload["check_job"]) if payload.get("check_job") else None
         if check_job is not None and check_job.status == "dead":
-            return self._failure(check_job.last_error, notes), None
+            return self._failure(check_job.last_error, notes, failed), None
         if check_job is not None and check_job.status != "done":
             # Only an operator's retry of a dead check job gets here: wait for it again.
             raise RuntimeError(f"check job {check_job.id} is {check_job.status}, not ended")
         try:
             check = self.store.checks.get(str(payload["check_id"]))
         except NotFoundError:
-            return self._failure("the check was not stored", notes), None
+            return self._failure("the check was not stored", notes, failed), None
         if payload.get("text"):  # an edited text approved in the review queue is the body
             edited = Answer("notice", message=str(payload["text"]), correction=check.correction)
             return dataclasses.replace(edited, check=check), check
         return self._correction(check, notes), check
 
-    def _failure(self, error: str | None, notes: tuple[str, ...]) -> Answer:
-        return Answer("failure", message=messages.failure(error), notes=notes, private=True)
+    def _failure(
+        self, error: str | None, notes: tuple[str, ...], t: Translator | None = None
+    ) -> Answer:
+        message = messages.failure(error, t)
+        return Answer("failure", message=message, notes=_translated(notes, t), private=True)
 
     def _correction(self, check: Check, notes: tuple[str, ...]) -> Answer:
         replies = self.settings.replies
@@ -183,7 +196,7 @@ class ReplyJobs:
             check=check,
             report_url=report,
             footer=footer,
-            notes=notes,
+            notes=_translated(notes, translator(check.correction.language)),
         )
 
     def _render(
@@ -221,7 +234,18 @@ class ReplyJobs:
                     "error": str(exc),
                 },
             )
-            failure = self._failure(None, ())
+            t = translator(answer.correction.language) if answer.correction else None
+            failure = self._failure(None, (), t or self._language(job.payload))
             rendered = sender.render(failure, dest)
             audit(rendered, set())  # an adapter that adds links to a failure is a bug: raise
         return rendered
+
+
+def _translated(notes: tuple[str, ...], t: Translator | None) -> tuple[str, ...]:
+    """Return an adapter's notes in the reply's language where the catalogue has them.
+
+    An adapter marks a fixed note (`N_`); one it wrote with details in it stays as written.
+    """
+    if t is None:
+        return notes
+    return tuple(t.gettext(note) for note in notes)

@@ -243,12 +243,22 @@ class RequestService(Protocol):
         """Return whether an event was received before (a redelivery: answer it no more)."""
         ...
 
-    def answer_for_error(self, error: BaseException | str) -> Answer:
+    def answer_for_error(
+        self, error: BaseException | str, *, language: str | None = None
+    ) -> Answer:
         """Return the private answer that tells a requester something went wrong."""
         ...
 
-    def set_opt_out(self, platform: str, scope: str, subject_id: str, out: bool) -> Answer:
-        """Opt a user or a channel out of factbot, or back in."""
+    def set_opt_out(
+        self,
+        platform: str,
+        scope: str,
+        subject_id: str,
+        out: bool,
+        *,
+        language: str | None = None,
+    ) -> Answer:
+        """Opt a user or a channel out of factbot, or back in (`language`: the requester's)."""
         ...
 
 

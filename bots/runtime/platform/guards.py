@@ -1,7 +1,8 @@
 """Who may ask for a check, where, how often and at what cost: the guards of every platform.
 
 Each guard returns `None` (go on) or a `Stop`: `ignore` says nothing at all (a bot's event),
-`refuse` carries the one message the requester sees, privately where the platform can. The
+`refuse` carries the one message the requester sees, privately where the platform can, in the
+reply language the service decided (`t`, a `Translator`; None: English). The
 order matters: cheap and silent first, then lists and opt-outs, then length, then the rate
 limits (which spend a token) and last the budgets (which read the requests table).
 """
@@ -15,6 +16,7 @@ from bots.runtime.platform import messages
 from bots.runtime.platform.contract import CheckRequest
 from bots.settings import BudgetSettings, GuardSettings
 from pipeline.util.clock import Clock
+from pipeline.util.i18n import Translator
 from storage import Store
 from storage.platform import Bucket
 
@@ -49,7 +51,13 @@ class Guards:
             return Stop("ignored", "requester is a bot")
         return None
 
-    def static(self, request: CheckRequest, requester: str, author: str | None) -> Stop | None:
+    def static(
+        self,
+        request: CheckRequest,
+        requester: str,
+        author: str | None,
+        t: Translator | None = None,
+    ) -> Stop | None:
         """Return a stop from the guards that spend nothing: lists, bots, opt-outs, length."""
         dest = request.destination
         platform = dest.platform
@@ -57,36 +65,42 @@ class Guards:
         if channel in self.settings.deny_channels or (
             self.settings.allow_channels and channel not in self.settings.allow_channels
         ):
-            return Stop("refused", "channel not allowed", messages.NOT_IN_CHANNEL)
+            return Stop("refused", "channel not allowed", messages.say(messages.NOT_IN_CHANNEL, t))
         if request.author is not None and (request.author.is_bot or request.author.is_self):
-            return Stop("refused", "author is a bot", messages.BOT_AUTHOR)
+            return Stop("refused", "author is a bot", messages.say(messages.BOT_AUTHOR, t))
         repo = self.store.platform
         if repo.opted_out(platform, "channel", [dest.channel_id]):
-            return Stop("refused", "channel opted out", messages.CHANNEL_OPTED_OUT)
+            return Stop("refused", "channel opted out", messages.say(messages.CHANNEL_OPTED_OUT, t))
         if repo.opted_out(platform, "user", [requester]):
-            return Stop("refused", "requester opted out", messages.REQUESTER_OPTED_OUT)
+            return Stop(
+                "refused", "requester opted out", messages.say(messages.REQUESTER_OPTED_OUT, t)
+            )
         if author is not None and repo.opted_out(platform, "user", [author]):
-            return Stop("refused", "author opted out", messages.AUTHOR_OPTED_OUT)
+            return Stop("refused", "author opted out", messages.say(messages.AUTHOR_OPTED_OUT, t))
         text = request.post.text
         if not text.strip() and not request.post.links and not request.post.image_refs:
-            return Stop("refused", "empty post", messages.EMPTY)
+            return Stop("refused", "empty post", messages.say(messages.EMPTY, t))
         if len(text) > self.settings.max_post_chars:
             return Stop(
                 "refused",
                 "post too long",
-                messages.too_long(len(text), self.settings.max_post_chars),
+                messages.too_long(len(text), self.settings.max_post_chars, t),
             )
         return None
 
-    def limits(self, request: CheckRequest, requester: str) -> Stop | None:
+    def limits(
+        self, request: CheckRequest, requester: str, t: Translator | None = None
+    ) -> Stop | None:
         """Return a stop from the budgets or the rate limits (run it in the intake transaction)."""
         dest = request.destination
-        budget = self._budget(dest.platform, dest.workspace_id)
+        budget = self._budget(dest.platform, dest.workspace_id, t)
         if budget is not None:
             return budget
-        return self._rate(dest.platform, dest.workspace_id, dest.channel_id, requester)
+        return self._rate(dest.platform, dest.workspace_id, dest.channel_id, requester, t)
 
-    def _rate(self, platform: str, workspace: str, channel: str, requester: str) -> Stop | None:
+    def _rate(
+        self, platform: str, workspace: str, channel: str, requester: str, t: Translator | None
+    ) -> Stop | None:
         s = self.settings
         buckets = {
             "user": Bucket(
@@ -108,9 +122,9 @@ class Guards:
         if not taken.first_refusal:
             return Stop("refused", f"rate limited ({scope}), refusal already sent")
         wait = 1.0 / buckets[scope].per_second
-        return Stop("refused", f"rate limited ({scope})", messages.rate_limited(scope, wait))
+        return Stop("refused", f"rate limited ({scope})", messages.rate_limited(scope, wait, t))
 
-    def _budget(self, platform: str, workspace: str) -> Stop | None:
+    def _budget(self, platform: str, workspace: str, t: Translator | None) -> Stop | None:
         b = self.budgets
         if not b.checks_per_day and not b.usd_per_month:
             return None
@@ -122,12 +136,12 @@ class Guards:
             count, _ = repo.usage_since(platform, workspace, day)
             if count >= b.checks_per_day:
                 return Stop(
-                    "refused", "daily checks spent", messages.checks_spent(b.checks_per_day)
+                    "refused", "daily checks spent", messages.checks_spent(b.checks_per_day, t)
                 )
         if b.usd_per_month:
             _, cost = repo.usage_since(platform, workspace, month)
             if cost >= b.usd_per_month:
                 return Stop(
-                    "refused", "monthly budget spent", messages.money_spent(b.usd_per_month)
+                    "refused", "monthly budget spent", messages.money_spent(b.usd_per_month, t)
                 )
         return None

@@ -12,12 +12,19 @@ Deduplication, the budgets and the rate limits (`submit`'s `admit`) and the writ
 share one write transaction, so concurrent deliveries of one event (Slack's timeout retry racing
 the first delivery, two processes) store it once and spend one rate-limit token.
 
+The answers decided here (the refusals, the "checking…" notice) are in the post's language: the
+service identifies it (`LanguageIdentifier`, the platform's language field as the hint) and
+picks the reply translator from the catalogues in use (`FACTBOT_LANGUAGES`), English with a
+notice for a language without one. The code is kept in the reply job's payload (`language`),
+so a failure posted later is in the same language.
+
 The reply job runs once the check job has ended, done or dead (`bots.runtime.delivery.deliver`), so
 a worker that dies between the check and the reply leaves a queued reply job, not silence.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 
@@ -28,13 +35,17 @@ from bots.runtime.platform.contract import Answer, CheckRequest, Intake
 from bots.runtime.platform.guards import Guards, Stop
 from bots.runtime.platform.privacy import Pseudonyms
 from bots.settings import Settings
-from pipeline.records.domain import new_id
+from pipeline.inputs.language import LanguageIdentifier
+from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock
+from pipeline.util.i18n import Translator
 from storage import Store
 from storage.codec import dt_out
 from storage.platform import Forgotten
 
 log = logging.getLogger(__name__)
+
+IDENTIFY_CHARS = 1000  # a post's language is read from its start: a long post's tells as much
 
 
 def reply_kind(platform: str) -> str:
@@ -53,10 +64,13 @@ class PlatformService:
         clock: Clock = SYSTEM,
         reuse: ReuseIndex | None = None,
         requests: CheckRequests | None = None,
+        languages: LanguageIdentifier | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
+        self.languages = languages
+        self.catalogues = settings.reply_catalogues()
         self.requests = requests or CheckRequests(
             store,
             reuse if settings.reuse.enabled else None,
@@ -77,7 +91,9 @@ class PlatformService:
         author = (
             self.pseudonyms.user(dest.platform, request.author.user_id) if request.author else None
         )
-        stop = self.guards.static(request, requester, author)
+        language = await self.post_language(request.post)
+        t = self.translator(language)
+        stop = self.guards.static(request, requester, author, t)
         if stop is not None:
             return self._stopped(request, stop.status, stop.reason, stop.message)
         post = dataclasses.replace(request.post, author=author)
@@ -87,7 +103,7 @@ class PlatformService:
             # In the write transaction: a second delivery racing this one finds its request.
             if self.store.platform.find(dest.platform, request.event_key) is not None:
                 return "duplicate"
-            stop = self.guards.limits(request, requester)
+            stop = self.guards.limits(request, requester, t)
             if stop is not None:
                 stops.append(stop)
                 return stop.reason
@@ -98,7 +114,10 @@ class PlatformService:
 
         requested = await self.requests.submit(
             RequestToCheck(
-                post, origin=dest.platform, key=request.event_key, follow=self._reply(request)
+                post,
+                origin=dest.platform,
+                key=request.event_key,
+                follow=self._reply(request, language),
             ),
             admit=admit,
             record=record,
@@ -120,21 +139,35 @@ class PlatformService:
         return Intake(
             "accepted",
             "reused" if requested.reused else "queued",
-            answer=Answer("notice", message=messages.CHECKING, private=True),
+            answer=Answer("notice", message=messages.say(messages.CHECKING, t), private=True),
             check_id=requested.check_id,
             job_id=requested.follow_job.id,
         )
+
+    async def post_language(self, post: Post) -> str | None:
+        """Return the language of a post's answers: identified, else the platform's field."""
+        if self.languages is None or not post.text.strip():
+            return post.language
+        found = await asyncio.to_thread(
+            self.languages.identify, post.text[:IDENTIFY_CHARS], hint=post.language
+        )
+        return found.code
+
+    def translator(self, language: str | None) -> Translator:
+        """Return the translator of the answers to a post in language (None: English)."""
+        return self.catalogues.for_language(language or "en")
 
     def seen(self, platform: str, event_key: str) -> bool:
         """Return whether an event was received before (its request is stored): a redelivery."""
         return self.store.platform.find(platform, event_key) is not None
 
-    def _reply(self, request: CheckRequest) -> FollowUp:
+    def _reply(self, request: CheckRequest, language: str | None) -> FollowUp:
         dest = request.destination
         return FollowUp(
             reply_kind(dest.platform),
             {
                 "event_key": request.event_key,
+                "language": language,
                 "destination": dest.to_json(),
                 "notes": list(request.notes),
                 "via": request.via,
@@ -195,20 +228,36 @@ class PlatformService:
         answer = Answer("refusal", message=message, private=True) if message else None
         return Intake(status, reason, answer=answer)  # type: ignore[arg-type]
 
-    def answer_for_error(self, error: BaseException | str) -> Answer:
+    def answer_for_error(
+        self, error: BaseException | str, *, language: str | None = None
+    ) -> Answer:
         """Return the private answer that tells a requester something went wrong."""
         if isinstance(error, BaseException):
             log.warning("platform request failed", extra={"error": repr(error)})
-        return Answer("failure", message=messages.failure(error), private=True)
+        message = messages.failure(error, self.translator(language))
+        return Answer("failure", message=message, private=True)
 
-    def set_opt_out(self, platform: str, scope: str, subject_id: str, out: bool) -> Answer:
-        """Opt a user (their platform id) or a channel out of factbot, or back in."""
+    def set_opt_out(
+        self,
+        platform: str,
+        scope: str,
+        subject_id: str,
+        out: bool,
+        *,
+        language: str | None = None,
+    ) -> Answer:
+        """Opt a user (their platform id) or a channel out of factbot, or back in.
+
+        `language` is the requester's, where the platform says it (a Discord interaction's
+        locale); the confirmation is in English otherwise.
+        """
         if scope not in ("user", "channel"):
             raise ValueError(f"scope must be 'user' or 'channel', not {scope!r}")
         subject = self.pseudonyms.user(platform, subject_id) if scope == "user" else subject_id
         self.store.platform.set_opt_out(platform, scope, subject, out)
         log.info("opt-out changed", extra={"platform": platform, "scope": scope, "out": out})
-        return Answer("notice", message=messages.OPTED_OUT[(scope, out)], private=True)
+        message = messages.opted_out(scope, out, self.translator(language))
+        return Answer("notice", message=message, private=True)
 
     def forget(
         self, platform: str, *, user_id: str | None = None, channel_id: str | None = None

@@ -2,82 +2,150 @@
 
 One module, so the wording is consistent, short and polite, and so no message ever carries
 a stack trace, a token or a URL: adapters render these, they do not write their own.
+
+Every message is a gettext message (`pipeline.util.i18n`), written in the reply's language:
+each function takes the reply's `Translator` (`Catalogues.for_language` of the post's
+language, which `PlatformService` decides), None meaning English. A translator for a
+language without a catalogue is English with a one-line notice, and the notice ends the
+message. An error's own reason (an `InputError`'s words) is English: English messages quote
+it, other languages say what kind of problem it was in one translated sentence.
 """
 
 from __future__ import annotations
 
+from babel.numbers import format_currency
+
 from pipeline import errors
-from pipeline.errors import ConfigError, FactbotError, InputError
+from pipeline.errors import ConfigError, EmptyPostError, FactbotError, InputError, UnsafeURLError
 from pipeline.records.domain import Correction
 from pipeline.reply.links import scrub_links
-from pipeline.util.i18n import SOURCE_LANGUAGE, translator
+from pipeline.util.i18n import N_, SOURCE_LANGUAGE, Translator, translator
 
-CHECKING = "Checking this message… the answer will appear in the thread."
-NOT_IN_CHANNEL = "factbot is not enabled in this channel."
-CHANNEL_OPTED_OUT = "This channel has opted out of factbot."
-REQUESTER_OPTED_OUT = "You opted out of factbot; opt in again to ask for checks."
-AUTHOR_OPTED_OUT = "The author of this message has opted out of factbot."
-BOT_AUTHOR = "factbot does not check messages written by bots (itself included)."
-EMPTY = "There is nothing to check in this message: no text or link."
+CHECKING = N_("Checking this message… the answer will appear in the thread.")
+NOT_IN_CHANNEL = N_("factbot is not enabled in this channel.")
+CHANNEL_OPTED_OUT = N_("This channel has opted out of factbot.")
+REQUESTER_OPTED_OUT = N_("You opted out of factbot; opt in again to ask for checks.")
+AUTHOR_OPTED_OUT = N_("The author of this message has opted out of factbot.")
+BOT_AUTHOR = N_("factbot does not check messages written by bots (itself included).")
+EMPTY = N_("There is nothing to check in this message: no text or link.")
 OPTED_OUT = {
-    ("user", True): "Done: factbot will no longer check your messages or take your requests.",
-    ("user", False): "Done: factbot takes your requests again.",
-    ("channel", True): "Done: factbot will no longer answer in this channel.",
-    ("channel", False): "Done: factbot answers in this channel again.",
+    ("user", True): N_("Done: factbot will no longer check your messages or take your requests."),
+    ("user", False): N_("Done: factbot takes your requests again."),
+    ("channel", True): N_("Done: factbot will no longer answer in this channel."),
+    ("channel", False): N_("Done: factbot answers in this channel again."),
 }
 _RATE = {
-    "user": "You have asked for several checks in a short time.",
-    "channel": "This channel has had many checks in a short time.",
-    "workspace": "This server has had many checks in a short time.",
+    "user": N_("You have asked for several checks in a short time."),
+    "channel": N_("This channel has had many checks in a short time."),
+    "workspace": N_("This server has had many checks in a short time."),
 }
+# What could not be checked, said in a reply that is not English (the reason itself is English).
+NOTHING_TO_CHECK = N_(
+    "factbot could not check this message: it states nothing that can be checked (only "
+    "questions, greetings, opinions or very short sentences)."
+)
+UNSAFE_LINK = N_("factbot could not check this message: a link in it cannot be fetched safely.")
+NOT_CHECKABLE = N_("factbot could not check this message.")
+NOT_SET_UP = N_("factbot is not set up correctly to check this right now; its operator is told.")
+NOT_FINISHED = N_("factbot could not finish this check. Please try again later.")
+SORRY = N_("Sorry, factbot could not finish this check. Please try again later.")
 
 
-def too_long(length: int, limit: int) -> str:
+def say(message: str, t: Translator | None = None, **values: object) -> str:
+    """Return a message in the reply's language, its notice (if any) after it."""
+    t = t or translator(SOURCE_LANGUAGE)
+    return t.space.join(filter(None, (t.gettext(message, **values), t.notice)))
+
+
+def opted_out(scope: str, out: bool, t: Translator | None = None) -> str:
+    """Return the confirmation of an opt-out ("user" or "channel") or of opting in again."""
+    return say(OPTED_OUT[(scope, out)], t)
+
+
+def too_long(length: int, limit: int, t: Translator | None = None) -> str:
     """Return the refusal for a post over the length limit."""
-    return (
-        f"This message is too long to check ({length:,} characters; the limit is {limit:,}). "
-        "Quote the part you want checked."
+    t = t or translator(SOURCE_LANGUAGE)
+    return say(
+        N_(
+            "This message is too long to check ({length} characters; the limit is {limit}). "
+            "Quote the part you want checked."
+        ),
+        t,
+        length=t.number(length),
+        limit=t.number(limit),
     )
 
 
-def rate_limited(scope: str, wait_seconds: float) -> str:
+def rate_limited(scope: str, wait_seconds: float, t: Translator | None = None) -> str:
     """Return the one friendly refusal of an empty rate-limit spell."""
+    t = t or translator(SOURCE_LANGUAGE)
     minutes = max(1, round(wait_seconds / 60))
-    unit = "minute" if minutes == 1 else "minutes"
-    return f"{_RATE.get(scope, _RATE['user'])} Please try again in about {minutes} {unit}."
+    again = t.ngettext(
+        "Please try again in about {n} minute.",
+        "Please try again in about {n} minutes.",
+        minutes,
+    )
+    text = t.space.join((t.gettext(_RATE.get(scope, _RATE["user"])), again))
+    return t.space.join(filter(None, (text, t.notice)))
 
 
-def checks_spent(limit: int) -> str:
+def checks_spent(limit: int, t: Translator | None = None) -> str:
     """Return the refusal once a workspace used its checks of the day."""
-    return (
-        f"This server has used its {limit} checks for today; checks resume at 00:00 UTC. "
-        "An administrator can raise FACTBOT_BUDGETS__CHECKS_PER_DAY."
+    t = t or translator(SOURCE_LANGUAGE)
+    text = t.ngettext(
+        "This server has used its {n} check for today; checks resume at 00:00 UTC. "
+        "An administrator can raise FACTBOT_BUDGETS__CHECKS_PER_DAY.",
+        "This server has used its {n} checks for today; checks resume at 00:00 UTC. "
+        "An administrator can raise FACTBOT_BUDGETS__CHECKS_PER_DAY.",
+        limit,
     )
+    return t.space.join(filter(None, (text, t.notice)))
 
 
-def money_spent(limit: float) -> str:
+def money_spent(limit: float, t: Translator | None = None) -> str:
     """Return the refusal once a workspace spent its monthly budget."""
-    return (
-        f"This server has used its monthly budget (${limit:,.2f}); checks resume next month. "
-        "An administrator can raise FACTBOT_BUDGETS__USD_PER_MONTH."
+    t = t or translator(SOURCE_LANGUAGE)
+    amount = format_currency(limit, "USD", locale=t.locale)
+    return say(
+        N_(
+            "This server has used its monthly budget ({amount}); checks resume next month. "
+            "An administrator can raise FACTBOT_BUDGETS__USD_PER_MONTH."
+        ),
+        t,
+        amount=amount,
     )
 
 
-def failure(error: BaseException | str | None) -> str:
+def failure(error: BaseException | str | None, t: Translator | None = None) -> str:
     """Return the polite message for a check that could not be done."""
+    t = t or translator(SOURCE_LANGUAGE)
+    kind, reason = _input_problem(error)
+    if kind is not None:
+        if t.language == SOURCE_LANGUAGE and reason:
+            text = f"factbot could not check this message: {reason}"
+            return t.space.join(filter(None, (text, t.notice)))
+        if issubclass(kind, EmptyPostError):
+            return say(NOTHING_TO_CHECK, t)
+        if issubclass(kind, UnsafeURLError):
+            return say(UNSAFE_LINK, t)
+        return say(NOT_CHECKABLE, t)
+    if isinstance(error, ConfigError):
+        return say(NOT_SET_UP, t)
+    if isinstance(error, FactbotError):
+        return say(NOT_FINISHED, t)
+    return say(SORRY, t)
+
+
+def _input_problem(error: BaseException | str | None) -> tuple[type[InputError] | None, str]:
+    """Return the kind of input a check could not use, and why in English, or (None, "")."""
     if isinstance(error, InputError):
-        return f"factbot could not check this message: {scrub_links(str(error))}"
+        return type(error), scrub_links(str(error))
     if isinstance(error, str):  # a dead job's last error: "ErrorClass: message"
         name, _, message = error.partition(": ")
         kind = getattr(errors, name, None)
         if isinstance(kind, type) and issubclass(kind, InputError) and message:
-            reason = scrub_links(message.split("; ")[0])  # a reply links only to its sources
-            return f"factbot could not check this message: {reason}"
-    if isinstance(error, ConfigError):
-        return "factbot is not set up correctly to check this right now; its operator is told."
-    if isinstance(error, FactbotError):
-        return "factbot could not finish this check. Please try again later."
-    return "Sorry, factbot could not finish this check. Please try again later."
+            return kind, scrub_links(message.split("; ")[0])  # a reply links only to its sources
+    return None, ""
 
 
 def cost_footer(cost_usd: float, seconds: float, *, language: str = SOURCE_LANGUAGE) -> str:

@@ -64,7 +64,15 @@ async def test_claims_are_capped_at_max_claims() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "🔥🔥🔥 😂😂", "@bot https://example.com", "Is this true?", "lol ok"],
+    [
+        "",
+        "   ",
+        "🔥🔥🔥 😂😂",
+        "@bot https://example.com",
+        "Is this true?",
+        "lol ok",
+        "¡Hola a todos!",
+    ],
 )
 async def test_posts_without_checkable_text_are_refused_with_a_reason(text: str) -> None:
     with pytest.raises(EmptyPostError) as info:
