@@ -86,11 +86,12 @@ def stance_model_reads(claim: Claim) -> bool:
 def graph_reads(claim: Claim) -> bool:
     """Return whether the graph builder's parser (English spaCy) may parse the claim.
 
-    A claim in another language gets no graph: the parse would be noise, no conflict it found
-    could be trusted, and it costs seconds a claim (graphs are built before judgement).
+    A claim identified as another language gets no graph: the parse would be noise, no conflict
+    it found could be trusted, and it costs seconds a claim (graphs are built before judgement).
+    An undetermined one (a short English claim often is) keeps its graph, as before.
     """
     language = claim_language(claim)
-    return language is None or language in GRAPH_LANGUAGES
+    return language in (None, UNDETERMINED) or language in GRAPH_LANGUAGES
 
 
 def unread_verdict(claim: Claim, evidence_ids: Sequence[str] = ()) -> ClaimVerdict:
