@@ -8,8 +8,8 @@ events itself), then hands the request to `PlatformService.intake`, which guards
 enqueues; a worker posts the answer later through `SlackSender`. Accepted commands and
 shortcuts get an ephemeral "Checking…"; a refusal is shown privately; an ignored request gets
 nothing. Every error the requester sees comes from `service.answer_for_error`. What is said
-about a post is in the post's language; an opt-out is confirmed in the requester's (their
-Slack locale, read with `users.info`), English when it cannot be read.
+about a post is in the post's language; the help and opt-out confirmations are in the
+requester's (their Slack locale, read with `users.info`), English when it cannot be read.
 
 Bot messages and factbot's own are skipped by a middleware (answering 200, as Bolt needs).
 A redelivered event (X-Slack-Retry-Num) goes to intake again, which finds its `event_id`
@@ -40,6 +40,7 @@ from bots.platforms.slack import _events
 from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
 from bots.platforms.slack._sender import SlackSender, web_client
 from bots.runtime.delivery.acks import acknowledge
+from bots.runtime.platform import messages
 from bots.runtime.platform.contract import (
     Answer,
     CheckRequest,
@@ -69,11 +70,6 @@ SCOPES = (
     "groups:history",
     "reactions:write",
     "users:read",  # users.info: the locale an opt-out is confirmed in
-)
-USAGE = (
-    "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, "
-    "or the message shortcut “Fact-check this message”. `/factcheck optout me` (or "
-    "`channel`) stops factbot answering you (or this channel); `/factcheck optin me` undoes it."
 )
 
 
@@ -225,7 +221,9 @@ class SlackBot:
         try:
             kind, arg = _events.parse_command(str(command.get("text") or ""))
             if kind == "help":
-                message = f"{arg} {USAGE}".strip()
+                language = await requester_language(client, here.private.get("user_id"))
+                t = self.service.translator(language, requester=True)
+                message = messages.slack_usage(arg, t)
                 await self._private(here, Answer(kind="notice", message=message, private=True))
             elif kind in ("optout", "optin"):
                 subject = here.private["user_id"] if arg == "user" else here.channel_id

@@ -319,7 +319,7 @@ Command = tuple[Literal["check", "optout", "optin", "help"], str]
 
 def parse_command(text: str) -> Command:
     """Return what `/factcheck` text asks: ("check", text), ("optout"|"optin", "user"|
-    "channel"), or ("help", why)."""
+    "channel"), or ("help", the command whose scope was wrong, else "")."""
     words = text.split()
     if not words or words[0].lower() == "help":
         return ("help", "")
@@ -327,6 +327,6 @@ def parse_command(text: str) -> Command:
     if head in ("optout", "optin"):
         scope = {"me": "user", "channel": "channel"}.get(words[1].lower() if len(words) > 1 else "")
         if scope is None or len(words) > 2:
-            return ("help", f"`/factcheck {head}` takes `me` or `channel`.")
+            return ("help", head)
         return (head, scope)  # type: ignore[return-value]
     return ("check", text.strip())

@@ -64,6 +64,13 @@ ANSWERED_HERE = N_("Checked. The answer is in this channel.")
 ANSWERED_AS_REPLY = N_("Checked. The answer is a reply to the message.")
 NOTHING_GIVEN = N_("Give a text or a link to check.")
 NEEDS_MANAGE_CHANNELS = N_("Only members with the Manage Channels permission can do this.")
+# Slack's /factcheck help (the shortcut's name is the app's, registered in English).
+SLACK_USAGE = N_(
+    "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, or the "
+    "message shortcut “Fact-check this message”. `/factcheck optout me` (or `channel`) stops "
+    "factbot answering you (or this channel); `/factcheck optin me` undoes it."
+)
+SCOPE_NEEDED = N_("`{command}` takes `me` or `channel`.")
 # Notes about an attachment factbot could not use ({name}: its file name, when it can be shown).
 ATTACHMENT_NOTES = {
     ("unreadable", True): N_("The attachment {name} could not be read; only the text was checked."),
@@ -112,6 +119,13 @@ def note_text(note: Note, t: Translator | None = None) -> str:
     if note.names:
         return t.gettext_naming(note.message, note.names, **numbers)
     return t.gettext(note.message, **numbers)
+
+
+def slack_usage(command: str = "", t: Translator | None = None) -> str:
+    """Return Slack's /factcheck help, after what was wrong with `command` ("optout") if given."""
+    t = t or translator(SOURCE_LANGUAGE)
+    wrong = t.gettext(SCOPE_NEEDED, command=f"/factcheck {command}") if command else ""
+    return t.space.join(filter(None, (wrong, t.gettext(SLACK_USAGE))))
 
 
 def say(message: str, t: Translator | None = None, **values: object) -> str:

@@ -507,7 +507,7 @@ async def test_a_post_in_each_language_gets_a_reply_in_it(
         assert_reply_in(language, checks[language], [*texts, body["text"]])
 
 
-async def test_an_opt_out_is_confirmed_in_the_requesters_slack_language(
+async def test_opt_outs_and_help_are_in_the_requesters_slack_language(
     slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
 ) -> None:
     app = corpus_app(settings_for(slack))
@@ -547,7 +547,12 @@ async def test_an_opt_out_is_confirmed_in_the_requesters_slack_language(
         slack.script("users.info", error="missing_scope")
         await slack.deliver_command(url, command("optin me", "refused", "U5"))
         assert await said("refused") == "Done: factbot takes your requests again."
+        # The help too, after what was wrong (Slack's text escapes < and >).
+        await slack.deliver_command(url, command("optout everyone", "help", "U5"))
+        assert (await said("help")).startswith(
+            "`/factcheck optout` admite `me` o `channel`. Usa `/factcheck &lt;texto&gt;`"
+        )
         await idle(app, requests=0)  # opt-outs store no request
     asked = slack.calls("users.info")
-    assert [c.body["user"] for c in asked] == ["U5", "U6", "U7", "U5"]
+    assert [c.body["user"] for c in asked] == ["U5", "U6", "U7", "U5", "U5"]
     assert all(str(c.body["include_locale"]).lower() in ("1", "true") for c in asked)
