@@ -158,7 +158,9 @@ class FactbotClient(discord.Client):
         try:
             intake = await self.service.intake(request)
         except Exception as exc:  # noqa: BLE001 - every error is shown to the requester, privately
-            await self.answer_privately(interaction, self.service.answer_for_error(exc))
+            language = requester_language(interaction)  # the post's is not known yet
+            answer = self.service.answer_for_error(exc, language=language, requester=True)
+            await self.answer_privately(interaction, answer)
             return
         log.info(
             "discord check requested",
@@ -199,7 +201,8 @@ class FactbotClient(discord.Client):
             )
             return
         log.warning("discord command failed", extra={"error": repr(error)})
-        answer = self.service.answer_for_error(cause)
+        language = requester_language(interaction)
+        answer = self.service.answer_for_error(cause, language=language, requester=True)
         try:
             if not interaction.response.is_done():
                 await interaction.response.send_message(answer.message, ephemeral=True)

@@ -275,9 +275,12 @@ class RequestService(Protocol):
         ...
 
     def answer_for_error(
-        self, error: BaseException | str, *, language: str | None = None
+        self, error: BaseException | str, *, language: str | None = None, requester: bool = False
     ) -> Answer:
-        """Return the private answer that tells a requester something went wrong."""
+        """Return the private answer that tells a requester something went wrong.
+
+        `language`: the post's, or with `requester` the asker's own (as `translator`).
+        """
         ...
 
     def translator(self, language: str | None, *, requester: bool = False) -> Translator:

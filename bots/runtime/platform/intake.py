@@ -235,12 +235,15 @@ class PlatformService:
         return Intake(status, reason, answer=answer)  # type: ignore[arg-type]
 
     def answer_for_error(
-        self, error: BaseException | str, *, language: str | None = None
+        self, error: BaseException | str, *, language: str | None = None, requester: bool = False
     ) -> Answer:
-        """Return the private answer that tells a requester something went wrong."""
+        """Return the private answer that tells a requester something went wrong.
+
+        `language`: the post's, or with `requester` the asker's own (as `translator`).
+        """
         if isinstance(error, BaseException):
             log.warning("platform request failed", extra={"error": repr(error)})
-        message = messages.failure(error, self.translator(language))
+        message = messages.failure(error, self.translator(language, requester=requester))
         return Answer("failure", message=message, private=True)
 
     def set_opt_out(
