@@ -20,6 +20,14 @@ U+2069), so it cannot reorder the Arabic around it. URLs are left outside any is
 always stand after a space at the end of a reference line, and platforms find links by
 pattern, so an isolate character would become part of the link.
 
+A name from elsewhere inside a sentence (an attachment's file name: `gettext_naming`) is
+set apart whole, between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE (U+2068, U+2069), in
+a right-to-left reply and wherever the name itself is right to left: its own first letter
+decides its direction.
+
+The language of the person asking (a Discord or Slack client's locale, `locale_language`) reads
+as a post language does: "es-ES" is `es`, "zh-CN" `zh-Hans`, "zh-TW" `zh-Hant`.
+
 Failure policy: `Catalogues` raises ConfigError-worthy ValueError for a code with no
 catalogue; a translator never raises for a message it lacks (it returns the English).
 """

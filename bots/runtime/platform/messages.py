@@ -9,6 +9,12 @@ language, which `PlatformService` decides), None meaning English. A translator f
 language without a catalogue is English with a one-line notice, and the notice ends the
 message. An error's own reason (an `InputError`'s words) is English: English messages quote
 it, other languages say what kind of problem it was in one translated sentence.
+
+An adapter's notes (`contract.Note`: an attachment it could not use) are gettext messages too,
+said by the reply job in the reply's language (`note_text`), the file's name set apart in them.
+What is said about a command rather than a post (an opt-out, Slack's help) is in the
+requester's language where the platform tells it (`PlatformService.translator(...,
+requester=True)`).
 """
 
 from __future__ import annotations
