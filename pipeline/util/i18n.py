@@ -20,6 +20,14 @@ U+2069), so it cannot reorder the Arabic around it. URLs are left outside any is
 always stand after a space at the end of a reference line, and platforms find links by
 pattern, so an isolate character would become part of the link.
 
+A name from elsewhere inside a sentence (an attachment's file name: `gettext_naming`) is
+set apart whole, between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE (U+2068, U+2069), in
+a right-to-left reply and wherever the name itself is right to left: its own first letter
+decides its direction.
+
+The language of the person asking (a Discord or Slack client's locale, `locale_language`) reads
+as a post language does: "es-ES" is `es`, "zh-CN" `zh-Hans`, "zh-TW" `zh-Hant`.
+
 Failure policy: `Catalogues` raises ConfigError-worthy ValueError for a code with no
 catalogue; a translator never raises for a message it lacks (it returns the English).
 """
@@ -30,7 +38,7 @@ import functools
 import gettext
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -54,6 +62,7 @@ _LTR = frozenset({"L", "EN"})
 _NUMBER_RE = re.compile(r"\d[\d.,:/%\-]*[.,:/%\-][\d.,:/%\-]*\d|\d+%")
 SPACELESS = frozenset({"zh", "ja", "th"})  # sentences follow one another with no space
 _RTL = frozenset({"R", "AL", "AN"})
+_MARK_RE = re.compile("\x00(\\d+)\x00")
 
 
 def N_(message: str) -> str:  # noqa: N802 - gettext's conventional name for a marker
@@ -105,6 +114,32 @@ class Translator:
         """Return message in the reply language, its {placeholders} filled in."""
         text = self.translations.gettext(message)
         return self.isolate(text.format(**values) if values else text)
+
+    def gettext_naming(self, message: str, names: Mapping[str, str], **values: object) -> str:
+        """Return message in the reply language with names (a file's) set apart as they are.
+
+        A name is text from elsewhere in any script: in a right-to-left reply, or where the
+        name itself holds right-to-left letters, it stands between FIRST STRONG ISOLATE and
+        POP DIRECTIONAL ISOLATE (U+2068, U+2069), so neither reorders the other; the words
+        around it are isolated as `gettext` isolates them.
+        """
+        marks = {key: f"\x00{index}\x00" for index, key in enumerate(names)}
+        text = self.translations.gettext(message).format(**values, **marks)
+        shown = [name.translate(_ISOLATES) for name in names.values()]
+        parts = _MARK_RE.split(text)  # words, index, words, index, ... words
+        out = []
+        for index, part in enumerate(parts):
+            if index % 2 == 0:
+                out.append(self.isolate(part))
+                continue
+            name = shown[int(part)]
+            fenced = self.rtl or any(unicodedata.bidirectional(ch) in _RTL for ch in name)
+            out.append(f"{FSI}{name}{PDI}" if fenced else name)
+        return "".join(out)
+
+    def decimal(self, value: float) -> str:
+        """Return value with at most one decimal, written as the locale writes numbers."""
+        return format_decimal(round(value, 1), format="#,##0.#", locale=self.locale)
 
     def ngettext(self, singular: str, plural: str, n: int, **values: object) -> str:
         """Return the plural form for n in the reply language; {n} is n written per locale."""
@@ -193,6 +228,25 @@ def _ltr_span(token: str) -> tuple[int, int] | None:
         number = _NUMBER_RE.search(token)
         return None if number is None else number.span()
     return first, last + 1
+
+
+_HANT_REGIONS = frozenset({"tw", "hk", "mo", "hant"})
+
+
+def locale_language(tag: object) -> str | None:
+    """Return the language of an app's locale tag ("es-ES" → "es", "zh-TW" → "zh-Hant").
+
+    What Discord (`interaction.locale`) and Slack (`users.info`'s `user.locale`) say of the
+    person asking; None for no tag. Chinese keeps its script, as the post languages do.
+    """
+    text = str(getattr(tag, "value", tag) or "").strip().replace("_", "-")
+    if not text:
+        return None
+    base, _, rest = text.partition("-")
+    base = base.lower()
+    if base == "zh":
+        return "zh-Hant" if rest.lower().split("-")[0] in _HANT_REGIONS else "zh-Hans"
+    return base
 
 
 def display_name(code: str, *, in_language: str = SOURCE_LANGUAGE) -> str:

@@ -206,8 +206,12 @@ def interaction(
     application_id: str = "100",
     permissions: str = SEND_ONLY,
     app_permissions: str = ALL_PERMISSIONS,
+    locale: str = "en-US",
 ) -> dict[str, Any]:
-    """Return an INTERACTION_CREATE payload (type 2, an application command)."""
+    """Return an INTERACTION_CREATE payload (type 2, an application command).
+
+    `locale` is the requester's Discord client language ("es-ES", "zh-CN", "ja").
+    """
     return {
         "id": interaction_id,
         "application_id": application_id,
@@ -219,7 +223,7 @@ def interaction(
         "channel": {**channel, "guild_id": guild_id},
         "member": member(requester, permissions=permissions),
         "app_permissions": app_permissions,
-        "locale": "en-US",
+        "locale": locale,
         "guild_locale": "en-US",
         "entitlements": [],
         "authorizing_integration_owners": {"0": guild_id},

@@ -113,6 +113,7 @@ class FakeSlack(FakeServer):
         self.app_tokens: set[str] = {"xapp-test"}
         self.oauth_codes: dict[str, dict[str, Any]] = {}  # code -> oauth.v2.access answer
         self.members: dict[str, int] = {}  # channel -> num_members (conversations.info)
+        self.locales: dict[str, str] = {}  # user -> locale (users.info, include_locale)
         self.requests: list[Call] = []
         self.unknown: list[Call] = []  # failed on close (FakeServer)
         self.acks: list[dict[str, Any]] = []
@@ -468,7 +469,10 @@ class FakeSlack(FakeServer):
         user = str(body.get("user") or "")
         if not user:
             return {"ok": False, "error": "user_not_found"}
-        return {"ok": True, "user": {"id": user, "team_id": team.team_id, "is_bot": False}}
+        found: dict[str, Any] = {"id": user, "team_id": team.team_id, "is_bot": False}
+        if str(body.get("include_locale")).lower() in ("1", "true"):
+            found["locale"] = self.locales.get(user, "en-US")  # Slack's answer: an IETF tag
+        return {"ok": True, "user": found}
 
     async def _response_url(self, request: web.Request) -> web.Response:
         await self._record(request, "response_url")

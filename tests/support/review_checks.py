@@ -25,6 +25,7 @@ from pipeline.records.domain import (
     Verdict,
     document_id_for,
 )
+from pipeline.util.i18n import available, catalogue_code
 from storage import Store
 
 SOURCE = "https://www.who.int/news/5g-myths"
@@ -37,8 +38,18 @@ def stored_check(
     text: str = "5G networks spread the coronavirus.",
     url: str = SOURCE,
     post_url: str | None = "https://chat.example/p/1",
+    language: str | None = None,
+    headline: str = "This post is false: 5G does not spread the coronavirus.",
+    explanation: str = "Viruses cannot travel on radio waves or mobile networks.",
 ) -> Check:
-    """Store and return a check whose correction cites one retrieved document at url."""
+    """Store and return a check whose correction cites one retrieved document at url.
+
+    `language`: the post's, as a check identifies it; the correction is written in it (its
+    headline and explanation given in that language) where a catalogue has it.
+    """
+    reply_language = catalogue_code(language) if language else "en"
+    if reply_language not in available():
+        reply_language = "en"
     doc = Document(
         id=document_id_for(url),
         url=url,
@@ -50,7 +61,9 @@ def stored_check(
     vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
     store.documents.upsert(doc, [(doc.text, vector)], content_hash=f"h-{check_id}")
     post_id = f"post-{check_id}"
-    post = Post(id=post_id, platform="chat", platform_id=post_id, text=text, url=post_url)
+    post = Post(
+        id=post_id, platform="chat", platform_id=post_id, text=text, url=post_url, language=language
+    )
     claim = Claim(id=f"c-{check_id}", post_id=post_id, position=0, text=text)
     passage = Passage(id=f"p-{check_id}", document_id=doc.id, position=0, text=doc.text)
     evidence = Evidence(
@@ -72,18 +85,20 @@ def stored_check(
     )
     correction = Correction(
         label=Label.FALSE,
-        headline="This post is false: 5G does not spread the coronavirus.",
+        headline=headline,
         items=(
             CorrectionItem(
                 claim_number=1,
                 claim=text,
                 label=Label.FALSE,
-                explanation="Viruses cannot travel on radio waves or mobile networks.",
+                explanation=explanation,
                 references=(1,),
                 quote=CorrectionQuote(text=doc.text, reference=1),
+                language=reply_language,
             ),
         ),
         references=(Reference(number=1, document_id=doc.id, url=url, title=doc.title),),
+        language=reply_language,
     )
     check = Check(
         id=check_id,

@@ -11,7 +11,10 @@ Every interaction is deferred at once (privately, "thinking"), then handed to
 `service.intake`: accepted → the private response says it is being checked and where the
 answer will appear; refused → the refusal, privately; ignored (or refused with nothing to say)
 → the deferred response is deleted. Every error goes through `service.answer_for_error` and is
-shown privately.
+shown privately. What is said about a post (checking, refusals) is in the post's language; what
+is said about a command (opt-out confirmations, a missing text, a missing permission) is in the
+requester's, their Discord client's locale (`interaction.locale`), English where factbot has no
+catalogue for it.
 
 Discord's refusals are answered, never raised into the gateway's tasks: an interaction
 delivered again (the same id, e.g. replayed after a resume) is dropped before any callback,
@@ -44,9 +47,10 @@ from discord import app_commands
 from bots.platforms.discord import _events
 from bots.platforms.discord._http import route_client
 from bots.platforms.discord._review import DiscordReview
+from bots.runtime.platform import messages
 from bots.runtime.platform.contract import Answer, CheckRequest
 from bots.runtime.review.proposals import ReviewQueue
-from pipeline.errors import InputError
+from pipeline.util.i18n import Translator, locale_language
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from bots.runtime.platform.contract import PlatformContext
@@ -154,7 +158,9 @@ class FactbotClient(discord.Client):
         try:
             intake = await self.service.intake(request)
         except Exception as exc:  # noqa: BLE001 - every error is shown to the requester, privately
-            await self.answer_privately(interaction, self.service.answer_for_error(exc))
+            language = requester_language(interaction)  # the post's is not known yet
+            answer = self.service.answer_for_error(exc, language=language, requester=True)
+            await self.answer_privately(interaction, answer)
             return
         log.info(
             "discord check requested",
@@ -163,8 +169,9 @@ class FactbotClient(discord.Client):
         if not interaction.response.is_done():  # expired: no private response to edit
             return
         if intake.status in ("accepted", "duplicate"):
+            t = self.service.translator(intake.language)
             await interaction.edit_original_response(
-                content=_checking(request), allowed_mentions=_NONE
+                content=_checking(request, t), allowed_mentions=_NONE
             )
         elif intake.answer is not None:
             await self.answer_privately(interaction, intake.answer)
@@ -194,7 +201,8 @@ class FactbotClient(discord.Client):
             )
             return
         log.warning("discord command failed", extra={"error": repr(error)})
-        answer = self.service.answer_for_error(cause)
+        language = requester_language(interaction)
+        answer = self.service.answer_for_error(cause, language=language, requester=True)
         try:
             if not interaction.response.is_done():
                 await interaction.response.send_message(answer.message, ephemeral=True)
@@ -258,18 +266,27 @@ class FactbotClient(discord.Client):
         await message.reply(text, allowed_mentions=_NONE, mention_author=False)
 
 
-def _checking(request: CheckRequest) -> str:
+def _checking(request: CheckRequest, t: Translator) -> str:
     """Return the private note that a check is under way, and where its answer will appear."""
     destination = request.destination
     if destination.message_id is None:
-        return "Checking this. The answer will be posted in this channel."
+        return messages.say(messages.CHECKING_HERE, t)
     if destination.thread_id is not None:
-        where = "in this thread"
-    elif destination.public.get("threads") == "1":
-        where = "in a thread on the message"
-    else:
-        where = "as a reply to the message"
-    return f"Checking this message. The answer will be posted {where}."
+        return messages.say(messages.CHECKING_IN_THREAD, t)
+    if destination.public.get("threads") == "1":
+        return messages.say(messages.CHECKING_NEW_THREAD, t)
+    return messages.say(messages.CHECKING_AS_REPLY, t)
+
+
+def requester_language(interaction: discord.Interaction) -> str | None:
+    """Return the language of the person asking: their Discord client's locale."""
+    return locale_language(interaction.locale)
+
+
+def _refusal(client: FactbotClient, interaction: discord.Interaction, message: str) -> Answer:
+    """Return a refusal of a command, in the requester's language (plain English without one)."""
+    t = client.service.translator(requester_language(interaction), requester=True)
+    return Answer("refusal", message=messages.say(message, t), private=True)
 
 
 def _client(interaction: discord.Interaction) -> FactbotClient:
@@ -300,8 +317,9 @@ async def _factcheck(
     live = await client.acknowledge(interaction)
     given = " ".join(p for p in (text, link) if p).strip()
     if not given:
-        answer = client.service.answer_for_error(InputError("give a text or a link to check"))
-        await client.answer_privately(interaction, answer)
+        await client.answer_privately(
+            interaction, _refusal(client, interaction, messages.NOTHING_GIVEN)
+        )
         return
     now = client.context.clock.now()
     links = (link,) if link else ()
@@ -328,19 +346,19 @@ async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: boo
     client = _client(interaction)
     await client.acknowledge(interaction)  # expired: the setting still changes, untold
     service = client.service
+    language = requester_language(interaction)  # the confirmation is in the asker's language
     if scope == "channel":
         perms = interaction.permissions
         if not perms.manage_channels:
-            answer = service.answer_for_error(
-                InputError("only members with the Manage Channels permission can do this")
-            )
-            await client.answer_privately(interaction, answer)
+            refusal = _refusal(client, interaction, messages.NEEDS_MANAGE_CHANNELS)
+            await client.answer_privately(interaction, refusal)
             return
         channel = interaction.channel
         # A thread's messages are answered as its parent channel's (the guards' channel).
         parent = channel.parent_id if isinstance(channel, discord.Thread) else None
         subject = str(parent or interaction.channel_id)
-        answer = service.set_opt_out("discord", "channel", subject, out)
+        answer = service.set_opt_out("discord", "channel", subject, out, language=language)
     else:
-        answer = service.set_opt_out("discord", "user", str(interaction.user.id), out)
+        user = str(interaction.user.id)
+        answer = service.set_opt_out("discord", "user", user, out, language=language)
     await client.answer_privately(interaction, answer)

@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 
 import discord
 
-from bots.runtime.platform.contract import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination, Note
+from bots.runtime.platform.messages import attachment_note
 from pipeline.records.domain import Post, new_id
 from pipeline.util.text import URL_RE
 
@@ -41,7 +42,7 @@ def actor(user: discord.abc.User, *, own_id: int | None) -> Actor:
 
 def post_from_message(
     message: discord.Message, *, max_image_bytes: int
-) -> tuple[Post, tuple[str, ...]]:
+) -> tuple[Post, tuple[Note, ...]]:
     """Return the post a message is, and the notes about attachments that could not be read."""
     previews = [e for e in message.embeds if e.type in _PREVIEW_TYPES]
     parts = [message.content]
@@ -50,13 +51,13 @@ def post_from_message(
     text = "\n".join(p for p in parts if p.strip())
     links = list(URL_RE.findall(text)) + [e.url for e in previews if e.url]
     images: list[str] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for attachment in message.attachments:
-        problem = _unreadable(attachment, max_image_bytes=max_image_bytes)
-        if problem is None:
+        note = _unreadable(attachment, max_image_bytes=max_image_bytes)
+        if note is None:
             images.append(attachment.url)
         else:
-            notes.append(f"The attachment {attachment.filename!r} could not be read: {problem}.")
+            notes.append(note)
     post = Post(
         id=new_id(),
         platform=PLATFORM,
@@ -71,17 +72,16 @@ def post_from_message(
     return post, tuple(notes)
 
 
-def _unreadable(attachment: discord.Attachment, *, max_image_bytes: int) -> str | None:
-    kind = attachment.content_type or ""
-    if not kind.startswith("image/"):
-        return f"it is not an image ({kind or 'no content type'}); only images are checked"
+def _unreadable(attachment: discord.Attachment, *, max_image_bytes: int) -> Note | None:
+    """Return the note about an attachment factbot cannot read as an image, or None."""
+    name = attachment.filename
+    if not (attachment.content_type or "").startswith("image/"):
+        return attachment_note("not an image", name)
     if attachment.size > max_image_bytes:
-        return (
-            f"it is {attachment.size / 1e6:.1f} MB, larger than the "
-            f"{max_image_bytes / 1e6:.1f} MB factbot reads"
-        )
-    if attachment.width is None or attachment.height is None:
-        return "Discord could not read it as an image (it may be corrupt)"
+        size, limit = attachment.size / 1e6, max_image_bytes / 1e6
+        return attachment_note("too large", name, size_mb=size, limit_mb=limit)
+    if attachment.width is None or attachment.height is None:  # Discord could not decode it
+        return attachment_note("damaged", name)
     return None
 
 

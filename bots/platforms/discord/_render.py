@@ -60,6 +60,7 @@ class DiscordReply:
     embed: dict[str, Any] | None  # Discord's embed JSON
     thread_name: str
     nonce: str
+    language: str = SOURCE_LANGUAGE  # the reply's catalogue (the pointer to it is said in it)
 
     def body(self) -> dict[str, Any]:
         """Return the JSON of the message (without routing)."""
@@ -94,7 +95,8 @@ def render(answer: Answer, destination: Destination) -> Rendered:
         embed = correction_embed(answer.correction, answer)
         post_text = answer.check.post.text if answer.check is not None else ""
         name = thread_name(post_text, answer.correction.label, answer.correction.language)
-        reply = DiscordReply(answer.kind, answer.private, None, embed, name, nonce)
+        language = answer.correction.language
+        reply = DiscordReply(answer.kind, answer.private, None, embed, name, nonce, language)
         return Rendered(reply, (*embed_texts(embed), name))
     content = _clip(" ".join([answer.message, *(escape(n) for n in answer.notes)]).strip(), CONTENT)
     reply = DiscordReply(answer.kind, answer.private, content, None, "", nonce)

@@ -58,6 +58,7 @@ def card_embed(card: ReviewCard) -> dict[str, Any]:
         f"**Why it needs a reviewer:** {_clip(escape(card.reason), 400)}\n\n"
         f"**Post checked** on {escape(card.platform)}{where}:\n"
         f"> {_clip(escape(card.post_text), 800)}\n\n"
+        f"**Language:** {escape(card.language_line())}\n\n"
         f"**Proposed reply** (verdict: {escape(card.verdict)}):\n```\n{shown}\n```"
     )
     lines = [

@@ -35,9 +35,11 @@ from discord.http import Route
 from bots.platforms.discord._http import RoutedHTTPClient
 from bots.platforms.discord._render import DiscordReply, render
 from bots.runtime.delivery.replies import ReplyRejectedError
+from bots.runtime.platform import messages
 from bots.runtime.platform.contract import Answer, Destination, Rendered
 from bots.settings import DiscordSettings
 from pipeline.util.clock import Clock
+from pipeline.util.i18n import translator
 
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004  # "A thread has already been created for this message"
@@ -90,12 +92,14 @@ class DiscordSender:
                 raise ReplyRejectedError(f"Discord refused the message: {exc}") from exc
             raise
         if not reply.private:
-            where = f"in <#{channel}>"
+            t = translator(reply.language)
             if destination.message_id is None:
-                where = "in this channel"
+                pointer = t.gettext(messages.ANSWERED_HERE)
             elif channel == destination.channel_id:
-                where = "a reply to the message"
-            note = {"content": f"Checked. The answer is {where}.", "allowed_mentions": _NONE}
+                pointer = t.gettext(messages.ANSWERED_AS_REPLY)
+            else:
+                pointer = t.gettext(messages.ANSWERED_IN, channel=f"<#{channel}>")
+            note = {"content": pointer, "allowed_mentions": _NONE}
             await self._edit_original(http, destination, note)
         return str(message["id"])
 

@@ -7,7 +7,9 @@ message" (`factcheck_message`). Each acknowledges first (Slack wants it within 3
 events itself), then hands the request to `PlatformService.intake`, which guards, stores and
 enqueues; a worker posts the answer later through `SlackSender`. Accepted commands and
 shortcuts get an ephemeral "Checking…"; a refusal is shown privately; an ignored request gets
-nothing. Every error the requester sees comes from `service.answer_for_error`.
+nothing. Every error the requester sees comes from `service.answer_for_error`. What is said
+about a post is in the post's language; the help and opt-out confirmations are in the
+requester's (their Slack locale, read with `users.info`), English when it cannot be read.
 
 Bot messages and factbot's own are skipped by a middleware (answering 200, as Bolt needs).
 A redelivered event (X-Slack-Retry-Num) goes to intake again, which finds its `event_id`
@@ -24,19 +26,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import aiohttp
 from fastapi import Request
 from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.response import BoltResponse
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bots.platforms.slack import _events
 from bots.platforms.slack._installs import SlackInstallationStore, SlackStateStore
 from bots.platforms.slack._sender import SlackSender, web_client
 from bots.runtime.delivery.acks import acknowledge
+from bots.runtime.platform import messages
 from bots.runtime.platform.contract import (
     Answer,
     CheckRequest,
@@ -47,6 +51,7 @@ from bots.runtime.platform.contract import (
 from bots.settings import SlackSettings
 from pipeline.errors import InputError
 from pipeline.inputs.posts import ensure_checkable
+from pipeline.util.i18n import locale_language
 from storage.tx import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
@@ -64,11 +69,7 @@ SCOPES = (
     "channels:history",
     "groups:history",
     "reactions:write",
-)
-USAGE = (
-    "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, "
-    "or the message shortcut “Fact-check this message”. `/factcheck optout me` (or "
-    "`channel`) stops factbot answering you (or this channel); `/factcheck optin me` undoes it."
+    "users:read",  # users.info: the locale an opt-out is confirmed in
 )
 
 
@@ -85,6 +86,24 @@ async def _read_message(client: AsyncWebClient, channel: str, ts: str) -> dict[s
     if not messages or messages[0].get("ts") != ts:
         raise InputError("the Slack message to check was not found")
     return dict(messages[0])
+
+
+async def requester_language(client: AsyncWebClient, user_id: str | None) -> str | None:
+    """Return the language of the person asking (their Slack locale), or None (English).
+
+    A slash command carries no locale: `users.info` with `include_locale` says it (the
+    `users:read` scope). Any failure (a workspace installed before factbot asked for that
+    scope answers `missing_scope`) only means the answer is in English.
+    """
+    if not user_id:
+        return None
+    try:
+        found = await client.users_info(user=user_id, include_locale=True)
+    except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+        log.info("slack user's locale not read", extra={"error": type(exc).__name__})
+        return None
+    user = found.get("user")
+    return locale_language(user.get("locale")) if isinstance(user, Mapping) else None
 
 
 class SlackBot:
@@ -202,11 +221,15 @@ class SlackBot:
         try:
             kind, arg = _events.parse_command(str(command.get("text") or ""))
             if kind == "help":
-                message = f"{arg} {USAGE}".strip()
+                language = await requester_language(client, here.private.get("user_id"))
+                t = self.service.translator(language, requester=True)
+                message = messages.slack_usage(arg, t)
                 await self._private(here, Answer(kind="notice", message=message, private=True))
             elif kind in ("optout", "optin"):
                 subject = here.private["user_id"] if arg == "user" else here.channel_id
-                answer = self.service.set_opt_out("slack", arg, subject, kind == "optout")
+                language = await requester_language(client, here.private.get("user_id"))
+                out = kind == "optout"
+                answer = self.service.set_opt_out("slack", arg, subject, out, language=language)
                 await self._private(here, answer)
             else:
                 link = _events.parse_message_link(arg)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from bots.runtime.platform.contract import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination, Note
+from bots.runtime.platform.messages import attachment_note
 from pipeline.records.domain import Post, new_id
-from pipeline.reply.links import has_link
 from pipeline.util.text import URL_RE
 
 PLATFORM = "slack"
@@ -102,39 +102,39 @@ def ts_time(ts: str) -> datetime | None:
         return None
 
 
-def files_of(message: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def files_of(message: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     """Return (image URLs, notes) for the files attached to a message."""
     images: list[str] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     for file in message.get("files") or ():
         if not isinstance(file, Mapping):
             continue
+        # A name that reads as a link ("notes.md") is not shown (`attachment_note`).
         name = str(file.get("name") or file.get("title") or "")
-        # "notes.md" reads as a domain, and a reply may link nowhere: such names are not shown.
-        named = bool(name) and not has_link(name)
-        the_file = f"The file {name}" if named else "An attached file"
-        the_image = f"The image {name}" if named else "An attached image"
         mimetype = str(file.get("mimetype") or "")
         url = file.get("url_private")
         size = file.get("size")
         hidden = file.get("file_access") in ("check_file_info", "access_denied")
         if file.get("mode") in ("tombstone", "hidden_by_limit") or hidden:
-            notes.append(f"{the_file} could not be read; only the text was checked.")
+            notes.append(attachment_note("unreadable", name))
         elif not mimetype.startswith("image/"):
-            notes.append(f"{the_file} is not an image; only the text was checked.")
+            notes.append(attachment_note("not an image", name))
         elif not isinstance(url, str) or not url.startswith("https://"):
-            notes.append(f"{the_image} could not be read; only the text was checked.")
-        elif not isinstance(size, int) or size <= 0 or size > MAX_IMAGE_BYTES:
-            shown = f" ({size / 1_000_000:.0f} MB)" if isinstance(size, int) and size > 0 else ""
+            notes.append(attachment_note("unreadable", name))
+        elif isinstance(size, int) and size > MAX_IMAGE_BYTES:
             notes.append(
-                f"{the_image}{shown} is empty or too large to read; only the text was checked."
+                attachment_note(
+                    "too large", name, size_mb=size / 1e6, limit_mb=MAX_IMAGE_BYTES / 1e6
+                )
             )
+        elif not isinstance(size, int) or size <= 0:
+            notes.append(attachment_note("unreadable", name))
         else:
             images.append(url)
     return tuple(images), tuple(notes)
 
 
-def message_post(target: Target, *, text: str | None = None) -> tuple[Post, tuple[str, ...]]:
+def message_post(target: Target, *, text: str | None = None) -> tuple[Post, tuple[Note, ...]]:
     """Return the Post for a Slack message (text overrides its text) and notes about files."""
     message = target.message
     ts = str(message.get("ts") or "")
@@ -199,7 +199,7 @@ def check_request(
     via: Via,
     text: str | None = None,
     response_url: str | None = None,
-    extra_notes: Sequence[str] = (),
+    extra_notes: Sequence[Note] = (),
 ) -> CheckRequest:
     """Return the request to check target's message, asked by requester."""
     post, notes = message_post(target, text=text)
@@ -319,7 +319,7 @@ Command = tuple[Literal["check", "optout", "optin", "help"], str]
 
 def parse_command(text: str) -> Command:
     """Return what `/factcheck` text asks: ("check", text), ("optout"|"optin", "user"|
-    "channel"), or ("help", why)."""
+    "channel"), or ("help", the command whose scope was wrong, else "")."""
     words = text.split()
     if not words or words[0].lower() == "help":
         return ("help", "")
@@ -327,6 +327,6 @@ def parse_command(text: str) -> Command:
     if head in ("optout", "optin"):
         scope = {"me": "user", "channel": "channel"}.get(words[1].lower() if len(words) > 1 else "")
         if scope is None or len(words) > 2:
-            return ("help", f"`/factcheck {head}` takes `me` or `channel`.")
+            return ("help", head)
         return (head, scope)  # type: ignore[return-value]
     return ("check", text.strip())

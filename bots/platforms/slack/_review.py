@@ -57,6 +57,7 @@ def card_message(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     post = shorten(card.post_text, 1200)
     where = f" (<{slack_url(card.post_url)}|the post>)" if card.post_url else ""
     blocks.append(_section(f"*Post checked* on {escape(card.platform)}{where}:\n> {post}"))
+    blocks.append(_section(f"*Language:* {escape(card.language_line())}"))
     blocks.append(_section(f"*Proposed reply* (verdict: {escape(card.verdict)}):"))
     blocks.append(_section(shorten(card.text, 2900, render=escape)))
     if card.references:

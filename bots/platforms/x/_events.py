@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bots.runtime.platform.contract import Actor, CheckRequest, Destination
+from bots.runtime.platform.contract import Actor, CheckRequest, Destination, Note
 from pipeline.records.domain import Post, new_id
 from pipeline.util.i18n import N_
 
@@ -157,7 +157,7 @@ def mention_request(
     if not requester:
         raise MalformedPayloadError(f"mention {mention_id} has no author_id")
     wanted = target_id(mention)
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     target: Mapping[str, Any] | None = None
     found_in = includes
     if wanted is not None:
@@ -165,7 +165,7 @@ def mention_request(
         if target is None and lookups is not None:
             target, found_in = lookups.tweets.get(wanted), lookups
         if target is None:
-            notes = (UNREAD_PARENT,)
+            notes = (Note(UNREAD_PARENT),)
     if target is None:
         post = to_post(mention, includes, strip_handles=True)
         author_id = requester

@@ -33,7 +33,14 @@ from collections.abc import Mapping
 from bots.runtime.delivery.acks import settle
 from bots.runtime.delivery.replies import ANSWER, ReplyKey, ReplyRejectedError, send_once
 from bots.runtime.platform import messages
-from bots.runtime.platform.contract import Answer, Destination, FindsSent, Rendered, ReplySender
+from bots.runtime.platform.contract import (
+    Answer,
+    Destination,
+    FindsSent,
+    Note,
+    Rendered,
+    ReplySender,
+)
 from bots.runtime.review.proposals import ReviewQueue
 from bots.runtime.workers.pool import Outcome, PermanentJobError
 from bots.settings import Settings
@@ -102,7 +109,8 @@ class ReplyJobs:
             # The platform refused the correction on every attempt so far (too long, bad
             # blocks…): the last attempt says so plainly rather than leave silence.
             t = translator(answer.correction.language) if answer.correction else None
-            answer = self._failure("the answer could not be posted here", answer.notes, t)
+            message = messages.failure("the answer could not be posted here", t)
+            answer = Answer("failure", message=message, notes=answer.notes, private=True)
         rendered = self._render(sender, answer, dest, check, job=job, strict=review is not None)
 
         async def send() -> str | None:
@@ -157,7 +165,7 @@ class ReplyJobs:
 
     def _answer(self, job: Job) -> tuple[Answer, Check | None]:
         payload = job.payload
-        notes = tuple(str(n) for n in payload.get("notes") or ())
+        notes = tuple(Note.from_json(n) for n in payload.get("notes") or ())
         failed = self._language(payload)
         check_job = self.store.jobs.get(payload["check_job"]) if payload.get("check_job") else None
         if check_job is not None and check_job.status == "dead":
@@ -175,12 +183,12 @@ class ReplyJobs:
         return self._correction(check, notes), check
 
     def _failure(
-        self, error: str | None, notes: tuple[str, ...], t: Translator | None = None
+        self, error: str | None, notes: tuple[Note, ...], t: Translator | None = None
     ) -> Answer:
         message = messages.failure(error, t)
         return Answer("failure", message=message, notes=_translated(notes, t), private=True)
 
-    def _correction(self, check: Check, notes: tuple[str, ...]) -> Answer:
+    def _correction(self, check: Check, notes: tuple[Note, ...]) -> Answer:
         replies = self.settings.replies
         report = None
         if replies.public_base_url:
@@ -241,11 +249,6 @@ class ReplyJobs:
         return rendered
 
 
-def _translated(notes: tuple[str, ...], t: Translator | None) -> tuple[str, ...]:
-    """Return an adapter's notes in the reply's language where the catalogue has them.
-
-    An adapter marks a fixed note (`N_`); one it wrote with details in it stays as written.
-    """
-    if t is None:
-        return notes
-    return tuple(t.gettext(note) for note in notes)
+def _translated(notes: tuple[Note, ...], t: Translator | None) -> tuple[str, ...]:
+    """Return an adapter's notes in the reply's language (a file's name set apart in them)."""
+    return tuple(messages.note_text(note, t) for note in notes)

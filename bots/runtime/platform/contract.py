@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     from bots.runtime.workers.jobtypes import JobHandler
     from bots.settings import Settings
     from pipeline.util.clock import Clock
+    from pipeline.util.i18n import Translator
     from storage import Store
 
 PLATFORMS = ("discord", "slack", "x", "bluesky", "mastodon")
@@ -84,6 +85,35 @@ class Destination:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A note an adapter adds to the reply ("the attachment a.pdf is not an image…").
+
+    `message` is a gettext message (marked `N_` in `bots.runtime.platform.messages`), said in
+    the reply's language when the reply is written; `names` fill its placeholders with text
+    from the post (a file name, set apart from the words around it), `numbers` with figures
+    written as the reply's locale writes them. A plain string in a stored job is a note
+    without values (what older jobs hold).
+    """
+
+    message: str
+    names: Mapping[str, str] = field(default_factory=dict)
+    numbers: Mapping[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the note as a job payload part."""
+        return {"message": self.message, "names": dict(self.names), "numbers": dict(self.numbers)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Note:
+        """Return the note stored by `to_json` (a plain string: a note without values)."""
+        if isinstance(data, str):
+            return cls(data)
+        names = {str(k): str(v) for k, v in (data.get("names") or {}).items()}
+        numbers = {str(k): float(v) for k, v in (data.get("numbers") or {}).items()}
+        return cls(str(data["message"]), names, numbers)
+
+
+@dataclass(frozen=True)
 class CheckRequest:
     """A platform's request to check a post, as an adapter translated it."""
 
@@ -93,7 +123,7 @@ class CheckRequest:
     event_key: str  # the inbound event's natural key: Slack event_id, Discord interaction id
     author: Actor | None = None  # who wrote the post, when known
     via: Literal["command", "menu", "mention", "shortcut"] = "command"
-    notes: tuple[str, ...] = ()  # said in the reply, e.g. "the attached image could not be read"
+    notes: tuple[Note, ...] = ()  # said in the reply, e.g. "the attached image could not be read"
 
 
 AnswerKind = Literal["correction", "failure", "refusal", "notice"]
@@ -225,6 +255,7 @@ class Intake:
     answer: Answer | None = None  # what to show the requester now (None: show nothing)
     check_id: str | None = None
     job_id: str | None = None  # the reply job
+    language: str | None = None  # the post's language, once identified (answers are in it)
 
 
 class RequestService(Protocol):
@@ -244,9 +275,16 @@ class RequestService(Protocol):
         ...
 
     def answer_for_error(
-        self, error: BaseException | str, *, language: str | None = None
+        self, error: BaseException | str, *, language: str | None = None, requester: bool = False
     ) -> Answer:
-        """Return the private answer that tells a requester something went wrong."""
+        """Return the private answer that tells a requester something went wrong.
+
+        `language`: the post's, or with `requester` the asker's own (as `translator`).
+        """
+        ...
+
+    def translator(self, language: str | None, *, requester: bool = False) -> Translator:
+        """Return the translator of answers in language (requester: no notice, plain English)."""
         ...
 
     def set_opt_out(

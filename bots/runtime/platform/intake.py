@@ -38,7 +38,7 @@ from bots.settings import Settings
 from pipeline.inputs.language import LanguageIdentifier
 from pipeline.records.domain import Post, new_id
 from pipeline.util.clock import SYSTEM, Clock
-from pipeline.util.i18n import Translator
+from pipeline.util.i18n import SOURCE_LANGUAGE, Translator, translator
 from storage import Store
 from storage.codec import dt_out
 from storage.platform import Forgotten
@@ -142,6 +142,7 @@ class PlatformService:
             answer=Answer("notice", message=messages.say(messages.CHECKING, t), private=True),
             check_id=requested.check_id,
             job_id=requested.follow_job.id,
+            language=language,
         )
 
     async def post_language(self, post: Post) -> str | None:
@@ -153,9 +154,14 @@ class PlatformService:
         )
         return found.code
 
-    def translator(self, language: str | None) -> Translator:
-        """Return the translator of the answers to a post in language (None: English)."""
-        return self.catalogues.for_language(language or "en")
+    def translator(self, language: str | None, *, requester: bool = False) -> Translator:
+        """Return the translator of the answers to a post in language (None: English).
+
+        `requester`: language is the asker's own (their app's locale), so a language without a
+        catalogue in use answers in plain English, without the notice meant for posts.
+        """
+        t = self.catalogues.for_language(language or "en")
+        return translator(SOURCE_LANGUAGE) if requester and t.notice else t
 
     def seen(self, platform: str, event_key: str) -> bool:
         """Return whether an event was received before (its request is stored): a redelivery."""
@@ -169,7 +175,7 @@ class PlatformService:
                 "event_key": request.event_key,
                 "language": language,
                 "destination": dest.to_json(),
-                "notes": list(request.notes),
+                "notes": [note.to_json() for note in request.notes],
                 "via": request.via,
             },
             dedupe_key=f"reply:{dest.platform}:{request.event_key}",
@@ -229,12 +235,15 @@ class PlatformService:
         return Intake(status, reason, answer=answer)  # type: ignore[arg-type]
 
     def answer_for_error(
-        self, error: BaseException | str, *, language: str | None = None
+        self, error: BaseException | str, *, language: str | None = None, requester: bool = False
     ) -> Answer:
-        """Return the private answer that tells a requester something went wrong."""
+        """Return the private answer that tells a requester something went wrong.
+
+        `language`: the post's, or with `requester` the asker's own (as `translator`).
+        """
         if isinstance(error, BaseException):
             log.warning("platform request failed", extra={"error": repr(error)})
-        message = messages.failure(error, self.translator(language))
+        message = messages.failure(error, self.translator(language, requester=requester))
         return Answer("failure", message=message, private=True)
 
     def set_opt_out(
@@ -249,14 +258,15 @@ class PlatformService:
         """Opt a user (their platform id) or a channel out of factbot, or back in.
 
         `language` is the requester's, where the platform says it (a Discord interaction's
-        locale); the confirmation is in English otherwise.
+        locale, a Slack user's `users.info` locale); the confirmation is in English otherwise,
+        and for a language without a catalogue in use.
         """
         if scope not in ("user", "channel"):
             raise ValueError(f"scope must be 'user' or 'channel', not {scope!r}")
         subject = self.pseudonyms.user(platform, subject_id) if scope == "user" else subject_id
         self.store.platform.set_opt_out(platform, scope, subject, out)
         log.info("opt-out changed", extra={"platform": platform, "scope": scope, "out": out})
-        message = messages.opted_out(scope, out, self.translator(language))
+        message = messages.opted_out(scope, out, self.translator(language, requester=True))
         return Answer("notice", message=message, private=True)
 
     def forget(

@@ -9,16 +9,23 @@ language, which `PlatformService` decides), None meaning English. A translator f
 language without a catalogue is English with a one-line notice, and the notice ends the
 message. An error's own reason (an `InputError`'s words) is English: English messages quote
 it, other languages say what kind of problem it was in one translated sentence.
+
+An adapter's notes (`contract.Note`: an attachment it could not use) are gettext messages too,
+said by the reply job in the reply's language (`note_text`), the file's name set apart in them.
+What is said about a command rather than a post (an opt-out, Slack's help) is in the
+requester's language where the platform tells it (`PlatformService.translator(...,
+requester=True)`).
 """
 
 from __future__ import annotations
 
 from babel.numbers import format_currency
 
+from bots.runtime.platform.contract import Note
 from pipeline import errors
 from pipeline.errors import ConfigError, EmptyPostError, FactbotError, InputError, UnsafeURLError
 from pipeline.records.domain import Correction
-from pipeline.reply.links import scrub_links
+from pipeline.reply.links import has_link, scrub_links
 from pipeline.util.i18n import N_, SOURCE_LANGUAGE, Translator, translator
 
 CHECKING = N_("Checking this message… the answer will appear in the thread.")
@@ -49,6 +56,82 @@ NOT_CHECKABLE = N_("factbot could not check this message.")
 NOT_SET_UP = N_("factbot is not set up correctly to check this right now; its operator is told.")
 NOT_FINISHED = N_("factbot could not finish this check. Please try again later.")
 SORRY = N_("Sorry, factbot could not finish this check. Please try again later.")
+
+
+# Discord's private answer to a command, and its pointer once the answer is posted.
+CHECKING_HERE = N_("Checking this. The answer will be posted in this channel.")
+CHECKING_IN_THREAD = N_("Checking this message. The answer will be posted in this thread.")
+CHECKING_NEW_THREAD = N_(
+    "Checking this message. The answer will be posted in a thread on the message."
+)
+CHECKING_AS_REPLY = N_("Checking this message. The answer will be posted as a reply to it.")
+ANSWERED_IN = N_("Checked. The answer is in {channel}.")
+ANSWERED_HERE = N_("Checked. The answer is in this channel.")
+ANSWERED_AS_REPLY = N_("Checked. The answer is a reply to the message.")
+NOTHING_GIVEN = N_("Give a text or a link to check.")
+NEEDS_MANAGE_CHANNELS = N_("Only members with the Manage Channels permission can do this.")
+# Slack's /factcheck help (the shortcut's name is the app's, registered in English).
+SLACK_USAGE = N_(
+    "Use `/factcheck <text>` or `/factcheck <link to a Slack message>` to check a post, or the "
+    "message shortcut “Fact-check this message”. `/factcheck optout me` (or `channel`) stops "
+    "factbot answering you (or this channel); `/factcheck optin me` undoes it."
+)
+SCOPE_NEEDED = N_("`{command}` takes `me` or `channel`.")
+# Notes about an attachment factbot could not use ({name}: its file name, when it can be shown).
+ATTACHMENT_NOTES = {
+    ("unreadable", True): N_("The attachment {name} could not be read; only the text was checked."),
+    ("unreadable", False): N_("An attachment could not be read; only the text was checked."),
+    ("not an image", True): N_("The attachment {name} is not an image; only the text was checked."),
+    ("not an image", False): N_("An attachment is not an image; only the text was checked."),
+    ("too large", True): N_(
+        "The image {name} is too large to read ({size} MB; factbot reads up to {limit} MB); "
+        "only the text was checked."
+    ),
+    ("too large", False): N_(
+        "An attached image is too large to read ({size} MB; factbot reads up to {limit} MB); "
+        "only the text was checked."
+    ),
+    ("damaged", True): N_(
+        "The image {name} could not be read as an image (it may be damaged); only the text was "
+        "checked."
+    ),
+}
+NAME_CHARS = 80  # a longer file name is cut (with "…"): the note stays one short sentence
+
+
+def attachment_note(
+    problem: str, name: str | None, *, size_mb: float = 0.0, limit_mb: float = 0.0
+) -> Note:
+    """Return the note about an attachment factbot could not use, naming it where it can.
+
+    `problem` is "unreadable", "not an image", "too large" (with the sizes) or "damaged". A
+    name that reads as a link ("notes.md") is not shown: a reply links only to its sources.
+    """
+    shown = " ".join((name or "").split())
+    if len(shown) > NAME_CHARS:
+        shown = shown[: NAME_CHARS - 1] + "…"
+    named = bool(shown) and not has_link(shown)
+    if (problem, named) not in ATTACHMENT_NOTES:  # a damaged image without a name to show
+        problem = "unreadable"
+    numbers = {"size": size_mb, "limit": limit_mb} if problem == "too large" else {}
+    names = {"name": shown} if named else {}
+    return Note(ATTACHMENT_NOTES[(problem, named)], names, numbers)
+
+
+def note_text(note: Note, t: Translator | None = None) -> str:
+    """Return an adapter's note in the reply's language (English when t is None)."""
+    t = t or translator(SOURCE_LANGUAGE)
+    numbers = {key: t.decimal(value) for key, value in note.numbers.items()}
+    if note.names:
+        return t.gettext_naming(note.message, note.names, **numbers)
+    return t.gettext(note.message, **numbers)
+
+
+def slack_usage(command: str = "", t: Translator | None = None) -> str:
+    """Return Slack's /factcheck help, after what was wrong with `command` ("optout") if given."""
+    t = t or translator(SOURCE_LANGUAGE)
+    wrong = t.gettext(SCOPE_NEEDED, command=f"/factcheck {command}") if command else ""
+    return t.space.join(filter(None, (wrong, t.gettext(SLACK_USAGE))))
 
 
 def say(message: str, t: Translator | None = None, **values: object) -> str:

@@ -1,9 +1,12 @@
 """What a review channel shows about a proposal, and the proposed text a reviewer edits.
 
 `ReviewQueue.card` builds a `ReviewCard` from a proposal and its check; each adapter renders
-it its own way (Block Kit, an embed) and escapes what came from the post. The proposed text
-is the check's correction as plain text (`pipeline.reply.render.render_plain`), sized for the
+it its own way (Block Kit, an embed) and escapes what came from the post. The proposed text is
+the check's correction as plain text (`pipeline.reply.render.render_plain`), sized for the
 platform it would be posted on, since an edit is posted as the message's body there.
+
+The card's labels are English (it is for the operator's moderators); the proposed text is in
+the reply's language (the post's, where factbot has its catalogue), and the card names both.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from bots.runtime.platform.contract import Destination
 from pipeline.records.domain import Check, Reference
 from pipeline.reply.render import render_plain
+from pipeline.util.i18n import SOURCE_LANGUAGE, UNDETERMINED, catalogue_code, display_name
 from storage.review import Decision, Proposal
 
 MAX_TEXT = 3000  # the longest edited text (Slack's modal input holds 3,000 characters)
@@ -35,6 +39,19 @@ class ReviewCard:
     references: tuple[Reference, ...]  # the evidence links (all retrieved)
     decision: Decision | None
     error: str | None
+    language: str | None = None  # the post's, as the check identified it (None: not known)
+    reply_language: str = SOURCE_LANGUAGE  # the catalogue the proposed text is written in
+
+    def language_line(self) -> str:
+        """Return the post's language and the reply's, in English for the moderators."""
+        if not self.language or catalogue_code(self.language) == UNDETERMINED:
+            post = "not identified"
+        else:
+            post = f"{display_name(self.language)} ({self.language})"
+        code = catalogue_code(self.language)
+        if self.reply_language == SOURCE_LANGUAGE and code not in (SOURCE_LANGUAGE, UNDETERMINED):
+            return f"{post}; factbot has no reply catalogue for it, so the reply is in English."
+        return f"{post}; the reply is in {display_name(self.reply_language)}, as shown below."
 
     def decided_line(self) -> str:
         """Return who decided what and when, or "" while pending."""

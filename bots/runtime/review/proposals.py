@@ -229,6 +229,8 @@ class ReviewQueue:
             references=check.correction.references,
             decision=proposal.decision,
             error=proposal.error,
+            language=check.post.language,
+            reply_language=check.correction.language,
         )
 
     def _check(self, proposal: Proposal) -> Check:

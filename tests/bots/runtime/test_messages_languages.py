@@ -208,3 +208,45 @@ def test_unread_images_are_said_in_the_reply_language() -> None:
         image_note(two, CATALOGUES.for_language("de")) == "2 Bilder konnten nicht gelesen werden."
     )
     assert image_note(ImageReport(), CATALOGUES.for_language("hi")) == ""
+
+
+def test_an_attachment_note_names_the_file_in_the_reply_language() -> None:
+    from bots.runtime.platform.contract import Note
+    from pipeline.util.i18n import FSI, PDI, translator
+
+    note = messages.attachment_note("too large", "photo 1.png", size_mb=25.04, limit_mb=20)
+    assert Note.from_json(note.to_json()) == note  # as the reply job's payload keeps it
+    assert messages.note_text(note) == (
+        "The image photo 1.png is too large to read (25 MB; factbot reads up to 20 MB); "
+        "only the text was checked."
+    )
+    decimal = messages.attachment_note("too large", "a.png", size_mb=20.55, limit_mb=20)
+    assert "(20,6 MB; factbot lee hasta 20 MB)" in messages.note_text(decimal, translator("es"))
+    # Right to left: the Latin name stands between FSI and PDI, the figures are isolated.
+    arabic = messages.note_text(note, translator("ar"))
+    assert f"الصورة {FSI}photo 1.png{PDI} أكبر من أن تُقرأ" in arabic
+    assert arabic.count(FSI) == 1 and LRI in arabic  # "25" alone is not isolated; "MB" is
+    # An Arabic name inside an English reply is fenced too, so it cannot reorder the sentence.
+    english = messages.note_text(messages.attachment_note("not an image", "تقرير.pdf"))
+    assert english.startswith(f"The attachment {FSI}تقرير.pdf{PDI} is not an image")
+    # A name that reads as a link is not shown (a reply links only to its sources).
+    assert messages.note_text(messages.attachment_note("damaged", "notes.md")) == (
+        "An attachment could not be read; only the text was checked."
+    )
+    # An older job's note is a plain string: said as before, translated where it is a message.
+    assert Note.from_json("factbot {odd} note").message == "factbot {odd} note"
+    assert messages.note_text(Note("factbot {odd} note")) == "factbot {odd} note"
+
+
+def test_an_app_locale_reads_as_a_reply_language() -> None:
+    from pipeline.util.i18n import locale_language
+
+    assert [locale_language(x) for x in ("es-ES", "pt-BR", "zh-CN", "zh-TW", "hi", "", None)] == [
+        "es",
+        "pt",
+        "zh-Hans",
+        "zh-Hant",
+        "hi",
+        None,
+        None,
+    ]

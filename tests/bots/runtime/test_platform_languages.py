@@ -99,3 +99,24 @@ def test_a_post_that_cannot_be_checked_fails_in_its_own_language(
     assert answer.message.startswith(
         "factbot no pudo verificar este mensaje: no afirma nada que se pueda verificar"
     ), [j.last_error for j in app.store.jobs.list()]
+
+
+def test_an_answer_to_the_requester_is_in_their_language_or_plain_english(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "f.db") as store:
+        service = PlatformService(store, _settings(tmp_path))
+        failed = RuntimeError("the database went away")
+        spanish = service.answer_for_error(failed, language="es", requester=True)
+        assert spanish.message == (
+            "Lo sentimos, factbot no pudo terminar esta verificación. Inténtalo de nuevo más tarde."
+        )
+        # Japanese has no catalogue: the asker's own language gets plain English, ...
+        assert service.answer_for_error(failed, language="ja", requester=True).message == (
+            "Sorry, factbot could not finish this check. Please try again later."
+        )
+        # ... while a post in it gets English with the notice.
+        assert (
+            "does not reply in Japanese yet"
+            in service.answer_for_error(failed, language="ja").message
+        )
+        optout = service.set_opt_out("discord", "user", "42", True, language="zh-Hans")
+        assert optout.message == "已完成：factbot 将不再核查你的消息，也不再接受你的请求。"

@@ -96,9 +96,7 @@ async def test_factcheck_without_text_or_link_says_so_privately(
 ) -> None:
     await bot.interact(p.slash("factcheck", []), interaction_id=p.snowflake(53))
     [edit] = discord.sent("PATCH", "/webhooks/100/*/messages/@original")
-    assert edit.json["content"] == (
-        "factbot could not check this message: give a text or a link to check"
-    )
+    assert edit.json["content"] == "Give a text or a link to check."
     assert _requests(bot) == []
 
 
@@ -157,8 +155,9 @@ async def test_an_unreadable_attachment_is_noted_and_the_text_still_checked(
     await bot.drain()
     [reply] = discord.posted_messages()
     [embed] = reply.json["embeds"]
-    assert "The attachment 'huge.png' could not be read: it is 50.0 MB" in embed["description"]
-    assert "'broken.jpg' could not be read: Discord could not read it" in embed["description"]
+    shown = embed["description"]
+    assert "The image huge.png is too large to read (50 MB; factbot reads up to" in shown
+    assert "The image broken.jpg could not be read as an image (it may be damaged)" in shown
     assert embed["fields"] and _references(reply)  # the text was checked
 
 
@@ -346,5 +345,85 @@ async def test_a_post_in_each_language_gets_a_reply_in_it(
         for nonce, language in nonces.items():
             [embed] = replies[nonce].json["embeds"]
             assert_reply_in(language, checks[language], embed_texts(embed))
+    finally:
+        await stop_bot(bot)
+
+
+def _factbot_command(action: str, scope: str) -> dict[str, Any]:
+    option = {"name": "scope", "type": 3, "value": scope}
+    return {
+        "id": "702",
+        "name": "factbot",
+        "type": 1,
+        "options": [{"name": action, "type": 1, "options": [option]}],
+    }
+
+
+async def test_commands_answer_in_the_requesters_discord_language(
+    bot: Bot, discord: FakeDiscord
+) -> None:
+    async def said(command: dict[str, Any], n: int, locale: str, **options: Any) -> str:
+        await bot.interact(command, interaction_id=p.snowflake(n), locale=locale, **options)
+        edit = discord.sent("PATCH", "/webhooks/100/*/messages/@original")[-1]
+        return str(edit.json["content"])
+
+    optout_me = _factbot_command("optout", "me")
+    assert await said(optout_me, 90, "es-ES") == (
+        "Hecho: factbot ya no verificará tus mensajes ni aceptará tus solicitudes."
+    )
+    assert await said(_factbot_command("optin", "me"), 91, "zh-CN") == (
+        "已完成：factbot 将重新接受你的请求。"
+    )
+    assert await said(_factbot_command("optout", "channel"), 92, "de") == (
+        "Nur Mitglieder mit der Berechtigung „Kanäle verwalten“ können das tun."
+    )
+    done = await said(
+        _factbot_command("optout", "channel"), 93, "pt-BR", permissions=p.ALL_PERMISSIONS
+    )
+    assert done == "Pronto: o factbot não vai mais responder neste canal."
+    assert await said(p.slash("factcheck", []), 94, "fr") == (
+        "Indiquez un texte ou un lien à vérifier."
+    )
+    # Japanese has no catalogue: plain English, without the notice a post would get.
+    assert await said(
+        _factbot_command("optin", "channel"), 95, "ja", permissions=p.ALL_PERMISSIONS
+    ) == ("Done: factbot answers in this channel again.")
+
+
+@pytest.mark.timeout(900)  # two whole checks on two shared cores
+async def test_notes_and_notices_about_a_post_are_in_its_language(
+    indexed: Path, embedder: Any, discord: FakeDiscord
+) -> None:
+    bot = await start_bot(indexed, embedder, discord, {"guards": GuardSettings(user_burst=2)})
+    try:
+        pdf = p.attachment(p.snowflake(44), "report.pdf", content_type="application/pdf", size=900)
+        posts = {"es": (p.snowflake(45), POSTS["es"]), "ar": (p.snowflake(46), POSTS["ar"])}
+        checking = {}
+        for n, (language, (message_id, text)) in enumerate(posts.items()):
+            message = p.message(message_id, CHANNEL, ALICE, text, guild_id=GUILD, attachments=[pdf])
+            await bot.interact(p.context_menu(message), interaction_id=p.snowflake(96 + n))
+            edit = discord.sent("PATCH", "/webhooks/100/*/messages/@original")[-1]
+            checking[language] = edit.json["content"]
+        assert checking["es"] == (
+            "Verificando este mensaje. La respuesta se publicará en un hilo del mensaje."
+        )
+        assert checking["ar"] == "جارٍ فحص هذه الرسالة. ستُنشر الإجابة في سلسلة محادثة على الرسالة."
+        await bot.drain()
+        threads = {m.path: m for m in discord.posted_messages()}
+        [es_embed] = threads[f"/channels/{posts['es'][0]}/messages"].json["embeds"]
+        assert (
+            "El archivo adjunto report.pdf no es una imagen; solo se verificó el texto."
+            in es_embed["description"]
+        )
+        [ar_embed] = threads[f"/channels/{posts['ar'][0]}/messages"].json["embeds"]
+        # The Latin file name stands isolated (FSI … PDI) inside the Arabic sentence.
+        assert (
+            "المرفق \u2068report.pdf\u2069 ليس صورة؛ لذا فُحص النص وحده." in ar_embed["description"]
+        )
+        pointers = discord.sent("PATCH", "/webhooks/100/*/messages/@original")[-2:]
+        assert {e.json["content"] for e in pointers} == {
+            f"Verificado. La respuesta está en <#{posts['es'][0]}>.",
+            f"تم الفحص. الإجابة في <#{posts['ar'][0]}>.",
+        }
     finally:
         await stop_bot(bot)

@@ -251,8 +251,8 @@ async def test_an_oversize_image_is_a_note_and_the_text_is_still_checked(
     [reply] = slack.calls("chat.postMessage")
     context = [b for b in reply.body["blocks"] if b["type"] == "context"][-1]
     notes = " ".join(e["text"] for e in context["elements"])
-    assert "huge.png (80 MB) is empty or too large" in notes
-    assert "broken.png could not be read" in notes
+    assert "The image huge.png is too large to read (80 MB; factbot reads up to 20 MB)" in notes
+    assert "The attachment broken.png could not be read; only the text was checked." in notes
     assert reference_urls(reply.body["blocks"])
 
 
@@ -505,3 +505,54 @@ async def test_a_post_in_each_language_gets_a_reply_in_it(
         assert block_problem(body["blocks"]) is None
         texts = [b["text"]["text"] for b in body["blocks"] if "text" in b]
         assert_reply_in(language, checks[language], [*texts, body["text"]])
+
+
+async def test_opt_outs_and_help_are_in_the_requesters_slack_language(
+    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+) -> None:
+    app = corpus_app(settings_for(slack))
+    slack.locales.update({"U5": "es-ES", "U6": "zh-CN", "U7": "ja-JP"})
+
+    def command(text: str, key: str, user: str) -> dict[str, str]:
+        return {
+            "command": "/factcheck",
+            "text": text,
+            "team_id": "T1",
+            "channel_id": "C1",
+            "user_id": user,
+            "trigger_id": f"tr-{key}",
+            "response_url": slack.response_url(key),
+        }
+
+    async def said(key: str) -> str:
+        async with asyncio.timeout(10):
+            while True:
+                hooks = [c for c in slack.calls("response_url") if c.path == f"/response/{key}"]
+                if hooks:
+                    return str(hooks[0].body["text"])
+                await asyncio.sleep(0.02)
+
+    async with serving(app) as base:
+        url = base + "/slack/events"
+        await slack.deliver_command(url, command("optout me", "es", "U5"))
+        assert await said("es") == (
+            "Hecho: factbot ya no verificará tus mensajes ni aceptará tus solicitudes."
+        )
+        await slack.deliver_command(url, command("optin channel", "zh", "U6"))
+        assert await said("zh") == "已完成：factbot 将重新在此频道回复。"
+        # No catalogue for Japanese: plain English, without the notice a post would get.
+        await slack.deliver_command(url, command("optin me", "ja", "U7"))
+        assert await said("ja") == "Done: factbot takes your requests again."
+        # users.info refused (a workspace installed before factbot asked for users:read).
+        slack.script("users.info", error="missing_scope")
+        await slack.deliver_command(url, command("optin me", "refused", "U5"))
+        assert await said("refused") == "Done: factbot takes your requests again."
+        # The help too, after what was wrong (Slack's text escapes < and >).
+        await slack.deliver_command(url, command("optout everyone", "help", "U5"))
+        assert (await said("help")).startswith(
+            "`/factcheck optout` admite `me` o `channel`. Usa `/factcheck &lt;texto&gt;`"
+        )
+        await idle(app, requests=0)  # opt-outs store no request
+    asked = slack.calls("users.info")
+    assert [c.body["user"] for c in asked] == ["U5", "U6", "U7", "U5", "U5"]
+    assert all(str(c.body["include_locale"]).lower() in ("1", "true") for c in asked)

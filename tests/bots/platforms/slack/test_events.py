@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bots.platforms.slack import _events as ev
+from bots.runtime.platform.messages import note_text
 
 BODY = {
     "team_id": "T1",
@@ -130,9 +131,14 @@ def test_files_images_become_refs_and_the_rest_notes() -> None:
     post, notes = ev.message_post(ev.Target("T1", "C1", message))
     assert post.image_refs == ("https://files.slack.com/a.png", "https://files.slack.com/g.png")
     assert len(notes) == 6
-    assert notes[-1].startswith("An attached file is not an image")
-    assert "b.pdf is not an image" in notes[0]
-    assert "c.png (99 MB)" in notes[1]
+    said = [note_text(note) for note in notes]  # in English; the reply job says it in the post's
+    assert said[-1] == "An attachment is not an image; only the text was checked."  # "notes.md"
+    assert said[0] == "The attachment b.pdf is not an image; only the text was checked."
+    assert said[1].startswith("The image c.png is too large to read (99 MB; factbot reads up to")
+    assert said[2:5] == [
+        f"The attachment {name} could not be read; only the text was checked."
+        for name in ("d.png", "e.png", "f.png")
+    ]
     dest = ev.destination(ev.Target("T1", "C1", message), requester="U1", event_key="k")
     assert dest.public["image_auth"] == "slack-bot-token"
 

@@ -79,3 +79,17 @@ def test_the_discord_card_is_valid_inert_and_links_only_the_evidence() -> None:
     modal = _EditModal(card()).to_dict()
     assert modal_problems(modal) == []
     assert form_problems({"type": 9, "data": modal}) == []
+
+
+def test_a_card_names_the_posts_language_and_the_replys_in_english() -> None:
+    import dataclasses
+
+    arabic = dataclasses.replace(card(), language="ar", reply_language="ar")
+    line = "Arabic (ar); the reply is in Arabic, as shown below."
+    assert f"*Language:* {line}" in json.dumps(card_message(arabic)[1], ensure_ascii=False)
+    assert f"**Language:** {line}" in card_embed(arabic)["description"]
+    swahili = dataclasses.replace(card(), language="sw", reply_language="en")
+    assert swahili.language_line() == (
+        "Swahili (sw); factbot has no reply catalogue for it, so the reply is in English."
+    )
+    assert card().language_line() == "not identified; the reply is in English, as shown below."

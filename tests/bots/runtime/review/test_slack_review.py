@@ -223,3 +223,39 @@ async def test_reject_is_recorded_and_an_unauthorised_click_is_refused_privately
     assert stored.decision is not None and stored.decision.action == "reject"
     assert stored.decision.reviewer == queue.reviewer("slack", "UREV2")
     assert thread_replies(slack) == []
+
+
+async def test_a_card_for_a_spanish_post_says_so_and_shows_the_spanish_reply_as_posted(
+    slack: FakeSlack, corpus_app: Callable[..., App]
+) -> None:
+    app = make_app(slack, corpus_app)
+    key = "monitor:slack:es"
+    stored_check(
+        app.store,
+        f"check-{key}",
+        text="Las redes 5G propagan el coronavirus.",
+        language="es",
+        headline="Esta publicación es falsa: el 5G no propaga el coronavirus.",
+        explanation="Los virus no viajan por ondas de radio ni por redes móviles.",
+    )
+    destination = Destination(
+        "slack", "T1", "C1", message_id=PARENT, thread_id=PARENT, public={"event_key": key}
+    )
+    queue = ReviewQueue(app.store, app.settings, clock=app.clock)
+    queue.propose(check_id=f"check-{key}", destination=destination, reason="trending", key=key)
+    async with serving(app) as base:
+        await until(lambda: slack.posted("T1", REVIEW))
+        card = card_of(slack)
+        assert block_problem(card["blocks"]) is None
+        texts = [b["text"]["text"] for b in card["blocks"] if b["type"] == "section"]
+        # The labels are English, for the moderators; the language is named.
+        assert "*Language:* Spanish (es); the reply is in Spanish, as shown below." in texts
+        [proposed] = [t for t in texts if t.startswith("Esta publicación es falsa")]
+        assert "Afirmación 1" in proposed  # the catalogue's words, as the reply says them
+        approve = click(slack, card, "approve", "UREV1", "es1")
+        await slack.deliver_interaction(base + "/slack/events", approve)
+        await until(lambda: thread_replies(slack))
+        await idle(app, requests=0)
+    [reply] = thread_replies(slack)
+    posted = json.dumps(reply["blocks"], ensure_ascii=False)
+    assert "Esta publicación es falsa" in posted and "Afirmación 1" in posted
