@@ -70,7 +70,13 @@ def shot() -> Any:
 
     def save(page: Any, name: str) -> Path:
         path = ARTEFACTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        try:
+            page.screenshot(path=str(path), full_page=True)
+        except Exception as exc:  # Chromium under load: "Unable to capture screenshot"; once more
+            if "Unable to capture screenshot" not in str(exc):
+                raise
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(path), full_page=True)
         return path
 
     return save
