@@ -47,6 +47,7 @@ import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from storage.threads import LoopGuard
 from storage.tx import DatabaseUnavailableError
 
 DIALECT = "postgresql"
@@ -229,6 +230,7 @@ class PgDatabase:
     def __init__(self, url: str) -> None:
         self.url = url
         self.lock = threading.RLock()
+        self.guard = LoopGuard()
         self._depth = 0  # open transaction blocks (the outermost is BEGIN, others savepoints)
         self._tx: list[Any] = []
         self.connection = self._connect()
@@ -249,6 +251,7 @@ class PgDatabase:
 
     @contextmanager
     def _cursor(self) -> Iterator[psycopg.Cursor[Any]]:
+        self.guard.check()
         # The server went away (a restart): outside a transaction, the next statement reconnects.
         if self._depth == 0 and (self.connection.closed or self.connection.broken):
             self.connection = self._connect()
@@ -312,6 +315,7 @@ class PgDatabase:
     @contextmanager
     def atomic(self) -> Iterator[PgDatabase]:
         """Run the block in one transaction (a savepoint inside an open one)."""
+        self.guard.check()
         with self.lock:
             if self._depth == 0 and (self.connection.closed or self.connection.broken):
                 self.connection = self._connect()
@@ -327,7 +331,7 @@ class PgDatabase:
                 self._depth -= 1
 
     @contextmanager
-    def immediate(self) -> Iterator[PgDatabase]:
+    def immediate(self, scope: str = "") -> Iterator[PgDatabase]:
         """Run the block in one transaction that holds the write lock from its start."""
         with self.atomic():
             # Taken again inside a plain `atomic` block: the lock is re-entrant, held to COMMIT.

@@ -206,7 +206,7 @@ class SlackBot:
                 await self._private(here, Answer(kind="notice", message=message, private=True))
             elif kind in ("optout", "optin"):
                 subject = here.private["user_id"] if arg == "user" else here.channel_id
-                answer = self.service.set_opt_out("slack", arg, subject, kind == "optout")
+                answer = await self.service.set_opt_out("slack", arg, subject, kind == "optout")
                 await self._private(here, answer)
             else:
                 link = _events.parse_message_link(arg)

@@ -239,7 +239,7 @@ class RequestService(Protocol):
         """Apply the guards to request and, when it passes, submit it for a check and a reply."""
         ...
 
-    def seen(self, platform: str, event_key: str) -> bool:
+    async def seen(self, platform: str, event_key: str) -> bool:
         """Return whether an event was received before (a redelivery: answer it no more)."""
         ...
 
@@ -249,7 +249,7 @@ class RequestService(Protocol):
         """Return the private answer that tells a requester something went wrong."""
         ...
 
-    def set_opt_out(
+    async def set_opt_out(
         self,
         platform: str,
         scope: str,
