@@ -242,8 +242,8 @@ class SlackBot:
         if request.via == "mention" and result.status in ("accepted", "duplicate"):
             # Within Slack's 3 s: :eyes: on the mention, once (a redelivery after a crash
             # adds it if the first delivery could not).
-            replies = self.service.store.replies
-            await acknowledge(replies, self.sender, request.destination, request.event_key)
+            store = self.service.store
+            await acknowledge(store, self.sender, request.destination, request.event_key)
         if result.status == "accepted" and checking and result.answer is not None:
             await self._private(request.destination, result.answer)  # "Checking…"
         elif result.status == "refused" and result.answer is not None:
