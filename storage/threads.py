@@ -10,12 +10,15 @@ threads (with the caller's contextvars, as `asyncio.to_thread` does) and awaits 
 The pool is bounded (`THREADS` by default) because each of its threads holds a connection of
 its own (storage/tx.py, storage/pg.py): more threads would mean more connections without more
 throughput, since SQLite takes one writer at a time and the PostgreSQL transactions are short.
-A call keeps running to its end when its awaiting coroutine is cancelled (a thread cannot be
-interrupted), so a transaction is never cut in half; `close` waits for the calls in flight.
+A call that has started runs to its end when its awaiting coroutine is cancelled (a thread
+cannot be interrupted), so a transaction is never cut in half; one still waiting for a thread
+is dropped whole. `close` waits for the calls in flight.
 
-`LoopGuard` is for tests: once armed on a store, every statement run on a thread that is
-running an event loop is recorded and raises `StorageOnLoopError`, so a storage call that
-slipped past `Store.call` fails the test that drives it instead of stalling production.
+`LoopGuard` is for tests: once armed on a store (`Store.guard_loop`), every statement run on a
+thread that is running an event loop is recorded with its stack and raises
+`StorageOnLoopError` (or is only recorded, for a test that sorts what it found), so a storage
+call that slipped past `Store.call` fails the test that drives it instead of stalling
+production. Disarmed (the default), it costs one attribute test per statement.
 """
 
 from __future__ import annotations
