@@ -16,41 +16,58 @@ placeholders become `%s` (a literal `%` becomes `%%`), and `INSERT OR IGNORE` be
 `INSERT ... ON CONFLICT DO NOTHING`. `json_extract(x, '$.a')` becomes `(x::jsonb ->> 'a')`
 (text: what the callers compare it with) and `json_remove(x, '$.a')` `(x::jsonb - 'a')::text`.
 
-Transactions. The repositories were written for SQLite's one-writer-at-a-time model: a
-read-then-write transaction (`immediate`) sees no concurrent writer between its read and its
-write. PostgreSQL's READ COMMITTED would let two workers read the same queued job and both
-update it; so `immediate` on PostgreSQL starts its transaction by taking one transaction-level
-advisory lock (`pg_advisory_xact_lock(WRITE_LOCK)`), which gives every node exactly SQLite's
-guarantee without rewriting each statement for row locks. Those transactions are short (a
-claim, a completion, a reservation), so serialising them costs little next to a check's
-seconds; plain reads and single statements run without it, in autocommit.
+Transactions: what is serialised, and why. The repositories were written for SQLite's
+one-writer-at-a-time model: a read-then-write transaction (`immediate`) sees no concurrent
+writer between its read and its write. PostgreSQL's READ COMMITTED would let two writers read
+the same row and both act on what they read (two requests for one event both find no request
+stored, two sign-ins both find a token bucket full). So `immediate` starts its transaction by
+taking a transaction-level advisory lock, held to COMMIT:
+- the queue's hot path takes none: a claim picks its row with `FOR UPDATE SKIP LOCKED` (claimers
+  pass each other by) and a completion, a failure or a hand-back re-checks its row's lease in
+  the UPDATE itself, under the row's lock (storage/jobs.py, `_row_tx`);
+- a transaction whose reads and writes stay inside one family of tables names that family as
+  its `scope` and takes that scope's lock, `pg_advisory_xact_lock(WRITE_LOCK, key(scope))`:
+  `buckets` (rate-limit token buckets), `users` (operators, invitations, sign-in attempts),
+  `web` (cache expiry). Writers of different scopes run side by side;
+- every other `immediate` (a request's intake: dedupe, guards, the post and its jobs, the
+  platform row; the review queue; retention) takes the one shared lock `WRITE_LOCK`, which
+  gives those multi-table read-then-write transactions exactly SQLite's guarantee without
+  rewriting each one for row locks. They are short (milliseconds) next to a check's seconds.
+A scoped transaction never opens an unscoped one inside it, so two transactions cannot wait
+for each other's locks (a scoped one may run inside an unscoped one: always in that order).
+Plain reads and single statements run without a lock, in autocommit.
 
-One process shares one connection between the event loop and the CPU pool's threads, as on
-SQLite (see storage/tx.py): an `RLock` makes threads take turns, a transaction holds it from
-start to end. A lost connection (the server restarted) is opened again on the next statement
-outside a transaction; inside one the error propagates and the caller's transaction is lost
-as a whole, as with any database error. A connection that cannot be had back raises
-`DatabaseUnavailableError` (storage/tx.py), which workers wait out.
+Connections. Each thread has its own connection (opened on its first statement): the event
+loop hands storage calls to a small pool of storage threads (storage/threads.py), the CPU pool
+reads from its own, and a transaction stays on its thread's connection from BEGIN to COMMIT,
+so threads never share a transaction state and no lock is needed between them. The pool is
+as large as the threads that use the store (the storage threads, the CPU pool's, the thread
+that opened it); `close` closes them all. A lost connection (the server restarted) is opened
+again on the thread's next statement outside a transaction; inside one the error propagates
+and the caller's transaction is lost as a whole, as with any database error. A connection that
+cannot be had back raises `DatabaseUnavailableError` (storage/tx.py), which workers wait out.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from storage.threads import LoopGuard
 from storage.tx import DatabaseUnavailableError
 
 DIALECT = "postgresql"
-WRITE_LOCK = 0x46414354  # "FACT": the advisory lock `immediate` transactions take
+WRITE_LOCK = 0x46414354  # "FACT": the shared lock of `immediate`, and its scopes' namespace
 MIGRATION_LOCK = 0x4D494752  # "MIGR": held while migrations are applied
 
 _IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
@@ -132,6 +149,13 @@ def translate(sql: str, *, named: bool = False) -> str:
         else:
             sql = f"{sql.rstrip().rstrip(';')} ON CONFLICT DO NOTHING"
     return sql
+
+
+def scope_key(scope: str) -> int:
+    """Return a write scope's advisory lock key: a signed 32-bit number, the same in every
+    process and release (a hash of the name, not Python's salted `hash`)."""
+    digest = hashlib.blake2b(scope.encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def describe_url(url: str) -> str:
@@ -228,10 +252,13 @@ class PgDatabase:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.lock = threading.RLock()
-        self._depth = 0  # open transaction blocks (the outermost is BEGIN, others savepoints)
-        self._tx: list[Any] = []
-        self.connection = self._connect()
+        # A thread's own connection needs no lock: kept for the callers that hold one.
+        self.lock: AbstractContextManager[Any] = nullcontext()
+        self.guard = LoopGuard()
+        self._local = threading.local()  # this thread's connection and transaction depth
+        self._opened: list[psycopg.Connection[Any]] = []
+        self._opened_lock = threading.Lock()
+        self.connection = self._connect()  # the opening thread's; others open theirs on use
         self.conn = _ConnShim(self)
 
     def _connect(self) -> psycopg.Connection[Any]:
@@ -244,11 +271,35 @@ class PgDatabase:
         return connection
 
     @property
+    def connection(self) -> psycopg.Connection[Any]:
+        """This thread's connection, opened on its first statement."""
+        connection: psycopg.Connection[Any] | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self.connection = self._connect()
+        return connection
+
+    @connection.setter
+    def connection(self, value: psycopg.Connection[Any]) -> None:
+        self._local.connection = value
+        with self._opened_lock:
+            self._opened.append(value)
+
+    @property
+    def _depth(self) -> int:
+        """This thread's open transaction blocks (the outermost is BEGIN, others savepoints)."""
+        return int(getattr(self._local, "depth", 0))
+
+    @_depth.setter
+    def _depth(self, value: int) -> None:
+        self._local.depth = value
+
+    @property
     def in_transaction(self) -> bool:
         return self._depth > 0
 
     @contextmanager
     def _cursor(self) -> Iterator[psycopg.Cursor[Any]]:
+        self.guard.check()
         # The server went away (a restart): outside a transaction, the next statement reconnects.
         if self._depth == 0 and (self.connection.closed or self.connection.broken):
             self.connection = self._connect()
@@ -312,6 +363,7 @@ class PgDatabase:
     @contextmanager
     def atomic(self) -> Iterator[PgDatabase]:
         """Run the block in one transaction (a savepoint inside an open one)."""
+        self.guard.check()
         with self.lock:
             if self._depth == 0 and (self.connection.closed or self.connection.broken):
                 self.connection = self._connect()
@@ -327,12 +379,20 @@ class PgDatabase:
                 self._depth -= 1
 
     @contextmanager
-    def immediate(self) -> Iterator[PgDatabase]:
-        """Run the block in one transaction that holds the write lock from its start."""
+    def immediate(self, scope: str = "") -> Iterator[PgDatabase]:
+        """Run the block in one transaction that holds scope's write lock (none given: the
+        shared one) from its start; see the module docstring."""
         with self.atomic():
             # Taken again inside a plain `atomic` block: the lock is re-entrant, held to COMMIT.
-            self.execute("SELECT pg_advisory_xact_lock(?)", [WRITE_LOCK])
+            if scope:
+                self.execute("SELECT pg_advisory_xact_lock(?, ?)", [WRITE_LOCK, scope_key(scope)])
+            else:
+                self.execute("SELECT pg_advisory_xact_lock(?)", [WRITE_LOCK])
             yield self
 
     def close(self) -> None:
-        self.connection.close()
+        """Close every connection this database opened, whichever thread opened it."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for connection in opened:
+            connection.close()

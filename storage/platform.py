@@ -83,7 +83,7 @@ class PlatformRepo:
     def take(self, buckets: Sequence[Bucket]) -> Taken:
         """Take one token from every bucket, or from none when one is empty."""
         now = self.clock.now()
-        with immediate(self.db):
+        with immediate(self.db, scope="buckets"):  # on PostgreSQL: storage/pg.py
             levels: list[tuple[Bucket, float, str | None]] = []
             for bucket in buckets:
                 row = self.db.execute(

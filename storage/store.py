@@ -18,14 +18,19 @@ index and the face gallery. Those are large, read-mostly and rebuilt from their 
 (Debian has no pgvector, and FTS5's BM25 ranking is what retrieval was tuned on); each node
 ingests the same sources (or gets a copy of the file), and `factbot doctor` shows each node's
 index version. The repositories and everything above them are the same on both engines.
+
+The repositories are synchronous. Async code calls them through `Store.call`, which runs them
+in the store's small pool of storage threads (storage/threads.py), each with its own
+connection (storage/tx.py, storage/pg.py), so the event loop never waits on the database.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
@@ -47,23 +52,33 @@ from storage.reuse import ReuseRepo
 from storage.review import ReviewRepo
 from storage.sources import SourceTable
 from storage.state import StateRepo
+from storage.threads import THREADS, LoopGuard, StorageThreads
 from storage.tx import SerialDatabase, immediate
 from storage.users import UserRepo
 from storage.webcache import WebCache
 from storage.workers import WorkerRegistry
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class Store:
     """The database and its repositories."""
 
     def __init__(
-        self, db: Database | PgDatabase, *, clock: Clock = SYSTEM, index_db: Database | None = None
+        self,
+        db: Database | PgDatabase,
+        *,
+        clock: Clock = SYSTEM,
+        index_db: Database | None = None,
+        threads: int = THREADS,
     ) -> None:
         # sqlite-utils Database or PgDatabase: the repositories' calls answer alike on both.
         shared: Any = db
         self.db: Any = shared
         self.index_db: Database = index_db if index_db is not None else shared
         self.clock = clock
+        self.threads = StorageThreads(threads)
         self.engine: str = getattr(db, "dialect", "sqlite")
         self.documents = DocumentIndex(self.index_db)
         self.checks = CheckRepo(shared, index_db=self.index_db)
@@ -110,15 +125,23 @@ class Store:
 
     @staticmethod
     def _open_sqlite(path: Path | str) -> Database:
-        if str(path) != ":memory:":
+        memory = str(path) == ":memory:"
+        if not memory:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA busy_timeout = 30000")
-        db = SerialDatabase(conn)
-        if str(path) != ":memory:":
-            db.enable_wal()
-        conn.execute("PRAGMA synchronous = NORMAL")
+
+        def connect() -> sqlite3.Connection:
+            # check_same_thread=False: `close` closes every thread's connection from one thread.
+            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils sets on its own
+            if not memory:
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            return conn
+
+        # A file database: a connection per thread (storage/tx.py); memory: one, shared.
+        db = SerialDatabase(connect(), connect=None if memory else connect)
         with immediate(db):  # processes opening one new database migrate it one at a time
             migrations.apply(db)
         return db
@@ -139,12 +162,30 @@ class Store:
         """Return SQLite's journal mode of the local file (``wal`` for file databases)."""
         return str(self.index_db.execute("PRAGMA journal_mode").fetchone()[0])
 
+    async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a synchronous storage call (a repository's method, or a function of several)
+        in a storage thread, off the event loop; return its result (storage/threads.py)."""
+        return await self.threads.call(fn, *args, **kwargs)
+
+    def guard_loop(self, *, raises: bool = True) -> list[str]:
+        """Make every statement on a thread running an event loop raise (tests call this), or
+        only be recorded (`raises` False); return the list where they are recorded."""
+        violations: list[str] = []
+        databases: tuple[Any, ...] = (self.db, self.index_db)
+        for db in databases:
+            guard: LoopGuard = db.guard
+            guard.armed = True
+            guard.raises = raises
+            guard.violations = violations
+        return violations
+
     def ping(self) -> None:
         """Ask the shared database for a row; raise what the engine raises when it cannot."""
         self.db.execute("SELECT 1").fetchone()
 
     def close(self) -> None:
-        """Close the connections."""
+        """Stop the storage threads (after their calls in flight), then close the connections."""
+        self.threads.close()
         self.db.close()
         if self.index_db is not self.db:
             self.index_db.close()

@@ -1,28 +1,34 @@
-"""Write transactions that take SQLite's write lock at once (BEGIN IMMEDIATE).
+"""Connections per thread, and write transactions that take SQLite's write lock at once.
 
 A deferred transaction that reads before it writes can fail with SQLITE_BUSY when another
-process wrote in between, and busy_timeout does not retry that case; workers in several
-processes share one database, so every read-then-write transaction of the queue is immediate.
-Inside an open transaction it nests as a savepoint (sqlite-utils' `atomic`).
+connection wrote in between, and busy_timeout does not retry that case; workers in several
+processes share one database, and the threads of one process each have a connection, so every
+read-then-write transaction is immediate (BEGIN IMMEDIATE): `immediate`, and the outermost
+`atomic` of a file database. Inside an open transaction both nest as savepoints.
 
-One process shares one connection between the event loop and the CPU pool's threads (retrieval
-reads the index in a pool thread while the loop records a decision), and a connection has one
-transaction state: a thread's statement would land inside another thread's open transaction,
-and two `query` calls interleaving their `SAVEPOINT "sqlite_utils_query"` release each other's
-savepoint ("no such savepoint"). `SerialDatabase` makes threads take turns: each statement, each
-`query` with its rows, and each transaction (`atomic`, `immediate`) holds the connection's lock
-from start to end. Processes still share the database through SQLite's own locking.
+Connections. A sqlite3 connection has one transaction state, so threads cannot share one
+freely: a thread's statement would land inside another thread's open transaction. The event
+loop hands storage calls to a small pool of threads (storage/threads.py), the CPU pool's
+threads read the evidence index, and a worker's claim must not wait behind a dashboard's read.
+So `SerialDatabase` opens one connection per thread for a file database (`connect`, each with
+the same PRAGMAs, WAL), and a transaction stays on its thread's connection from start to end;
+SQLite's own locking orders the writers, of this process and of the others. An in-memory
+database (`:memory:`) cannot be opened twice (each connection would be a new, empty database),
+so it keeps one shared connection that threads take turns on: each statement, each `query`
+with its rows, and each transaction hold the connection's lock from start to end.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from sqlite_utils import Database
+
+from storage.threads import LoopGuard
 
 
 class DatabaseUnavailableError(sqlite3.OperationalError):
@@ -34,13 +40,57 @@ class DatabaseUnavailableError(sqlite3.OperationalError):
 
 
 class SerialDatabase(Database):
-    """A sqlite-utils Database whose connection one thread uses at a time."""
+    """A sqlite-utils Database with a connection per thread (file) or one shared (memory)."""
 
     dialect = "sqlite"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.lock = threading.RLock()  # before super(), which may already run statements
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        connect: Callable[[], sqlite3.Connection] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # Set before super(), which already runs statements through `self.conn`.
+        self.guard = LoopGuard()
+        self._connect = connect
+        self._local = threading.local()
+        self._shared: sqlite3.Connection | None = None
+        self._shared_lock = threading.RLock()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
+        super().__init__(conn, **kwargs)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use), or the shared one in memory."""
+        self.guard.check()
+        if self._connect is None:
+            assert self._shared is not None
+            return self._shared
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._adopt(conn)
+        return conn
+
+    @conn.setter
+    def conn(self, value: sqlite3.Connection) -> None:
+        if self._connect is None:
+            self._shared = value
+        else:
+            self._adopt(value)
+
+    def _adopt(self, conn: sqlite3.Connection) -> None:
+        self._local.conn = conn
+        with self._opened_lock:
+            self._opened.append(conn)
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """What a thread holds while it uses the connection: the shared one's lock, or nothing
+        (a thread's own connection is its alone)."""
+        return self._shared_lock if self._connect is None else nullcontext()
 
     def execute(
         self, sql: str, parameters: Sequence[Any] | dict[str, Any] | None = None
@@ -66,8 +116,24 @@ class SerialDatabase(Database):
 
     @contextmanager
     def atomic(self) -> Iterator[Database]:
-        with self.lock, super().atomic() as db:
-            yield db
+        with self.lock:
+            if self._connect is not None and not self.conn.in_transaction:
+                with _begin_immediate(self):  # see the module docstring
+                    yield self
+                return
+            with super().atomic() as db:
+                yield db
+
+    def close(self) -> None:
+        """Close every connection this database opened, whichever thread opened it."""
+        if self._connect is None:
+            if self._shared is not None:
+                self._shared.close()
+            return
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
 
 
 def _turn(db: Database) -> AbstractContextManager[Any]:
@@ -76,10 +142,28 @@ def _turn(db: Database) -> AbstractContextManager[Any]:
 
 
 @contextmanager
-def immediate(db: Database) -> Iterator[Database]:
-    """Run the block in one transaction holding the write lock from its start."""
+def _begin_immediate(db: Database) -> Iterator[None]:
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+@contextmanager
+def immediate(db: Database, *, scope: str = "") -> Iterator[Database]:
+    """Run the block in one transaction holding the write lock from its start.
+
+    On PostgreSQL the lock is `scope`'s (storage/pg.py says which writers share one); SQLite
+    has one write lock per database, whatever the scope.
+    """
     if getattr(db, "dialect", "sqlite") != "sqlite":  # PostgreSQL: see storage/pg.py
-        with db.immediate() as same:  # type: ignore[attr-defined]
+        with db.immediate(scope=scope) as same:  # type: ignore[attr-defined]
             yield same
         return
     with _turn(db):
@@ -87,12 +171,5 @@ def immediate(db: Database) -> Iterator[Database]:
             with db.atomic():
                 yield db
             return
-        db.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _begin_immediate(db):
             yield db
-        except BaseException:
-            if db.conn.in_transaction:
-                db.conn.execute("ROLLBACK")
-            raise
-        else:
-            db.conn.execute("COMMIT")

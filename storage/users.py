@@ -91,7 +91,7 @@ class UserRepo:
             raise InputError(f"a password has at least {MIN_PASSWORD} characters")
         now = self.clock.now()
         row = [name, role, _hasher.hash(password), dt_out(now)]
-        with immediate(self.db):
+        with immediate(self.db, scope="users"):
             if self.get(name) is not None and not replace:
                 raise InputError(f"user {name!r} exists (use --replace to reset it)")
             self.db.execute(
@@ -124,7 +124,7 @@ class UserRepo:
 
     def disable(self, name: str) -> bool:
         """Stop a user from signing in; return False when there is no such user."""
-        with immediate(self.db):
+        with immediate(self.db, scope="users"):
             cursor = self.db.execute("UPDATE users SET disabled = 1 WHERE name = ?", [name])
         return cursor.rowcount == 1
 
@@ -141,7 +141,7 @@ class UserRepo:
         if row is None or row[1]:
             return None
         if _hasher.check_needs_rehash(stored):
-            with immediate(self.db):
+            with immediate(self.db, scope="users"):
                 self.db.execute(
                     "UPDATE users SET password_hash = ? WHERE name = ?",
                     [_hasher.hash(password), name],
@@ -159,7 +159,7 @@ class UserRepo:
             raise InputError(f"user {name!r} exists (reset it with users add --replace)")
         token = secrets.token_urlsafe(32)
         now = self.clock.now()
-        with immediate(self.db):
+        with immediate(self.db, scope="users"):
             self.db.execute(
                 "INSERT INTO invites (token_hash, name, role, created_at, expires_at) "
                 "VALUES (?,?,?,?,?)",
@@ -184,7 +184,7 @@ class UserRepo:
             raise InputError(f"a password has at least {MIN_PASSWORD} characters")
         hashed = _hasher.hash(password)  # before the transaction: it takes a while
         now = dt_out(self.clock.now())
-        with immediate(self.db):
+        with immediate(self.db, scope="users"):
             cursor = self.db.execute(
                 "UPDATE invites SET used_at = ? "
                 "WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
@@ -207,7 +207,7 @@ class UserRepo:
 
     def record_attempt(self, name: str, address: str, *, ok: bool) -> None:
         """Note a sign-in attempt (names are cut to 64 characters)."""
-        with immediate(self.db):
+        with immediate(self.db, scope="users"):
             self.db.execute(
                 "INSERT INTO login_attempts (name, address, ok, at) VALUES (?,?,?,?)",
                 [name[:64], address[:64], int(ok), dt_out(self.clock.now())],

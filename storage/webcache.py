@@ -186,7 +186,7 @@ class WebCache:
         """Delete expired entries of every cache; return how many."""
         now = self._now()
         removed = 0
-        with immediate(self.db):
+        with immediate(self.db, scope="web"):
             for table in ("search_cache", "page_cache", "url_checks"):
                 cursor = self.db.execute(f"DELETE FROM {table} WHERE expires_at <= ?", [now])
                 removed += int(cursor.rowcount)

@@ -23,12 +23,13 @@ def health_router(app: App) -> APIRouter:
     @router.get("/healthz")
     async def healthz() -> dict[str, Any]:
         """Liveness: the process answers, with the evidence index's size."""
-        stats = app.store.documents.stats()
+        store = app.store
+        stats = await store.call(store.documents.stats)
         return {
             "status": "ok",
             "documents": stats.documents,
             "passages": stats.passages,
-            "sources": app.store.sources.count(),
+            "sources": await store.call(store.sources.count),
         }
 
     doctor_cache: list[tuple[float, dict[str, Any]]] = []
@@ -52,13 +53,15 @@ def health_router(app: App) -> APIRouter:
         problems."""
         problems: list[str] = []
         try:
-            app.store.ping()
+            await app.store.call(app.store.ping)
             database = "ok"
         except Exception as exc:  # noqa: BLE001 - any database failure means not ready
             database = f"failed: {exc}"
             problems.append(f"database {database}")
         within = 3 * max(app.settings.jobs.heartbeat_seconds, 5.0)
-        alive = [w.id for w in app.store.workers.alive(within=within)] if not problems else []
+        store = app.store
+        alive = [w.id for w in await store.call(store.workers.alive, within=within)]
+        alive = alive if not problems else []
         if not alive:
             problems.append(
                 "no worker is running: set FACTBOT_JOBS__WORKERS above 0 or start `factbot worker`"
@@ -68,7 +71,7 @@ def health_router(app: App) -> APIRouter:
             "status": "ready" if not problems else "not ready",
             "database": database,
             "workers": alive,
-            "jobs": app.store.jobs.counts() if database == "ok" else {},
+            "jobs": await store.call(store.jobs.counts) if database == "ok" else {},
             "model": model,
             "embedder": "loaded" if app.embedder_loaded else "not loaded",
             "platforms": sorted(app.adapters),

@@ -31,11 +31,11 @@ async def wait_for_job(store: Store, job_id: str, seconds: float) -> Job:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(seconds):
             while True:
-                job = store.jobs.get(job_id)
+                job = await store.call(store.jobs.get, job_id)
                 if job is None or job.status in TERMINAL:
                     break
                 await asyncio.sleep(delay)
                 delay = min(delay * 1.5, 0.25)
-    job = store.jobs.get(job_id)
+    job = await store.call(store.jobs.get, job_id)
     assert job is not None
     return job

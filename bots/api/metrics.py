@@ -28,7 +28,6 @@ Prometheus marks the target down); nothing is cached across a failed scrape.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -339,5 +338,5 @@ def mount_metrics(api: FastAPI, app: App) -> None:
 
     @api.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
-        body = await asyncio.to_thread(generate_latest, registry)  # reads the database
+        body = await app.store.call(generate_latest, registry)  # reads the database
         return Response(content=body, media_type=CONTENT_TYPE_LATEST)

@@ -18,6 +18,7 @@ from bots.app.deps import StoreDep
 from bots.render import check_to_json
 from pipeline.errors import NotFoundError
 from storage import Store
+from storage.jobs import Job, JobEvent
 
 
 def results_router(stopping: asyncio.Event) -> APIRouter:
@@ -28,23 +29,23 @@ def results_router(stopping: asyncio.Event) -> APIRouter:
     async def get_job(job_id: str, store: StoreDep) -> dict[str, Any]:
         """One job: its kind, status (queued, running, done, failed, dead), attempts and last
         error."""
-        job = store.jobs.get(job_id)
+        job = await store.call(store.jobs.get, job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
-        return job_to_json(store, job)
+        return await store.call(job_to_json, store, job)
 
     @router.get("/api/checks/{check_id}")
     async def get_check(check_id: str, store: StoreDep) -> JSONResponse:
         """One check as JSON: verdict, claims, cited evidence and the correction text."""
         try:
-            return JSONResponse(check_content(store, check_id))
+            return JSONResponse(await store.call(check_content, store, check_id))
         except NotFoundError:
-            job = store.jobs.for_check(check_id)
+            job = await store.call(store.jobs.for_check, check_id)
             if job is None:
                 raise
             return JSONResponse(
                 status_code=202,
-                content=job_to_json(store, job),
+                content=await store.call(job_to_json, store, job),
                 headers={"Location": f"/api/jobs/{job.id}"},
             )
 
@@ -54,9 +55,9 @@ def results_router(stopping: asyncio.Event) -> APIRouter:
     ) -> EventSourceResponse:
         """A check's progress as server-sent events, stage by stage; resumes after `Last-Event-
         ID`."""
-        job = store.jobs.get(check_id) or store.jobs.for_check(check_id)
+        job = await store.call(_job_of, store, check_id)
         if job is None:
-            stored = store.checks.get(check_id)  # 404 when unknown
+            stored = await store.call(store.checks.get, check_id)  # 404 when unknown
             return _event_stream(_replay(stored.id, stored.timings))
         after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
         return _event_stream(_stream(store, job.id, after), headers={"Cache-Control": "no-cache"})
@@ -64,13 +65,13 @@ def results_router(stopping: asyncio.Event) -> APIRouter:
     async def _stream(store: Store, job_id: str, after: int) -> AsyncIterator[ServerSentEvent]:
         # sse-starlette ends this generator when the client goes away.
         while True:
-            for event in store.jobs.events(job_id, after=after):
+            job, events = await store.call(_poll, store, job_id, after)
+            for event in events:
                 after = event.seq
                 data = {"stage": event.stage, "status": event.status, "at": event.at.isoformat()}
                 data.update(event.detail)
                 kind = "stage" if event.stage != "job" else "job"
                 yield _sse(kind, data, event.seq)
-            job = store.jobs.get(job_id)
             if job is None or job.status in TERMINAL:
                 if job is not None:
                     end = {"status": job.status, "check_id": job.result_id, "error": job.last_error}
@@ -84,6 +85,24 @@ def results_router(stopping: asyncio.Event) -> APIRouter:
                 await asyncio.wait_for(stopping.wait(), 0.2)
 
     return router
+
+
+def _job_of(store: Store, check_id: str) -> Job | None:
+    """Return the job named check_id, or the job that makes the check check_id."""
+    return store.jobs.get(check_id) or store.jobs.for_check(check_id)
+
+
+def _poll(store: Store, job_id: str, after: int) -> tuple[Job | None, list[JobEvent]]:
+    """Return the job, then its events after `after`, read in that order.
+
+    The job first: when it is over, every event of it was committed before (each status change
+    is written with its event, in one transaction, and a job's stages are stored one after the
+    other), so the events read next are all there are and the stream can end. Read the other
+    way round, a job that ended between the two reads would end the stream without its last
+    events.
+    """
+    job = store.jobs.get(job_id)
+    return job, store.jobs.events(job_id, after=after)
 
 
 def check_content(store: Store, check_id: str) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def submit_router() -> APIRouter:
             )
         )
         if requested.reused is not None:
-            return _reused(store, requested.reused)
+            return await store.call(_reused, store, requested.reused)
         assert requested.check_job is not None  # not reused: a check job is stored
         job = requested.check_job
         if wait > 0:
@@ -141,18 +141,18 @@ def submit_router() -> APIRouter:
             if job.status == "done" and job.result_id:
                 return JSONResponse(
                     status_code=201,
-                    content=check_content(store, job.result_id),
+                    content=await store.call(check_content, store, job.result_id),
                     headers={"Location": f"/api/checks/{job.result_id}"},
                 )
             if job.status == "dead":
                 return JSONResponse(
                     status_code=status_for(error_kind(job.last_error)),
-                    content=job_to_json(store, job),
+                    content=await store.call(job_to_json, store, job),
                     headers={"Location": f"/api/jobs/{job.id}"},
                 )
         return JSONResponse(
             status_code=202,
-            content=job_to_json(store, job),
+            content=await store.call(job_to_json, store, job),
             headers={"Location": f"/api/jobs/{job.id}"},
         )
 

@@ -256,7 +256,7 @@ class CheckFactory:
                 post, fetcher=await r.fetcher(), max_chars=max_chars, cpu=r.cpu
             )
         sources = SearchStatus(
-            local_documents=r.store.documents.document_count(),
+            local_documents=await r.store.call(r.store.documents.document_count),
             off_reason=off_reason(self.settings.search),
         )
         web, sources = await self._web(sources)

@@ -25,6 +25,7 @@ CLI, the API and the workers use; the rest is on the three parts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 from datetime import datetime
@@ -130,7 +131,7 @@ class App:
     async def check(self, post: Post, *, before: datetime | None = None) -> Check:
         """Run a check (with web search and reference checks when configured) and store it."""
         result = await self.run_check(post, before=before)
-        self.store.checks.save(result)
+        await self.store.call(self.store.checks.save, result)
         return result
 
     async def run_check(
@@ -198,7 +199,7 @@ class App:
         The embedder and lingua load in the CPU pool, off the event loop; the local
         server is forked from the loop's thread (it dies with that thread) and awaited.
         """
-        _ = self.store
+        await asyncio.to_thread(self._open_store)  # migrations: off the event loop
         if warm:
             await self.cpu.run(self.embedder.warm_up)
             await self.warm_languages()
@@ -209,6 +210,9 @@ class App:
                     log.warning("reuse index not warmed (it loads on first use): %s", exc)
             if self.model_choice == "local":
                 await self.resources.local_model.endpoint_async()
+
+    def _open_store(self) -> Store:
+        return self.store
 
     async def warm_languages(self) -> None:
         """Load lingua's models now: they take seconds and hold the interpreter while they load.

@@ -119,6 +119,22 @@ class Access:
             return Principal("local", "admin", local=True)
         return None
 
+    async def resolve(self, request: Request) -> Principal | None:
+        """Return who the request acts for, found once per request in a storage thread."""
+        if not getattr(request.state, "resolved", False):
+            found = await self.app.store.call(self.principal, request.state.session)
+            request.state.principal, request.state.resolved = found, True
+        return self.current(request)
+
+    def current(self, request: Request) -> Principal | None:
+        """Return who the request acts for: as `resolve` found it (the routes call that first),
+        else found now (in a storage thread, where a page is rendered off the loop)."""
+        if not getattr(request.state, "resolved", False):
+            request.state.principal = self.principal(request.state.session)
+            request.state.resolved = True
+        principal: Principal | None = request.state.principal
+        return principal
+
     def api_key_ok(self, request: Request) -> bool:
         """Return whether the request carries a configured API key."""
         given = request.headers.get("x-api-key")

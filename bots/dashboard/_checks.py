@@ -59,7 +59,7 @@ def router(access: Access, views: Views) -> APIRouter:
         except ValueError:
             page = 1
         where = parse_filter(args)
-        result = store.browse.checks(where, page=page)
+        result = await store.call(store.browse.checks, where, page=page)
         kept = {k: v for k, v in args.items() if v}
 
         def page_link(n: int) -> str:
@@ -71,7 +71,7 @@ def router(access: Access, views: Views) -> APIRouter:
             f=where,
             args=args,
             result=result,
-            choices=store.browse.choices(),
+            choices=await store.call(store.browse.choices),
             page_link=page_link,
         )
 
@@ -81,12 +81,13 @@ def router(access: Access, views: Views) -> APIRouter:
     ) -> HTMLResponse:
         """One check as moderators see it: claims, evidence, verdict and replies."""
         try:
-            check = store.checks.get(check_id)
+            check = await store.call(store.checks.get, check_id)
         except NotFoundError as exc:
             return views.render(
                 request, "error.html", code=404, title="No such check", message=str(exc)
             )
-        return views.render(request, "check.html", **check_context(store, check))
+        context = await store.call(check_context, store, check)
+        return views.render(request, "check.html", **context)
 
     return routes
 

@@ -41,7 +41,7 @@ def needs(access: Access, role: Role) -> Callable[[Request], Awaitable[Principal
     """Return a dependency that yields the principal with at least role, CSRF-checked writes."""
 
     async def dependency(request: Request) -> Principal:
-        principal = access.principal(request.state.session)
+        principal = await access.resolve(request)
         if principal is None:
             raise SignInRequiredError(request.url.path)
         if not principal.may(role):

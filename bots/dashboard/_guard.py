@@ -50,7 +50,9 @@ def install_guard(api: FastAPI, access: Access) -> None:
             session = access.new_session()
         request.state.session = session
         request.state.cookie = fresh  # handlers that sign in or out set it and a new session
-        refused = _refusal(request, access)
+        refused = None
+        if _guarded(request):  # these ask the users table: in a storage thread, off the loop
+            refused = await access.app.store.call(_refusal, request, access)
         response = refused if refused is not None else await call_next(request)
         for name, value in HEADERS.items():
             response.headers.setdefault(name, value)
@@ -65,6 +67,13 @@ def install_guard(api: FastAPI, access: Access) -> None:
                 path="/",
             )
         return response
+
+
+def _guarded(request: Request) -> bool:
+    """Return whether the middleware decides on this request (the rest pass untouched)."""
+    path = request.url.path
+    report = path.startswith("/checks/") and request.method == "GET"
+    return path == "/metrics" or path.startswith("/api/") or report
 
 
 def _refusal(request: Request, access: Access) -> Response | None:

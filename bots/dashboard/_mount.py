@@ -26,7 +26,9 @@ def mount(api: FastAPI, app: App) -> None:
     @api.get("/checks/{check_id}", response_class=HTMLResponse)
     async def report(check_id: str, store: StoreDep) -> HTMLResponse:
         """The full report of a check (what platform replies link to)."""
-        check = store.checks.get(check_id)  # NotFoundError → 404 (the API's error handler)
+        check = await store.call(
+            store.checks.get, check_id
+        )  # NotFoundError → 404 (the API's error handler)
         return HTMLResponse(report_html(check))
 
     if not app.settings.dashboard.enabled:
@@ -44,6 +46,7 @@ def mount(api: FastAPI, app: App) -> None:
             return JSONResponse(
                 status_code=403, content={"error": "Forbidden", "detail": exc.reason}
             )
+        await access.resolve(request)
         return views.render(
             request, "error.html", code=403, title="Not allowed", message=exc.reason
         )

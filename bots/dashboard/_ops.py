@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -16,6 +16,7 @@ from bots.dashboard._views import Views
 from pipeline.credibility.importers import FORMATS, import_sources
 from pipeline.errors import FactbotError, NotFoundError
 from pipeline.records.domain import Tier
+from storage import Store
 from storage.browse import find_sources
 from storage.jobs import STATUSES
 
@@ -34,21 +35,15 @@ def router(access: Access, views: Views) -> APIRouter:
     async def jobs(request: Request, status: str = "", me: Principal = as_viewer) -> HTMLResponse:
         """The job queue: the latest 100 jobs, by status, with attempts and errors."""
         shown = status if status in STATUSES else None
-        listed = [job_view(store, j) for j in store.jobs.list(status=shown, limit=100)]
-        return views.render(
-            request, "jobs.html", jobs=listed, counts=store.jobs.counts(), status=shown or ""
-        )
+        listed, counts = await store.call(_jobs_page, store, shown)
+        return views.render(request, "jobs.html", jobs=listed, counts=counts, status=shown or "")
 
     @routes.post("/jobs/{job_id}/retry", response_class=HTMLResponse)
     async def retry(request: Request, job_id: str, me: Principal = as_admin) -> Response:
         """Queue a dead job again with fresh attempts (admins)."""
-        if store.jobs.get(job_id) is None:
-            raise NotFoundError(f"no job {job_id!r}")
-        retried = store.jobs.retry(job_id)
-        job = store.jobs.get(job_id)
-        assert job is not None
+        retried, view = await store.call(_retry, store, job_id)
         if request.headers.get("hx-request"):
-            return views.render(request, "_job_row.html", job=job_view(store, job), retried=retried)
+            return views.render(request, "_job_row.html", job=view, retried=retried)
         return RedirectResponse("/jobs?status=dead", status_code=303)
 
     @routes.get("/sources", response_class=HTMLResponse)
@@ -70,8 +65,8 @@ def router(access: Access, views: Views) -> APIRouter:
             q=q,
             domain=domain,
             rule=rule,
-            rows=find_sources(store.db, q.strip()[:200]),
-            total=store.sources.count(),
+            rows=await store.call(find_sources, store.db, q.strip()[:200]),
+            total=await store.call(store.sources.count),
             formats=FORMATS,
             tiers=[t.value for t in Tier],
             report=None,
@@ -98,7 +93,8 @@ def router(access: Access, views: Views) -> APIRouter:
                 path = Path(folder) / name
                 path.write_bytes(data)
                 try:
-                    report = import_sources(
+                    report = await store.call(
+                        import_sources,
                         store.sources,
                         path,
                         fmt=fmt or None,
@@ -113,8 +109,8 @@ def router(access: Access, views: Views) -> APIRouter:
             q="",
             domain="",
             rule=None,
-            rows=find_sources(store.db, ""),
-            total=store.sources.count(),
+            rows=await store.call(find_sources, store.db, ""),
+            total=await store.call(store.sources.count),
             formats=FORMATS,
             tiers=[t.value for t in Tier],
             report=report,
@@ -122,3 +118,19 @@ def router(access: Access, views: Views) -> APIRouter:
         )
 
     return routes
+
+
+def _jobs_page(store: Store, status: str | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Return the latest 100 jobs (with status, if given) as the page shows them, and counts."""
+    listed = [job_view(store, j) for j in store.jobs.list(status=status, limit=100)]
+    return listed, store.jobs.counts()
+
+
+def _retry(store: Store, job_id: str) -> tuple[bool, dict[str, Any]]:
+    """Queue a dead job again; return whether it was, and the job as the page shows it."""
+    if store.jobs.get(job_id) is None:
+        raise NotFoundError(f"no job {job_id!r}")
+    retried = store.jobs.retry(job_id)
+    job = store.jobs.get(job_id)
+    assert job is not None
+    return retried, job_view(store, job)

@@ -65,17 +65,19 @@ def router(access: Access, views: Views) -> APIRouter:
     routes = APIRouter()
     as_viewer = Depends(needs(access, "viewer"))
     figures = Figures(access)
+    store = access.app.store
 
     @routes.get("/overview", response_class=HTMLResponse)
     async def overview(request: Request, days: int = 30, me: Principal = as_viewer) -> HTMLResponse:
         """Figures over the last `days` days (1-365): checks by verdict and day, stage latency,
         cost, reference reachability and review agreement."""
         days = min(max(days, 1), 365)
-        return views.render(request, "overview.html", f=figures.compute(days), days=days)
+        computed = await store.call(figures.compute, days)
+        return views.render(request, "overview.html", f=computed, days=days)
 
     @routes.get("/overview/data.json")
     async def data(days: int = 30, me: Principal = as_viewer) -> JSONResponse:
         """The overview's figures as JSON."""
-        return JSONResponse(figures.compute(min(max(days, 1), 365)))
+        return JSONResponse(await store.call(figures.compute, min(max(days, 1), 365)))
 
     return routes

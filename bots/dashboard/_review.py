@@ -27,6 +27,9 @@ from pipeline.records.domain import Check
 SHOWN = ("pending", "approved", "posted", "rejected", "failed", "expired")
 
 
+DONE = {"approve": "Approved", "edit": "Approved with your edit", "reject": "Rejected"}
+
+
 def router(access: Access, views: Views) -> APIRouter:
     """Return the review routes."""
     routes = APIRouter()
@@ -63,10 +66,16 @@ def router(access: Access, views: Views) -> APIRouter:
         request: Request, status: str = "pending", me: Principal = as_viewer
     ) -> Response:
         """The human review queue: proposed corrections by status (pending by default)."""
-        return page(request, status)
+        return await app.store.call(page, request, status)
 
     async def decide(
         request: Request, proposal_id: str, action: str, me: Principal, **kw: str
+    ) -> Response:
+        # Decided, and the page rendered, in a storage thread: it is the review queue's writes.
+        return await app.store.call(decided, request, proposal_id, action, me, kw)
+
+    def decided(
+        request: Request, proposal_id: str, action: str, me: Principal, kw: dict[str, str]
     ) -> Response:
         code, message = 200, ""
         try:
@@ -74,11 +83,7 @@ def router(access: Access, views: Views) -> APIRouter:
                 decision = queue.reject(proposal_id, reviewer=me.name, reason=kw.get("reason", ""))
             else:
                 decision = queue.approve(proposal_id, reviewer=me.name, text=kw.get("text"))
-            message = {
-                "approve": "Approved",
-                "edit": "Approved with your edit",
-                "reject": "Rejected",
-            }[decision.action] + ": recorded once."
+            message = DONE[decision.action] + ": recorded once."
         except EditRefusedError as exc:
             code, message = 422, str(exc)
         except AlreadyDecidedError as exc:

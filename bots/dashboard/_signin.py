@@ -42,6 +42,7 @@ def router(access: Access, views: Views) -> APIRouter:
     @routes.get("/signin", response_class=HTMLResponse)
     async def signin_page(request: Request, next: str = "/") -> HTMLResponse:
         """The dashboard's sign-in form."""
+        await access.resolve(request)
         return views.render(request, "signin.html", next=_local_path(next), name="", error=None)
 
     @routes.post("/signin", response_class=HTMLResponse)
@@ -53,16 +54,18 @@ def router(access: Access, views: Views) -> APIRouter:
     ) -> Response:
         """Sign in with a name and password: sets the signed session cookie."""
         await check_csrf(access, request)
+        await access.resolve(request)
         address = request.client.host if request.client else "unknown"
         per_second = limits.signin_per_minute / 60
-        taken = store.platform.take(
+        taken = await store.call(
+            store.platform.take,
             [
                 Bucket(f"signin:address:{address}", limits.signin_burst, per_second),
                 Bucket(f"signin:name:{name[:64]}", limits.signin_burst, per_second),
-            ]
+            ],
         )
         if not taken.allowed:
-            store.users.record_attempt(name, address, ok=False)
+            await store.call(store.users.record_attempt, name, address, ok=False)
             return views.render(
                 request,
                 "signin.html",
@@ -71,8 +74,8 @@ def router(access: Access, views: Views) -> APIRouter:
                 name=name,
                 error="Too many sign-in attempts: wait a minute and try again.",
             )
-        user = store.users.verify(name, password)
-        store.users.record_attempt(name, address, ok=user is not None)
+        user = await store.call(store.users.verify, name, password)
+        await store.call(store.users.record_attempt, name, address, ok=user is not None)
         if user is None:
             return views.render(
                 request,
@@ -116,7 +119,8 @@ def _invite_routes(access: Access, views: Views) -> APIRouter:
     @routes.get("/invite/{token}", response_class=HTMLResponse)
     async def invite_page(request: Request, token: str) -> HTMLResponse:
         """The form that accepts an invitation."""
-        invite = store.users.invitation(token)
+        await access.resolve(request)
+        invite = await store.call(store.users.invitation, token)
         if invite is None:
             return gone(request)
         return views.render(
@@ -132,15 +136,18 @@ def _invite_routes(access: Access, views: Views) -> APIRouter:
     ) -> Response:
         """Accept an invitation: make the account with its password and sign in."""
         await check_csrf(access, request)
-        invite = store.users.invitation(token)
+        await access.resolve(request)
+        invite = await store.call(store.users.invitation, token)
         if invite is None:
             return gone(request)
         error = "The two passwords differ." if password != again else None
         if error is None:
             try:
-                user = store.users.accept(token, password)
+                user = await store.call(store.users.accept, token, password)
             except InputError as exc:
-                if store.users.invitation(token) is None:  # spent meanwhile, by another click
+                if (
+                    await store.call(store.users.invitation, token) is None
+                ):  # spent meanwhile, by another click
                     return gone(request)
                 error = str(exc)
         if error is not None:

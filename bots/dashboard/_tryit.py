@@ -106,11 +106,12 @@ def router(access: Access, views: Views) -> APIRouter:
         request: Request, job_id: str, store: StoreDep, me: Principal = as_viewer
     ) -> Response:
         """A Try-it check's progress, then its result."""
-        job = store.jobs.get(job_id)
+        job = await store.call(store.jobs.get, job_id)
         if job is None:
             raise NotFoundError(f"no job {job_id!r}")
         if job.status == "done" and job.result_id:
             return RedirectResponse(f"/check/{job.result_id}", status_code=303)
-        return views.render(request, "progress.html", job=job_view(store, job))
+        view = await store.call(job_view, store, job)
+        return views.render(request, "progress.html", job=view)
 
     return routes

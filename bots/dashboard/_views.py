@@ -93,7 +93,7 @@ class Views:
     ) -> HTMLResponse:
         """Return the template rendered as an HTML response."""
         session = request.state.session
-        principal: Principal | None = self.access.principal(session)
+        principal: Principal | None = self.access.current(request)
         html = ENV.get_template(template).render(
             request=request,
             me=principal,

@@ -180,7 +180,7 @@ async def stop_when_idle(store: Store, stop: asyncio.Event, *, poll: float) -> N
     while not stop.is_set():
         await asyncio.sleep(poll)
         try:
-            counts = store.jobs.counts()
+            counts = await store.call(store.jobs.counts)
         except DatabaseUnavailableError:
             continue  # the database is restarting: idle is decided once it answers
         if counts["queued"] == 0 and counts["running"] == 0:

@@ -6,7 +6,7 @@ can name them without importing the orchestration.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -27,7 +27,8 @@ from pipeline.util.i18n import Catalogues
 from pipeline.verifier.verdict import VerifierJudge
 
 # Told (stage, None) when a stage starts and (stage, seconds) when it ends; must not raise.
-Progress = Callable[[str, float | None], None]
+# Awaited, so a caller that records it (in a database) can do so off the event loop.
+Progress = Callable[[str, float | None], Awaitable[None]]
 
 
 @dataclass(frozen=True)

@@ -57,13 +57,13 @@ class Stages:
     async def timed(self, stage: str, work: Awaitable[T]) -> T:
         """Return the result of `work`, recording how long `stage` took."""
         if self.progress is not None:
-            self.progress(stage, None)
+            await self.progress(stage, None)
         start = time.perf_counter()
         result = await work
         seconds = round(time.perf_counter() - start, 4)
         self.timings.append(StageTiming(stage=stage, seconds=seconds))
         if self.progress is not None:
-            self.progress(stage, seconds)
+            await self.progress(stage, seconds)
         return result
 
     async def gather(

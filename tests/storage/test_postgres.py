@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from pipeline.inputs.posts import post_from_text
 from storage import Store
 from storage.health import database_health
-from storage.pg import PgDatabase, translate
+from storage.pg import WRITE_LOCK, PgDatabase, scope_key, translate
 from storage.pg_migrations import MIGRATIONS
 from tests.support.postgres import PostgresServer
 
@@ -170,3 +171,48 @@ def test_one_monitor_scheduler_and_one_reply_across_nodes(
     finally:
         for store in stores:
             store.close()
+
+
+def test_each_thread_has_its_own_connection_and_keeps_its_transaction(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    with Store.open(tmp_path / "t" / "factbot.db", database_url=url) as store:
+        db = store.db
+        started, release = threading.Event(), threading.Event()
+
+        def hold() -> int:
+            with db.atomic():  # a transaction left open while the main thread writes
+                db.execute("INSERT INTO kv (key, value, updated_at) VALUES ('a', '1', 'x')")
+                started.set()
+                release.wait(10)
+                return int(db.execute("SELECT pg_backend_pid()").fetchone()[0])
+
+        with ThreadPoolExecutor(1) as pool:
+            holder = pool.submit(hold)
+            assert started.wait(10)
+            # Not inside the other thread's transaction: its row is not visible here yet.
+            assert store.state.get("a") is None
+            store.state.set("b", "2")  # committed at once, on this thread's connection
+            release.set()
+            other = holder.result()
+        assert other != db.execute("SELECT pg_backend_pid()").fetchone()[0]
+        assert store.state.get("a") == "1" and store.state.get("b") == "2"
+
+
+def test_writes_of_different_scopes_do_not_wait_for_each_other(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.migrated_database()
+    a, b = PgDatabase(url), PgDatabase(url)
+    try:
+        with a.immediate(scope="users"), b.atomic():
+            taken = "SELECT pg_try_advisory_xact_lock(?, ?)"
+            assert b.execute(taken, [WRITE_LOCK, scope_key("buckets")]).fetchone()[0] is True
+            assert b.execute(taken, [WRITE_LOCK, scope_key("users")]).fetchone()[0] is False
+            shared = "SELECT pg_try_advisory_xact_lock(?)"
+            assert b.execute(shared, [WRITE_LOCK]).fetchone()[0] is True
+        assert scope_key("users") == scope_key("users") != scope_key("web")
+    finally:
+        a.close()
+        b.close()

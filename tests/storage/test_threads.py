@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -75,3 +76,29 @@ def test_rows_of_a_query_are_read_before_another_thread_writes(store: Store) -> 
     writer.join(5)
     assert [row["v"] for row in rows] == ["x"]
     assert values(store) == ["x", "y"]
+
+
+def test_a_file_database_opens_a_connection_per_thread_and_memory_shares_one(
+    tmp_path: Path,
+) -> None:
+    with Store.open(tmp_path / "f.db") as file, Store.open(":memory:") as memory:
+        for store in (file, memory):
+            here = store.db.conn
+            with ThreadPoolExecutor(1) as pool:
+                there = pool.submit(lambda s=store: s.db.conn).result()
+            assert (there is here) == (store is memory)
+        pragma = "PRAGMA journal_mode"
+        with ThreadPoolExecutor(1) as pool:
+            mode = pool.submit(lambda: file.db.execute(pragma).fetchone()[0]).result()
+            keys = pool.submit(lambda: file.db.execute("PRAGMA foreign_keys").fetchone()[0])
+        assert mode == "wal" and keys.result() == 1
+
+
+async def test_store_call_runs_in_a_storage_thread_with_the_callers_context(
+    tmp_path: Path,
+) -> None:
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="")
+    var.set("request-7")
+    with Store.open(tmp_path / "c.db") as store:
+        name, seen = await store.call(lambda: (threading.current_thread().name, var.get()))
+    assert name.startswith("factbot-storage") and seen == "request-7"

@@ -116,18 +116,19 @@ class FactbotClient(discord.Client):
         definitions = [c.to_dict(self.tree) for c in self.tree.get_commands(type=None)]
         digest = hashlib.sha256(json.dumps(definitions, sort_keys=True).encode()).hexdigest()
         key = commands_hash_key(self.application_id or 0)
-        if self.context.store.state.get(key) == digest:
+        store = self.context.store
+        if await store.call(store.state.get, key) == digest:
             return False
         await self.tree.sync()
-        self.context.store.state.set(key, digest)
+        await store.call(store.state.set, key, digest)
         log.info("discord commands synced", extra={"commands": len(definitions)})
         return True
 
     # -- interactions ---------------------------------------------------------------------------
 
-    def first_delivery(self, interaction: discord.Interaction) -> bool:
+    async def first_delivery(self, interaction: discord.Interaction) -> bool:
         """Return whether interaction arrives for the first time (remembering that it has)."""
-        if interaction.id in self._seen or self.service.seen("discord", str(interaction.id)):
+        if interaction.id in self._seen or await self.service.seen("discord", str(interaction.id)):
             log.info("duplicate discord interaction; ignored", extra={"event": str(interaction.id)})
             return False
         self._seen[interaction.id] = None
@@ -136,7 +137,7 @@ class FactbotClient(discord.Client):
         return True
 
     async def _first_delivery(self, interaction: discord.Interaction) -> bool:
-        return self.first_delivery(interaction)
+        return await self.first_delivery(interaction)
 
     async def acknowledge(self, interaction: discord.Interaction) -> bool:
         """Defer the response privately; return False when Discord says it came too late."""
@@ -219,7 +220,7 @@ class FactbotClient(discord.Client):
         kinds = (discord.InteractionType.component, discord.InteractionType.modal_submit)
         if self.review is None or interaction.type not in kinds:
             return
-        if not self.first_delivery(interaction):
+        if not await self.first_delivery(interaction):
             return
         try:
             await self.review.handle(interaction)
@@ -357,8 +358,8 @@ async def _set_opt_out(interaction: discord.Interaction, scope: str, *, out: boo
         # A thread's messages are answered as its parent channel's (the guards' channel).
         parent = channel.parent_id if isinstance(channel, discord.Thread) else None
         subject = str(parent or interaction.channel_id)
-        answer = service.set_opt_out("discord", "channel", subject, out, language=language)
+        answer = await service.set_opt_out("discord", "channel", subject, out, language=language)
     else:
         user = str(interaction.user.id)
-        answer = service.set_opt_out("discord", "user", user, out, language=language)
+        answer = await service.set_opt_out("discord", "user", user, out, language=language)
     await client.answer_privately(interaction, answer)

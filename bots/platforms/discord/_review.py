@@ -178,25 +178,29 @@ class DiscordReview:
         action, _, proposal_id = custom_id.removeprefix(PREFIX).partition(":")
         user = interaction.user
         roles = [str(role.id) for role in getattr(user, "roles", ())]
-        if not self.queue.may_decide("discord", str(user.id), roles):
+        if not await self.queue.store.call(self.queue.may_decide, "discord", str(user.id), roles):
             log.info("review click refused: not a reviewer", extra={"proposal": proposal_id})
             await self._private(interaction, NOT_ALLOWED)
             return True
-        reviewer = self.queue.reviewer("discord", str(user.id))
+        reviewer = await self.queue.store.call(self.queue.reviewer, "discord", str(user.id))
         try:
             if interaction.type is discord.InteractionType.modal_submit:
                 text = _submitted(data, "text")
-                self.queue.approve(proposal_id, reviewer=reviewer, text=text)
+                await self.queue.store.call(
+                    self.queue.approve, proposal_id, reviewer=reviewer, text=text
+                )
             elif action == "edit":
-                self.queue.open_proposal(proposal_id)  # decided or closed: say so instead
-                modal = _EditModal(self.queue.card(proposal_id))
+                await self.queue.store.call(
+                    self.queue.open_proposal, proposal_id
+                )  # decided or closed: say so instead
+                modal = _EditModal(await self.queue.store.call(self.queue.card, proposal_id))
                 modal.stop()  # not kept in memory: the submission is routed by custom id
                 await interaction.response.send_modal(modal)
                 return True
             elif action == "approve":
-                self.queue.approve(proposal_id, reviewer=reviewer)
+                await self.queue.store.call(self.queue.approve, proposal_id, reviewer=reviewer)
             elif action == "reject":
-                self.queue.reject(proposal_id, reviewer=reviewer)
+                await self.queue.store.call(self.queue.reject, proposal_id, reviewer=reviewer)
             else:
                 await self._private(interaction, "This button is not one factbot knows.")
                 return True
@@ -208,7 +212,7 @@ class DiscordReview:
 
     async def _show(self, interaction: discord.Interaction, proposal_id: str) -> None:
         """Update the clicked card (response type 7) to the proposal's state now."""
-        card = self.queue.card(proposal_id)
+        card = await self.queue.store.call(self.queue.card, proposal_id)
         if interaction.message is None:  # a modal not opened from the card: say it privately
             await self._private(interaction, card.status_line())
             return

@@ -229,7 +229,9 @@ class SlackBot:
                 subject = here.private["user_id"] if arg == "user" else here.channel_id
                 language = await requester_language(client, here.private.get("user_id"))
                 out = kind == "optout"
-                answer = self.service.set_opt_out("slack", arg, subject, out, language=language)
+                answer = await self.service.set_opt_out(
+                    "slack", arg, subject, out, language=language
+                )
                 await self._private(here, answer)
             else:
                 link = _events.parse_message_link(arg)
@@ -265,8 +267,8 @@ class SlackBot:
         if request.via == "mention" and result.status in ("accepted", "duplicate"):
             # Within Slack's 3 s: :eyes: on the mention, once (a redelivery after a crash
             # adds it if the first delivery could not).
-            replies = self.service.store.replies
-            await acknowledge(replies, self.sender, request.destination, request.event_key)
+            store = self.service.store
+            await acknowledge(store, self.sender, request.destination, request.event_key)
         if result.status == "accepted" and checking and result.answer is not None:
             await self._private(request.destination, result.answer)  # "Checking…"
         elif result.status == "refused" and result.answer is not None:

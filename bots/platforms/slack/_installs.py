@@ -3,12 +3,14 @@
 `storage.slack_installs` keeps plain JSON rows; this module turns them into slack_sdk's
 `Installation` / `Bot` objects and back, so Bolt's OAuth flow (multi-workspace mode) saves
 installs in factbot's database and the sender finds a workspace's bot token by team id.
-The repository is synchronous SQLite; calls are short and run on the loop like the rest of
-the adapter's database work. Tokens are stored as Slack gives them and never logged.
+The repository is synchronous; its calls run in a thread (`asyncio.to_thread`), off the event
+loop, since the sender asks for a bot token on every event. Tokens are stored as Slack gives
+them and never logged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from datetime import timedelta
@@ -44,9 +46,11 @@ class SlackInstallationStore(AsyncInstallationStore):
         data = _json_ready(installation.to_dict_for_copying())
         data["custom_values"] = installation.custom_values
         keys = {"enterprise_id": installation.enterprise_id, "team_id": installation.team_id}
-        self.repo.save(**keys, user_id=None, data=data)  # the workspace's latest install
+        await asyncio.to_thread(
+            self.repo.save, **keys, user_id=None, data=data
+        )  # the workspace's latest install
         if installation.user_id:
-            self.repo.save(**keys, user_id=installation.user_id, data=data)
+            await asyncio.to_thread(self.repo.save, **keys, user_id=installation.user_id, data=data)
         log.info(
             "slack workspace installed",
             extra={"team_id": installation.team_id, "enterprise_id": installation.enterprise_id},
@@ -62,7 +66,9 @@ class SlackInstallationStore(AsyncInstallationStore):
     ) -> Installation | None:
         """Return the installation for the ids (the workspace's latest when no user)."""
         team = None if is_enterprise_install else team_id
-        data = self.repo.find(enterprise_id=enterprise_id, team_id=team, user_id=user_id or "")
+        data = await asyncio.to_thread(
+            self.repo.find, enterprise_id=enterprise_id, team_id=team, user_id=user_id or ""
+        )
         return None if data is None else Installation(**data)
 
     async def async_find_bot(
@@ -84,13 +90,15 @@ class SlackInstallationStore(AsyncInstallationStore):
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Forget the workspace's installations (the bot token lives in them)."""
-        self.repo.delete(enterprise_id=enterprise_id, team_id=team_id)
+        await asyncio.to_thread(self.repo.delete, enterprise_id=enterprise_id, team_id=team_id)
 
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
     ) -> None:
         """Forget the installations matching the ids."""
-        self.repo.delete(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id)
+        await asyncio.to_thread(
+            self.repo.delete, enterprise_id=enterprise_id, team_id=team_id, user_id=user_id
+        )
 
     async def bot_token(self, team_id: str) -> str | None:
         """Return the bot token of a workspace, or None when factbot is not installed there."""
@@ -113,9 +121,9 @@ class SlackStateStore(AsyncOAuthStateStore):
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
         """Return a new state value, remembered until it expires."""
         state = secrets.token_urlsafe(24)
-        self.repo.issue_state(state, ttl=self.ttl)
+        await asyncio.to_thread(self.repo.issue_state, state, ttl=self.ttl)
         return state
 
     async def async_consume(self, state: str) -> bool:
         """Return whether state is one issued and not yet used or expired."""
-        return self.repo.consume_state(state)
+        return await asyncio.to_thread(self.repo.consume_state, state)

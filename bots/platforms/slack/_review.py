@@ -202,22 +202,24 @@ class SlackReview:
         channel = str((body.get("channel") or {}).get("id") or "")
         ts = str((body.get("container") or {}).get("message_ts") or "")
         assert kind is not None  # the handler is registered for these action ids only
-        if not self.queue.may_decide("slack", user):
+        if not await self.queue.store.call(self.queue.may_decide, "slack", user):
             log.info("review click refused: not a reviewer", extra={"proposal": proposal_id})
             await _private(respond, NOT_ALLOWED)
             return
         try:
             if kind.group(1) == "edit":
-                self.queue.open_proposal(proposal_id)  # decided or closed: say so instead
-                card = self.queue.card(proposal_id)
+                await self.queue.store.call(
+                    self.queue.open_proposal, proposal_id
+                )  # decided or closed: say so instead
+                card = await self.queue.store.call(self.queue.card, proposal_id)
                 view = edit_view(card, channel=channel, ts=ts)
                 await client.views_open(trigger_id=body["trigger_id"], view=view)
                 return
-            reviewer = self.queue.reviewer("slack", user)
+            reviewer = await self.queue.store.call(self.queue.reviewer, "slack", user)
             if kind.group(1) == "approve":
-                self.queue.approve(proposal_id, reviewer=reviewer)
+                await self.queue.store.call(self.queue.approve, proposal_id, reviewer=reviewer)
             else:
-                self.queue.reject(proposal_id, reviewer=reviewer)
+                await self.queue.store.call(self.queue.reject, proposal_id, reviewer=reviewer)
         except ReviewError as exc:
             await _private(respond, f"Not done: {exc}.")
         await self._refresh(proposal_id, channel, ts)
@@ -228,12 +230,17 @@ class SlackReview:
         user = str((body.get("user") or {}).get("id") or "")
         meta = json.loads(view.get("private_metadata") or "{}")
         proposal_id = str(meta.get("proposal") or "")
-        if not self.queue.may_decide("slack", user):
+        if not await self.queue.store.call(self.queue.may_decide, "slack", user):
             await ack(response_action="errors", errors={"text": NOT_ALLOWED})
             return
         text = str(view["state"]["values"]["text"]["text"].get("value") or "")
         try:
-            self.queue.approve(proposal_id, reviewer=self.queue.reviewer("slack", user), text=text)
+            await self.queue.store.call(
+                self.queue.approve,
+                proposal_id,
+                reviewer=await self.queue.store.call(self.queue.reviewer, "slack", user),
+                text=text,
+            )
         except EditRefusedError as exc:
             await ack(response_action="errors", errors={"text": str(exc)})
             return
@@ -248,7 +255,9 @@ class SlackReview:
         if not channel or not ts:
             return
         try:
-            await self.channel.update_in(channel, ts, self.queue.card(proposal_id))
+            await self.channel.update_in(
+                channel, ts, await self.queue.store.call(self.queue.card, proposal_id)
+            )
         except Exception:  # the decision stands; the card job refreshes the card too
             log.warning("review card not updated", extra={"proposal": proposal_id}, exc_info=True)
 

@@ -22,6 +22,8 @@ marks the note `rejected` with X's reason and ends the job: resubmitting would n
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from typing import Any
 
@@ -59,18 +61,20 @@ class NoteJobs:
         post_id = str(payload.get("post_id") or "")
         if not post_id.isdigit() or not payload.get("check_id"):
             raise PermanentJobError(f"x:note job {job.id} needs a numeric post_id and a check_id")
-        note = self.repo.for_post(post_id)
+        note = await self.store.call(self.repo.for_post, post_id)
         if note is not None and note.status != "scored":
             return Outcome(result_id=note.id)  # already submitted, withheld or rejected
         if note is None:
             check_job = (
-                self.store.jobs.get(payload["check_job"]) if payload.get("check_job") else None
+                await self.store.call(self.store.jobs.get, payload["check_job"])
+                if payload.get("check_job")
+                else None
             )
             if check_job is not None and check_job.status == "dead":
                 log.info("no note: the check failed", extra={"post": post_id})
                 return Outcome()
             try:
-                check = self.store.checks.get(str(payload["check_id"]))
+                check = await self.store.call(self.store.checks.get, str(payload["check_id"]))
             except NotFoundError as exc:
                 raise PermanentJobError(f"check {payload['check_id']} is not stored") from exc
             draft = write_note(check, min_sources=self.settings.x.notes_min_sources)
@@ -79,7 +83,9 @@ class NoteJobs:
                 return Outcome()
             async with Fetcher(self.settings.fetch.policy()) as fetcher:
                 scores = await score(draft, fetcher)
-            note = self.repo.add(self._record(job, post_id, check.id, draft, scores))
+            note = await self.store.call(
+                self.repo.add, self._record(job, post_id, check.id, draft, scores)
+            )
             log.info(
                 "community note written",
                 extra={
@@ -133,7 +139,9 @@ class NoteJobs:
             if job.attempts > 1:
                 found = await self._written(note.post_id, test_mode)
                 if found is not None:
-                    self.repo.update(note.id, status="submitted", api_note_id=found)
+                    await self.store.call(
+                        self.repo.update, note.id, status="submitted", api_note_id=found
+                    )
                     log.info("community note found already submitted", extra={"post": note.post_id})
                     return
             evaluated = await self.api.raw(
@@ -141,7 +149,7 @@ class NoteJobs:
             )
             value = (evaluated.get("data") or {}).get("claim_opinion_score")
             if isinstance(value, int | float):
-                self.repo.update(note.id, claim_opinion_score=float(value))
+                await self.store.call(self.repo.update, note.id, claim_opinion_score=float(value))
             body = {
                 "test_mode": test_mode,
                 "post_id": note.post_id,
@@ -158,14 +166,16 @@ class NoteJobs:
         except XApiError as exc:
             if exc.status >= 500:
                 raise  # X's trouble: the job is retried after the back-off
-            self.repo.update(note.id, status="rejected", error=str(exc)[:500])
+            await self.store.call(
+                self.repo.update, note.id, status="rejected", error=str(exc)[:500]
+            )
             log.warning(
                 "community note refused by X", extra={"post": note.post_id, "error": str(exc)}
             )
             return
         data = answer.get("data") or {}
         note_id = str(data.get("note_id") or data.get("id") or "") or None
-        self.repo.update(note.id, status="submitted", api_note_id=note_id)
+        await self.store.call(self.repo.update, note.id, status="submitted", api_note_id=note_id)
         log.info("community note submitted", extra={"post": note.post_id, "test_mode": test_mode})
 
     async def _written(self, post_id: str, test_mode: bool) -> str | None:
@@ -213,9 +223,15 @@ class NoteStatusJobs:
                     if isinstance(o, dict)
                 }
                 rating = RATING.get(str(item.get("status") or ""))
-                if post_id and self.repo.set_status(
-                    post_id, rating=rating, evaluation=evaluation, api_note_id=str(item.get("id"))
-                ):
+                record = functools.partial(
+                    self.repo.set_status,
+                    post_id,
+                    rating=rating,
+                    evaluation=evaluation,
+                    api_note_id=str(item.get("id")),
+                )
+                # This job has no store (its repository only): a thread, off the loop.
+                if post_id and bool(await asyncio.to_thread(record)):
                     changed += 1
         except XRateLimitedError as exc:
             raise RetryLaterError(str(exc), retry_after=exc.retry_after) from exc

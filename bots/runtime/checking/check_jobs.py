@@ -108,17 +108,19 @@ class CheckJobs:
     async def run(self, job: Job) -> Outcome:
         """Check the job's post and return the check to store with the job."""
         store = self.app.store
-        post = store.jobs.post(job.post_id) if job.post_id else None
+        post = await store.call(store.jobs.post, job.post_id) if job.post_id else None
         if post is None:
             raise PermanentJobError(f"job {job.id} has no stored post")
         raw_before = job.payload.get("before")
         before = datetime.fromisoformat(raw_before) if raw_before else None
 
-        def progress(stage: str, seconds: float | None) -> None:
+        async def progress(stage: str, seconds: float | None) -> None:
+            # Awaited in stage order: each event is stored before the next stage starts, so a
+            # job's events keep their order (an SSE reader follows them by sequence number).
             if seconds is None:
-                store.jobs.progress(job.id, stage, "started")
+                await store.call(store.jobs.progress, job.id, stage, "started")
             else:
-                store.jobs.progress(job.id, stage, "done", seconds=seconds)
+                await store.call(store.jobs.progress, job.id, stage, "done", seconds=seconds)
 
         check = await self.app.run_check(post, before=before, progress=progress)
         check_id = str(job.payload.get("check_id") or check.id)

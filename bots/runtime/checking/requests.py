@@ -121,7 +121,7 @@ class CheckRequests:
         if hit is None:
             return None
         try:
-            stored = self.store.checks.get(hit.check_id)
+            stored = await self.store.call(self.store.checks.get, hit.check_id)
         except NotFoundError:  # the fingerprint outlived its check (retention, forget): a miss
             log.info("reused check is gone; checking again", extra={"check_id": hit.check_id})
             return None
@@ -150,6 +150,22 @@ class CheckRequests:
         hit = await self._reusable(request.post, before=request.before, fresh=request.fresh)
         if hit is not None and request.follow is None:
             return Requested(hit.check_id, None, None, hit, created=False)
+        requested = await self.store.call(self._write, request, hit, admit, record)
+        if requested.created:
+            log.info(
+                "check requested",
+                extra={"origin": request.origin, "kind": request.kind, "reused": hit is not None},
+            )
+        return requested
+
+    def _write(
+        self,
+        request: RequestToCheck,
+        hit: ReuseHit | None,
+        admit: Admit | None,
+        record: Record | None,
+    ) -> Requested:
+        """Admit, store and record in one write transaction (in a storage thread)."""
         with immediate(self.store.db):
             refused = admit(hit) if admit is not None else None
             if refused is not None:
@@ -157,11 +173,6 @@ class CheckRequests:
             requested = self._store(request, hit)
             if requested.created and record is not None:
                 record(requested)
-        if requested.created:
-            log.info(
-                "check requested",
-                extra={"origin": request.origin, "kind": request.kind, "reused": hit is not None},
-            )
         return requested
 
     def _store(self, request: RequestToCheck, reused: ReuseHit | None) -> Requested:

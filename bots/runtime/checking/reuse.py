@@ -65,8 +65,10 @@ is why lower thresholds (0.92: recall 0.62, false reuse 1.0%) are not used.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -187,6 +189,8 @@ class ReuseIndex:
         self.settings = settings
         self.clock = clock
         self._vectors = _VectorCache()
+        # The matrix is refreshed and searched in threads (off the event loop): one at a time.
+        self._vectors_lock = threading.Lock()
         self.lookups = 0  # look-ups made by this process since it started (reuse enabled)
         self.hits: dict[Reason, int] = {}  # of which answered by a stored check, by reason
 
@@ -197,10 +201,11 @@ class ReuseIndex:
 
     def warm(self) -> int:
         """Load the recent embeddings now (at start-up) instead of on the first look-up."""
-        self._vectors.refresh(
-            self.repo, since=self.clock.now() - self.ttl, model=self.embedder.name
-        )
-        return self._vectors.n
+        with self._vectors_lock:
+            self._vectors.refresh(
+                self.repo, since=self.clock.now() - self.ttl, model=self.embedder.name
+            )
+            return self._vectors.n
 
     def prune(self) -> int:
         """Delete fingerprints older than the TTL (housekeeping); return how many went."""
@@ -220,7 +225,8 @@ class ReuseIndex:
         need = _capped(before or post.created_at, now).timestamp()
         window = self.settings.bound_window_hours * 3600.0
         keys = await post_print(post)
-        exact = self.repo.exact(
+        exact = await asyncio.to_thread(  # the index has a repository, not a store: a thread
+            self.repo.exact,
             post=(post.platform, post.platform_id) if post.platform_id else None,
             text_hash=keys.text_hash,
             claims_hash=keys.claims_hash,
@@ -238,7 +244,9 @@ class ReuseIndex:
         if not keys.embed_text:
             return None
         query = (await self.embedder.embed([keys.embed_text], role="query"))[0]
-        return self.near_duplicate(query, numbers=keys.numbers, need=need, now=now)
+        return await asyncio.to_thread(
+            self.near_duplicate, query, numbers=keys.numbers, need=need, now=now
+        )
 
     def near_duplicate(
         self,
@@ -250,15 +258,16 @@ class ReuseIndex:
     ) -> ReuseHit | None:
         """Return the near-duplicate hit for an embedded post (`need`: its bound, POSIX s)."""
         since = now - self.ttl
-        self._vectors.refresh(self.repo, since=since, model=self.embedder.name)
-        found = self._vectors.nearest(
-            query,
-            since=since.timestamp(),
-            need=need,
-            window=self.settings.bound_window_hours * 3600.0,
-            threshold=self.settings.near_duplicate_threshold,
-            numbers=numbers,
-        )
+        with self._vectors_lock:
+            self._vectors.refresh(self.repo, since=since, model=self.embedder.name)
+            found = self._vectors.nearest(
+                query,
+                since=since.timestamp(),
+                need=need,
+                window=self.settings.bound_window_hours * 3600.0,
+                threshold=self.settings.near_duplicate_threshold,
+                numbers=numbers,
+            )
         if found is None:
             return None
         check_id, similarity, created = found
@@ -269,7 +278,7 @@ class ReuseIndex:
     async def remember(self, check: Check) -> bool:
         """Record a finished, stored check's fingerprints; return False when it is not reusable."""
         fingerprint = await self.fingerprint(check)
-        return fingerprint is not None and self.repo.add(fingerprint)
+        return fingerprint is not None and bool(await asyncio.to_thread(self.repo.add, fingerprint))
 
     async def fingerprint(self, check: Check) -> Fingerprint | None:
         """Return what `remember` would store for check (None when it is not reusable).

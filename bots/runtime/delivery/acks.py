@@ -39,6 +39,7 @@ from bots.runtime.platform.contract import (
     ReplySender,
     SettlesAcks,
 )
+from storage import Store
 from storage.replies import ReplyLedger
 
 log = logging.getLogger(__name__)
@@ -52,29 +53,31 @@ def _answered(ledger: ReplyLedger, platform: str, event_key: str) -> bool:
 
 
 async def acknowledge(
-    ledger: ReplyLedger, sender: ReplySender, destination: Destination, event_key: str
+    store: Store, sender: ReplySender, destination: Destination, event_key: str
 ) -> bool:
-    """Mark the asked message once, unless it is answered already; return whether it marked."""
-    platform = destination.platform
-    if not isinstance(sender, Acknowledges) or _answered(ledger, platform, event_key):
+    """Mark the asked message once, unless it is answered already; return whether it marked.
+
+    The ledger is read and written in storage threads (`Store.call`), off the event loop."""
+    platform, ledger, call = destination.platform, store.replies, store.call
+    if not isinstance(sender, Acknowledges) or await call(_answered, ledger, platform, event_key):
         return False
-    reserved = ledger.reserve(platform, event_key, ACK)
+    reserved = await call(ledger.reserve, platform, event_key, ACK)
     if reserved is None:
-        existing = ledger.find(platform, event_key, ACK)
+        existing = await call(ledger.find, platform, event_key, ACK)
         if existing is None or existing.status != "pending":
             return False  # marked already (and perhaps settled since)
         reserved = existing  # a crash mid-call: adding again is harmless on the platform
     try:
         await sender.acknowledge(destination)
     except Exception as exc:  # noqa: BLE001 - a mark is cosmetic: logged, never fatal
-        ledger.mark_failed(reserved.id, repr(exc))
+        await call(ledger.mark_failed, reserved.id, repr(exc))
         log.warning(
             "acknowledgement not shown",
             extra={"platform": platform, "event": event_key, "error": repr(exc)},
         )
         return False
-    ledger.mark_sent(reserved.id)
-    if _answered(ledger, platform, event_key):  # the answer was posted meanwhile
+    await call(ledger.mark_sent, reserved.id)
+    if await call(_answered, ledger, platform, event_key):  # the answer was posted meanwhile
         await settle(sender, destination, None, event_key)
     return True
 

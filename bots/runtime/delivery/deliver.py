@@ -102,7 +102,7 @@ class ReplyJobs:
         if sender is None:
             raise PermanentJobError(f"no sender for platform {dest.platform!r} in this worker")
         review = str(payload["review"]) if payload.get("review") else None
-        answer, check = self._answer(job)
+        answer, check = await self.store.call(self._answer, job)
         if review is not None and check is None:
             raise PermanentJobError(f"review reply {job.id}: {answer.message}")
         if review is None and answer.kind == "correction" and job.attempts >= job.max_attempts > 1:
@@ -111,7 +111,9 @@ class ReplyJobs:
             t = translator(answer.correction.language) if answer.correction else None
             message = messages.failure("the answer could not be posted here", t)
             answer = Answer("failure", message=message, notes=answer.notes, private=True)
-        rendered = self._render(sender, answer, dest, check, job=job, strict=review is not None)
+        rendered = await self._render(
+            sender, answer, dest, check, job=job, strict=review is not None
+        )
 
         async def send() -> str | None:
             return await sender.send(dest, rendered)
@@ -124,7 +126,7 @@ class ReplyJobs:
 
         try:
             reply = await send_once(
-                self.store.replies,
+                self.store,
                 key,
                 send,
                 check_id=check.id if check is not None else None,
@@ -135,7 +137,9 @@ class ReplyJobs:
             if job.attempts >= job.max_attempts:  # no answer will come: take the mark off
                 await settle(sender, dest, None, key.target_id)
             raise
-        ledger_row = self.store.replies.find(key.platform, key.target_id, key.kind)
+        ledger_row = await self.store.call(
+            self.store.replies.find, key.platform, key.target_id, key.kind
+        )
         if review is None and ledger_row is not None and ledger_row.status == "sent":
             # The acknowledgement (Slack's :eyes:) becomes the verdict, or goes on a failure;
             # idempotent on the platform, so a retried job settling again changes nothing.
@@ -207,7 +211,7 @@ class ReplyJobs:
             notes=_translated(notes, translator(check.correction.language)),
         )
 
-    def _render(
+    async def _render(
         self,
         sender: ReplySender,
         answer: Answer,
@@ -225,8 +229,13 @@ class ReplyJobs:
             audit(rendered, allowed)
         except UnretrievedLinkError as exc:
             # Kept as a job event: /metrics counts withheld replies from the database.
-            self.store.jobs.progress(
-                job.id, WITHHELD_STAGE, WITHHELD_STATUS, platform=dest.platform, reason=str(exc)
+            await self.store.call(
+                self.store.jobs.progress,
+                job.id,
+                WITHHELD_STAGE,
+                WITHHELD_STATUS,
+                platform=dest.platform,
+                reason=str(exc),
             )
             if strict:  # nobody asked: post nothing rather than a failure message
                 log.error(

@@ -18,7 +18,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from storage.replies import Reply, ReplyLedger
+from storage import Store
+from storage.replies import Reply
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class ReplyKey:
 
 
 async def send_once(
-    ledger: ReplyLedger,
+    store: Store,
     key: ReplyKey,
     send: Callable[[], Awaitable[str | None]],
     *,
@@ -51,13 +52,15 @@ async def send_once(
 
     `send` performs the platform call and returns the platform's id for the posted reply.
     `reconcile` looks on the platform for a reply this job posted before it crashed and
-    returns its id, or None when there is none.
+    returns its id, or None when there is none. The ledger is written in storage threads
+    (`Store.call`), off the event loop.
     """
-    reserved = ledger.reserve(
-        key.platform, key.target_id, key.kind, check_id=check_id, job_id=job_id
+    ledger = store.replies
+    reserved = await store.call(
+        ledger.reserve, key.platform, key.target_id, key.kind, check_id=check_id, job_id=job_id
     )
     if reserved is None:
-        existing = ledger.find(key.platform, key.target_id, key.kind)
+        existing = await store.call(ledger.find, key.platform, key.target_id, key.kind)
         settle = (
             reconcile is not None
             and existing is not None
@@ -78,13 +81,13 @@ async def send_once(
             extra={"platform": key.platform, "target": key.target_id, "found": found is not None},
         )
         if found is not None:
-            ledger.mark_sent(existing.id, platform_reply_id=found)
-            return ledger.get(existing.id)
+            await store.call(ledger.mark_sent, existing.id, platform_reply_id=found)
+            return await store.call(ledger.get, existing.id)
         reserved = existing
     try:
         platform_id = await send()
     except ReplyRejectedError as exc:
-        ledger.mark_failed(reserved.id, str(exc))
+        await store.call(ledger.mark_failed, reserved.id, str(exc))
         raise
-    ledger.mark_sent(reserved.id, platform_reply_id=platform_id)
-    return ledger.get(reserved.id)
+    await store.call(ledger.mark_sent, reserved.id, platform_reply_id=platform_id)
+    return await store.call(ledger.get, reserved.id)

@@ -65,20 +65,22 @@ class ReviewPostJobs:
         """Post the proposal's card, or bring the posted card up to date."""
         proposal_id = str(job.payload.get("proposal_id") or "")
         try:
-            proposal = self.queue.get(proposal_id)
+            proposal = await self.store.call(self.queue.get, proposal_id)
         except ReviewError as exc:
             raise PermanentJobError(str(exc)) from exc
         if proposal.status == "failed" and proposal.card_message_id is None:
             log.info("review card not shown: the proposal failed", extra={"proposal": proposal_id})
             return Outcome()
         try:
-            card = self.queue.card(proposal_id)
+            card = await self.store.call(self.queue.card, proposal_id)
         except NotReadyError as exc:  # the check job ended without a check: nothing to show
             raise PermanentJobError(str(exc)) from exc
         if proposal.text is None:
-            self.store.review.set_text_if_missing(proposal_id, card.text)
+            await self.store.call(self.store.review.set_text_if_missing, proposal_id, card.text)
         key = ReplyKey(self.channel.platform, f"review-card:{proposal_id}", CARD)
-        shown = self.store.replies.find(key.platform, key.target_id, key.kind)
+        shown = await self.store.call(
+            self.store.replies.find, key.platform, key.target_id, key.kind
+        )
         if shown is not None and shown.status == "sent" and shown.platform_reply_id:
             await self.channel.update(shown.platform_reply_id, card)
             return Outcome()
@@ -92,7 +94,7 @@ class ReviewPostJobs:
         async def send() -> str | None:
             return await self.channel.post(card, key=reply_key(key))
 
-        reply = await send_once(self.store.replies, key, send, job_id=job.id)
+        reply = await send_once(self.store, key, send, job_id=job.id)
         message_id = reply.platform_reply_id if reply is not None else None
         store = self.store
 

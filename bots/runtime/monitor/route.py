@@ -85,6 +85,10 @@ class RouteJobs:
 
     async def run(self, job: Job) -> Outcome:
         """Route the job's candidate once its check has ended."""
+        return await self.store.call(self._route, job)
+
+    def _route(self, job: Job) -> Outcome:
+        """Route the job's candidate (in a storage thread: it is reads and writes only)."""
         monitor = self.store.monitor
         candidate = monitor.candidate(str(job.payload.get("candidate_id")))
         if candidate is None:

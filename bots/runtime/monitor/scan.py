@@ -99,7 +99,7 @@ class ScanJobs:
         if source is None:
             raise PermanentJobError(f"no monitor source named {name!r} in this worker")
         key = cursor_key(name)
-        cursor = self.store.state.get(key)
+        cursor = await self.store.call(self.store.state.get, key)
         try:
             batch = await source.fetch(cursor, self.settings.monitor.batch_size)
         except SourceUnavailableError as exc:
@@ -129,25 +129,27 @@ class ScanJobs:
         """Decide one candidate (module doc) and return what became of it."""
         monitor = self.store.monitor
         platform, post_id = candidate.post.platform, candidate.post.platform_id
-        if monitor.known(platform, post_id):
+        if await self.store.call(monitor.known, platform, post_id):
             return "duplicate"
         if candidate.author.is_self or candidate.author.is_bot:
             return "ignored: bot"
-        author = self.pseudonyms.user(platform, candidate.author.user_id)
+        author = await self.store.call(self.pseudonyms.user, platform, candidate.author.user_id)
         post = dataclasses.replace(candidate.post, author=author)
         row = _row(candidate, post, author)
         if candidate.mentions_bot:
-            return self._keep(row, Score(0, 0, 0, 0, 0), SKIPPED, "mention")
+            return await self.store.call(self._keep, row, Score(0, 0, 0, 0, 0), SKIPPED, "mention")
         try:
             scored = score(candidate, self.settings.monitor)
         except Exception as exc:  # noqa: BLE001 - one odd post never stops a scan
             log.warning("candidate not scored", extra={"post": post_id, "error": repr(exc)})
-            return self._keep(row, Score(0, 0, 0, 0, 0), SKIPPED, "unreadable")
+            return await self.store.call(
+                self._keep, row, Score(0, 0, 0, 0, 0), SKIPPED, "unreadable"
+            )
         if scored.value < self.settings.monitor.threshold:
-            return self._keep(row, scored, SKIPPED, "score")
-        blocked = self._blocked(platform, candidate.thread_key, author)
+            return await self.store.call(self._keep, row, scored, SKIPPED, "score")
+        blocked = await self.store.call(self._blocked, platform, candidate.thread_key, author)
         if blocked is not None:
-            return self._keep(row, scored, SKIPPED, blocked)
+            return await self.store.call(self._keep, row, scored, SKIPPED, blocked)
         row = {**row, "score": scored.value, "parts": scored.parts()}
         requested = await self.requests.submit(
             RequestToCheck(

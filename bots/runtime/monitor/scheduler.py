@@ -112,8 +112,8 @@ class MonitorScheduler:
 
     async def step(self) -> bool:
         """Run one lease round: take or renew it and start, resume or pause the schedule."""
-        held = self.store.monitor.take_lease(
-            LEASE, self.holder, seconds=self.settings.lease_seconds
+        held = await self.store.call(
+            self.store.monitor.take_lease, LEASE, self.holder, seconds=self.settings.lease_seconds
         )
         if held and not self.active:
             self._activate()
@@ -169,35 +169,41 @@ class MonitorScheduler:
     async def enqueue_scan(self, source: str) -> Job | None:
         """Enqueue the scan of source for the current slot, if this process holds the lease."""
         slot = int(self.clock.now().timestamp() // self.settings.interval_seconds)
-        with immediate(self.store.db):
-            if not self.store.monitor.holds_lease(LEASE, self.holder):
-                log.warning("scan not enqueued: lease not held", extra={"source": source})
-                return None
-            job, created = self.store.jobs.enqueue(
-                SCAN,
-                {"source": source, "slot": slot},
-                dedupe_key=scan_dedupe(source, slot),
-                max_attempts=self.max_attempts,
-            )
+        enqueued = await self.store.call(
+            self._enqueue_held, SCAN, {"source": source, "slot": slot}, scan_dedupe(source, slot)
+        )
+        if enqueued is None:
+            log.warning("scan not enqueued: lease not held", extra={"source": source})
+            return None
+        job, created = enqueued
         if created:
             self.enqueued.append(job)
         return job
 
+    def _enqueue_held(
+        self, kind: str, payload: dict[str, Any], dedupe_key: str
+    ) -> tuple[Job, bool] | None:
+        """Enqueue a job if this process holds the lease, in one transaction (None: not held)."""
+        with immediate(self.store.db):
+            if not self.store.monitor.holds_lease(LEASE, self.holder):
+                return None
+            return self.store.jobs.enqueue(
+                kind, payload, dedupe_key=dedupe_key, max_attempts=self.max_attempts
+            )
+
     async def enqueue_periodic(self, periodic: Periodic) -> Job | None:
         """Enqueue a periodic job for the current slot, if this process holds the lease."""
         slot = int(self.clock.now().timestamp() // periodic.seconds)
-        with immediate(self.store.db):
-            if not self.store.monitor.holds_lease(LEASE, self.holder):
-                log.warning(
-                    "periodic job not enqueued: lease not held", extra={"kind": periodic.kind}
-                )
-                return None
-            job, created = self.store.jobs.enqueue(
-                periodic.kind,
-                {"key": f"{periodic.name}:{slot}"},
-                dedupe_key=periodic_dedupe(periodic, slot),
-                max_attempts=self.max_attempts,
-            )
+        enqueued = await self.store.call(
+            self._enqueue_held,
+            periodic.kind,
+            {"key": f"{periodic.name}:{slot}"},
+            periodic_dedupe(periodic, slot),
+        )
+        if enqueued is None:
+            log.warning("periodic job not enqueued: lease not held", extra={"kind": periodic.kind})
+            return None
+        job, created = enqueued
         if created:
             self.enqueued.append(job)
         return job

@@ -270,7 +270,7 @@ class RequestService(Protocol):
         """Apply the guards to request and, when it passes, submit it for a check and a reply."""
         ...
 
-    def seen(self, platform: str, event_key: str) -> bool:
+    async def seen(self, platform: str, event_key: str) -> bool:
         """Return whether an event was received before (a redelivery: answer it no more)."""
         ...
 
@@ -287,7 +287,7 @@ class RequestService(Protocol):
         """Return the translator of answers in language (requester: no notice, plain English)."""
         ...
 
-    def set_opt_out(
+    async def set_opt_out(
         self,
         platform: str,
         scope: str,

@@ -82,18 +82,16 @@ class PlatformService:
     async def intake(self, request: CheckRequest) -> Intake:
         """Apply the guards to request and, when it passes, store it for a check and a reply."""
         dest = request.destination
+        store = self.store
         stop = self.guards.before_dedupe(request)
         if stop is not None:
             return self._stopped(request, stop.status, stop.reason, stop.message)
-        if self.store.platform.find(dest.platform, request.event_key) is not None:
-            return self._duplicate(request)
-        requester = self.pseudonyms.user(dest.platform, request.requester.user_id)
-        author = (
-            self.pseudonyms.user(dest.platform, request.author.user_id) if request.author else None
-        )
+        if await self.seen(dest.platform, request.event_key):
+            return await store.call(self._duplicate, request)
+        requester, author = await store.call(self._people, request)
         language = await self.post_language(request.post)
         t = self.translator(language)
-        stop = self.guards.static(request, requester, author, t)
+        stop = await store.call(self.guards.static, request, requester, author, t)
         if stop is not None:
             return self._stopped(request, stop.status, stop.reason, stop.message)
         post = dataclasses.replace(request.post, author=author)
@@ -126,7 +124,7 @@ class PlatformService:
             stop = stops[0]
             return self._stopped(request, stop.status, stop.reason, stop.message)
         if not requested.created or requested.follow_job is None:
-            return self._duplicate(request)
+            return await store.call(self._duplicate, request)
         log.info(
             "platform request accepted",
             extra={
@@ -163,9 +161,16 @@ class PlatformService:
         t = self.catalogues.for_language(language or "en")
         return translator(SOURCE_LANGUAGE) if requester and t.notice else t
 
-    def seen(self, platform: str, event_key: str) -> bool:
+    async def seen(self, platform: str, event_key: str) -> bool:
         """Return whether an event was received before (its request is stored): a redelivery."""
-        return self.store.platform.find(platform, event_key) is not None
+        return await self.store.call(self.store.platform.find, platform, event_key) is not None
+
+    def _people(self, request: CheckRequest) -> tuple[str, str | None]:
+        """Return the stored forms of the requester's and the author's ids."""
+        platform = request.destination.platform
+        requester = self.pseudonyms.user(platform, request.requester.user_id)
+        author = self.pseudonyms.user(platform, request.author.user_id) if request.author else None
+        return requester, author
 
     def _reply(self, request: CheckRequest, language: str | None) -> FollowUp:
         dest = request.destination
@@ -246,7 +251,7 @@ class PlatformService:
         message = messages.failure(error, self.translator(language, requester=requester))
         return Answer("failure", message=message, private=True)
 
-    def set_opt_out(
+    async def set_opt_out(
         self,
         platform: str,
         scope: str,
@@ -263,8 +268,12 @@ class PlatformService:
         """
         if scope not in ("user", "channel"):
             raise ValueError(f"scope must be 'user' or 'channel', not {scope!r}")
-        subject = self.pseudonyms.user(platform, subject_id) if scope == "user" else subject_id
-        self.store.platform.set_opt_out(platform, scope, subject, out)
+        store = self.store
+        if scope == "user":
+            subject = await store.call(self.pseudonyms.user, platform, subject_id)
+        else:
+            subject = subject_id
+        await store.call(store.platform.set_opt_out, platform, scope, subject, out)
         log.info("opt-out changed", extra={"platform": platform, "scope": scope, "out": out})
         message = messages.opted_out(scope, out, self.translator(language, requester=True))
         return Answer("notice", message=message, private=True)

@@ -69,7 +69,7 @@ async def retention_loop(
     """Redact expired platform checks now and then every `every` seconds until stop is set."""
     while not stop.is_set():
         try:
-            redact_expired(store, settings)
+            await store.call(redact_expired, store, settings)
         except Exception as exc:  # noqa: BLE001 - retried at the next round
             log.warning("retention sweep failed", extra={"error": repr(exc)})
         with contextlib.suppress(TimeoutError):

@@ -86,7 +86,7 @@ class WorkerPool:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Run until stop is set, then finish or hand back the jobs in progress."""
-        self.store.workers.register(self.name)
+        await self.store.call(self.store.workers.register, self.name)
         registry = asyncio.create_task(self.report_alive(stop))
         slots = [
             asyncio.create_task(self._slot(n, stop), name=f"{self.name}/{n}")
@@ -104,7 +104,7 @@ class WorkerPool:
             registry.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await registry
-            self.store.workers.stopped(self.name)
+            await self.store.call(self.store.workers.stopped, self.name)
             log.info(
                 "workers stopped",
                 extra={"worker": self.name, "completed": self.completed, "failed": self.failed},
@@ -114,15 +114,18 @@ class WorkerPool:
         """Tell the workers table this process is alive until stop is set."""
         while not stop.is_set():
             with contextlib.suppress(DatabaseUnavailableError):  # said again next time
-                self.store.workers.heartbeat(self.name)
+                await self.store.call(self.store.workers.heartbeat, self.name)
             await _pause(stop, self.config.registry_seconds)
 
     async def _slot(self, n: int, stop: asyncio.Event) -> None:
         owner = f"{self.name}/{n}"
         while not stop.is_set():
             try:
-                job = self.store.jobs.claim(
-                    owner, lease=self.config.lease_seconds, kinds=tuple(self.handlers)
+                job = await self.store.call(
+                    self.store.jobs.claim,
+                    owner,
+                    lease=self.config.lease_seconds,
+                    kinds=tuple(self.handlers),
                 )
             except DatabaseUnavailableError as exc:
                 # The database server is restarting or unreachable: wait, then ask again.
@@ -145,18 +148,24 @@ class WorkerPool:
             me = asyncio.current_task()
             if me is not None and me.cancelling():  # the pool is stopping: hand the job back
                 work.cancel()
-                if self.store.jobs.release(job, owner):
+                if await self.store.call(self.store.jobs.release, job, owner):
                     log.info("job handed back", extra={"job": job.id, "worker": owner})
                 raise
             return  # the heartbeat found the lease taken: another worker has the job now
         except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job
-            self._record_failure(job, owner, exc)
+            await self._record_failure(job, owner, exc)
             return
         finally:
             beat.cancel()
             self.running.pop(job.id, None)
         try:
-            self.store.jobs.complete(job, owner, result_id=outcome.result_id, store=outcome.store)
+            await self.store.call(
+                self.store.jobs.complete,
+                job,
+                owner,
+                result_id=outcome.result_id,
+                store=outcome.store,
+            )
         except LeaseLostError:
             log.warning("job result dropped: lease lost", extra={"job": job.id, "worker": owner})
             return
@@ -174,13 +183,19 @@ class WorkerPool:
             except Exception as exc:  # noqa: BLE001 - the job is done; what follows may fail
                 log.warning("after-job step failed", extra={"job": job.id, "error": repr(exc)})
 
-    def _record_failure(self, job: Job, owner: str, exc: Exception) -> None:
+    async def _record_failure(self, job: Job, owner: str, exc: Exception) -> None:
         permanent = isinstance(exc, PermanentJobError | InputError)
         delay = exc.retry_after if isinstance(exc, RetryLaterError) else None
         error = f"{type(exc).__name__}: {exc}"
         try:
-            status = self.store.jobs.fail(
-                job, owner, error, backoff=self.config.backoff, permanent=permanent, delay=delay
+            status = await self.store.call(
+                self.store.jobs.fail,
+                job,
+                owner,
+                error,
+                backoff=self.config.backoff,
+                permanent=permanent,
+                delay=delay,
             )
         except (LeaseLostError, DatabaseUnavailableError):
             return  # another worker has it, or its lease lapses and it runs again
@@ -194,7 +209,9 @@ class WorkerPool:
         while True:
             await asyncio.sleep(self.config.heartbeat_seconds)
             try:
-                held = self.store.jobs.heartbeat(job, owner, lease=self.config.lease_seconds)
+                held = await self.store.call(
+                    self.store.jobs.heartbeat, job, owner, lease=self.config.lease_seconds
+                )
             except DatabaseUnavailableError:
                 continue  # beat again; if the lease lapses meanwhile, the next beat says so
             if not held:

@@ -167,8 +167,10 @@ class Relay:
         """Hand on what is runnable and not handed on since its last change; return how many
         saq took as new."""
         q = self.settings.queue
-        jobs = self.store.jobs.dispatchable(
-            limit=q.relay_batch, stale_after=self.settings.jobs.lease_seconds
+        jobs = await self.store.call(
+            self.store.jobs.dispatchable,
+            limit=q.relay_batch,
+            stale_after=self.settings.jobs.lease_seconds,
         )
         now = time.monotonic()
         seen: dict[str, tuple[tuple[str, Any], float]] = {}
@@ -225,7 +227,7 @@ class SaqRunner:
 
     async def _run(self, handle: SaqJob, job_id: str) -> str:
         store = self.pool.store
-        found = store.jobs.get(job_id)
+        found = await store.call(store.jobs.get, job_id)
         if found is None or found.status in ("done", "dead"):
             return found.status if found is not None else "gone"
         if found.kind not in self.pool.handlers:
@@ -236,15 +238,17 @@ class SaqRunner:
             if 0 < early <= EARLY_WAIT:
                 await asyncio.sleep(early)
         owner = f"{self.pool.name}/saq{next(self._slots)}"
-        job = store.jobs.claim_id(job_id, owner, lease=self.settings.jobs.lease_seconds)
+        job = await store.call(
+            store.jobs.claim_id, job_id, owner, lease=self.settings.jobs.lease_seconds
+        )
         if job is None:
-            return self._not_taken(handle, job_id)
+            return self._not_taken(handle, job_id, await store.call(store.jobs.get, job_id))
         touch = asyncio.create_task(self._touch(handle))
         try:
             await self.pool.run_one(job, owner)
         finally:
             touch.cancel()
-        after = store.jobs.get(job_id)
+        after = await store.call(store.jobs.get, job_id)
         if after is not None and after.status == "queued" and after.attempts == job.attempts:
             # A failed attempt left for later: saq runs it again at the row's run_after.
             wait = 0.0
@@ -254,9 +258,8 @@ class SaqRunner:
             raise AttemptFailedError(after.last_error or "failed")
         return after.status if after is not None else "gone"
 
-    def _not_taken(self, handle: SaqJob, job_id: str) -> str:
+    def _not_taken(self, handle: SaqJob, job_id: str, current: Job | None) -> str:
         now = self.pool.clock.now()
-        current = self.pool.store.jobs.get(job_id)
         if current is None or current.status in ("done", "dead"):
             return current.status if current is not None else "gone"
         if current.status == "running" and current.lease_expires_at is not None:
@@ -304,7 +307,7 @@ async def run_saq_worker(pool: WorkerPool, settings: Settings, stop: asyncio.Eve
     )
     worker.SIGNALS = []  # the process's stop event decides, as for builtin workers
     await connect(queue)
-    pool.store.workers.register(pool.name)
+    await pool.store.call(pool.store.workers.register, pool.name)
     alive = asyncio.create_task(pool.report_alive(stop))
     started = asyncio.create_task(worker.start())
     # saq's start() makes a new stop event as it begins: a stop asked before then would be lost
@@ -324,5 +327,5 @@ async def run_saq_worker(pool: WorkerPool, settings: Settings, stop: asyncio.Eve
         alive.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await alive
-        pool.store.workers.stopped(pool.name)
+        await pool.store.call(pool.store.workers.stopped, pool.name)
         await queue.disconnect()

@@ -236,14 +236,14 @@ def test_channel_lists_opt_outs_and_length_are_refused_privately(tmp_path: Path)
         assert denied.status == "refused" and "not enabled" in denied.answer.message  # type: ignore[union-attr]
         long = asyncio.run(service.intake(_request("e2", text="word " * 40)))
         assert long.status == "refused" and "too long" in long.answer.message  # type: ignore[union-attr]
-        service.set_opt_out(PLATFORM, "channel", "C7", True)
+        asyncio.run(service.set_opt_out(PLATFORM, "channel", "C7", True))
         assert asyncio.run(service.intake(_request("e3", channel="C7"))).status == "refused"
-        confirm = service.set_opt_out(PLATFORM, "user", "U1", True)
+        confirm = asyncio.run(service.set_opt_out(PLATFORM, "user", "U1", True))
         assert confirm.private and "no longer" in confirm.message
         assert asyncio.run(service.intake(_request("e4"))).status == "refused"
         row = store.db.execute("SELECT subject FROM optouts WHERE scope = 'user'").fetchone()
         assert row[0].startswith("u_")
-        service.set_opt_out(PLATFORM, "user", "U1", False)
+        asyncio.run(service.set_opt_out(PLATFORM, "user", "U1", False))
         assert asyncio.run(service.intake(_request("e5"))).status == "accepted"
 
 

@@ -180,7 +180,7 @@ async def test_a_crash_mid_thread_is_settled_with_what_x_has(fake: FakeX, store:
     async def reconcile() -> str | None:
         return await sender.find_sent(DEST)
 
-    reply = await send_once(store.replies, key, send, job_id="job-1", reconcile=reconcile)
+    reply = await send_once(store, key, send, job_id="job-1", reconcile=reconcile)
     assert reply is not None and reply.status == "sent" and reply.platform_reply_id == "1500"
     posts = fake.created()
     assert [p["text"] for p in posts] == parts[1:]  # part 1 was not posted again
