@@ -118,5 +118,5 @@ def test_an_answer_to_the_requester_is_in_their_language_or_plain_english(tmp_pa
             "does not reply in Japanese yet"
             in service.answer_for_error(failed, language="ja").message
         )
-        optout = service.set_opt_out("discord", "user", "42", True, language="zh-Hans")
+        optout = asyncio.run(service.set_opt_out("discord", "user", "42", True, language="zh-Hans"))
         assert optout.message == "已完成：factbot 将不再核查你的消息，也不再接受你的请求。"
