@@ -63,7 +63,7 @@ import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
-from storage.threads import LoopGuard
+from storage.threads import LoopGuard, PerThread
 from storage.tx import DatabaseUnavailableError
 
 DIALECT = "postgresql"
@@ -255,9 +255,8 @@ class PgDatabase:
         # A thread's own connection needs no lock: kept for the callers that hold one.
         self.lock: AbstractContextManager[Any] = nullcontext()
         self.guard = LoopGuard()
-        self._local = threading.local()  # this thread's connection and transaction depth
-        self._opened: list[psycopg.Connection[Any]] = []
-        self._opened_lock = threading.Lock()
+        self._local = threading.local()  # this thread's transaction depth
+        self._mine: PerThread[psycopg.Connection[Any]] = PerThread()
         self.connection = self._connect()  # the opening thread's; others open theirs on use
         self.conn = _ConnShim(self)
 
@@ -273,16 +272,14 @@ class PgDatabase:
     @property
     def connection(self) -> psycopg.Connection[Any]:
         """This thread's connection, opened on its first statement."""
-        connection: psycopg.Connection[Any] | None = getattr(self._local, "connection", None)
+        connection = self._mine.get()
         if connection is None:
             connection = self.connection = self._connect()
         return connection
 
     @connection.setter
     def connection(self, value: psycopg.Connection[Any]) -> None:
-        self._local.connection = value
-        with self._opened_lock:
-            self._opened.append(value)
+        self._mine.set(value)
 
     @property
     def _depth(self) -> int:
@@ -392,7 +389,4 @@ class PgDatabase:
 
     def close(self) -> None:
         """Close every connection this database opened, whichever thread opened it."""
-        with self._opened_lock:
-            opened, self._opened = self._opened, []
-        for connection in opened:
-            connection.close()
+        self._mine.close_all()

@@ -30,10 +30,17 @@ import threading
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import Generic, ParamSpec, Protocol, TypeVar
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
 
 THREADS = 4  # storage threads per store; see the module docstring
 
@@ -88,3 +95,34 @@ class LoopGuard:
             self.violations.append(where)
         if self.raises:
             raise StorageOnLoopError(f"a storage statement ran on the event loop:\n{where}")
+
+
+class PerThread(Generic[C]):
+    """Each thread's own connection, and every one opened, for closing them from one thread.
+
+    Both engines keep a connection per thread (storage/tx.py, storage/pg.py); this is their
+    common registry.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._opened: list[C] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> C | None:
+        """Return this thread's connection, or None before its first."""
+        found: C | None = getattr(self._local, "conn", None)
+        return found
+
+    def set(self, conn: C) -> None:
+        """Make conn this thread's connection; `close_all` closes it with the others."""
+        self._local.conn = conn
+        with self._lock:
+            self._opened.append(conn)
+
+    def close_all(self) -> None:
+        """Close every thread's connection."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()

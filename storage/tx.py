@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from storage.threads import LoopGuard
+from storage.threads import LoopGuard, PerThread
 
 
 class DatabaseUnavailableError(sqlite3.OperationalError):
@@ -54,11 +54,9 @@ class SerialDatabase(Database):
         # Set before super(), which already runs statements through `self.conn`.
         self.guard = LoopGuard()
         self._connect = connect
-        self._local = threading.local()
+        self._mine: PerThread[sqlite3.Connection] = PerThread()
         self._shared: sqlite3.Connection | None = None
         self._shared_lock = threading.RLock()
-        self._opened: list[sqlite3.Connection] = []
-        self._opened_lock = threading.Lock()
         super().__init__(conn, **kwargs)
 
     @property
@@ -68,10 +66,10 @@ class SerialDatabase(Database):
         if self._connect is None:
             assert self._shared is not None
             return self._shared
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        conn = self._mine.get()
         if conn is None:
             conn = self._connect()
-            self._adopt(conn)
+            self._mine.set(conn)
         return conn
 
     @conn.setter
@@ -79,12 +77,7 @@ class SerialDatabase(Database):
         if self._connect is None:
             self._shared = value
         else:
-            self._adopt(value)
-
-    def _adopt(self, conn: sqlite3.Connection) -> None:
-        self._local.conn = conn
-        with self._opened_lock:
-            self._opened.append(conn)
+            self._mine.set(value)
 
     @property
     def lock(self) -> AbstractContextManager[Any]:
@@ -130,10 +123,7 @@ class SerialDatabase(Database):
             if self._shared is not None:
                 self._shared.close()
             return
-        with self._opened_lock:
-            opened, self._opened = self._opened, []
-        for conn in opened:
-            conn.close()
+        self._mine.close_all()
 
 
 def _turn(db: Database) -> AbstractContextManager[Any]:
