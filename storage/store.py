@@ -100,17 +100,23 @@ class Store:
 
     @classmethod
     def open(
-        cls, path: Path | str, *, clock: Clock = SYSTEM, database_url: str | None = None
+        cls,
+        path: Path | str,
+        *,
+        clock: Clock = SYSTEM,
+        database_url: str | None = None,
+        threads: int = THREADS,
     ) -> Store:
         """Open (creating if needed) the database at path, apply migrations; time reads clock.
 
         With database_url (postgresql://...), the shared tables are that database's (migrated
         on open, once whatever the number of processes opening it) and path keeps this node's
-        evidence index.
+        evidence index. `threads` bounds the storage pool (`storage.threads`), and with it
+        this process's connections.
         """
         local = cls._open_sqlite(path)
         if not database_url:
-            return cls(local, clock=clock)
+            return cls(local, clock=clock, threads=threads)
         if not database_url.startswith(("postgresql://", "postgres://")):
             local.close()
             scheme = database_url.split(":")[0]
@@ -121,7 +127,7 @@ class Store:
         except BaseException:
             local.close()
             raise
-        return cls(shared, clock=clock, index_db=local)
+        return cls(shared, clock=clock, index_db=local, threads=threads)
 
     @staticmethod
     def _open_sqlite(path: Path | str) -> Database:

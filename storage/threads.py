@@ -7,9 +7,10 @@ write lock, or a round trip to PostgreSQL, is a stall for every open request. So
 `async def` functions hands each storage call to `Store.call`, which runs it in this pool's
 threads (with the caller's contextvars, as `asyncio.to_thread` does) and awaits the answer.
 
-The pool is bounded (`THREADS` by default) because each of its threads holds a connection of
-its own (storage/tx.py, storage/pg.py): more threads would mean more connections without more
-throughput, since SQLite takes one writer at a time and the PostgreSQL transactions are short.
+The pool is bounded (`THREADS` by default; the setting `FACTBOT_STORAGE_THREADS`) because each
+of its threads holds a connection of its own (storage/tx.py, storage/pg.py): more threads would
+mean more connections without more throughput, since SQLite takes one writer at a time and the
+PostgreSQL transactions are short.
 A call that has started runs to its end when its awaiting coroutine is cancelled (a thread
 cannot be interrupted), so a transaction is never cut in half; one still waiting for a thread
 is dropped whole. `close` waits for the calls in flight.

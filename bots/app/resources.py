@@ -166,6 +166,7 @@ class Resources:
                 self.settings.database_path,
                 clock=self.clock,
                 database_url=url.get_secret_value() if url is not None else None,
+                threads=self.settings.storage_threads,
             )
             load_seed(store.sources)
             self._store = store

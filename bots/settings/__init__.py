@@ -132,6 +132,16 @@ class Settings(BaseSettings):
             "`worker` processes on any machines share them; unset: one SQLite file in data_dir"
         ),
     )
+    storage_threads: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description=(
+            "threads that run database statements off the event loop, each with a connection "
+            "of its own: the most connections one process opens to PostgreSQL; SQLite takes "
+            "one writer at a time, so more rarely helps there"
+        ),
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO",
         description="one line a record on stderr, fields as key=value; libraries that log "

@@ -8,6 +8,7 @@ citation rules (`enforce_citations`) apply on every path before the correction i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import replace
 
@@ -90,7 +91,10 @@ async def finalise(
     claim_graphs = stages.claim_graphs(claims)
     # Code has the last word on every path: explicit evidence outranks any judge's reading.
     verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
-    verdict, quotes = enforce_citations(verdict, evidence, quotes, lookup=deps.index.get)
+    # the citation check reads the stored documents: in a worker thread, off the event loop
+    verdict, quotes = await asyncio.to_thread(
+        enforce_citations, verdict, evidence, quotes, lookup=deps.index.get
+    )
     correction = await stages.timed(
         "correction",
         write_correction(

@@ -6,6 +6,7 @@ Failure policy: never raises; a document whose domain cannot be rated is treated
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import Protocol
 
@@ -28,10 +29,13 @@ class Rater(Protocol):
 async def rank_evidence(
     candidates: list[Candidate], *, rater: Rater, max_per_claim: int = 5
 ) -> list[Evidence]:
-    """Return citable evidence ordered by tier then relevance, at most max_per_claim a claim."""
+    """Return citable evidence ordered by tier then relevance, at most max_per_claim a claim.
+
+    The ratings are stored rows: they are read in a worker thread, off the event loop.
+    """
+    ratings = await asyncio.to_thread(lambda: [rater.rate(c.document.url) for c in candidates])
     by_claim: dict[str, list[tuple[Tier, Candidate]]] = defaultdict(list)
-    for cand in candidates:
-        rating = rater.rate(cand.document.url)
+    for cand, rating in zip(candidates, ratings, strict=True):
         if not rater.citable(rating):
             continue
         by_claim[cand.claim_id].append((rating.tier, cand))
