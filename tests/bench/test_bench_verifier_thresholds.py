@@ -14,6 +14,7 @@ from bench.verifier_thresholds import (
     _Table,
     confident_from,
     figures,
+    label_weights,
     predict,
     reliability,
     search,
@@ -117,3 +118,18 @@ def test_the_tradeoff_curve_covers_less_as_the_costly_errors_cost_more() -> None
     )
     coverage = [c["coverage"] for c in curve]
     assert coverage == sorted(coverage, reverse=True)
+
+
+def test_weighting_to_the_train_label_shares_moves_the_choice_with_the_label_mix() -> None:
+    # equal evidence (refuted at 0.6) for false and unverifiable claims: which answer costs less
+    # depends on how common each is, not on the stratified sample's even mix
+    rows = [_row(Label.FALSE, 0.0, 0.6) for _ in range(10)]
+    rows += [_row(Label.UNVERIFIABLE, 0.0, 0.6) for _ in range(15)]
+    rows += [_row(Label.ACCURATE, 0.99, 0.0) for _ in range(10)]
+    even, _, _, _ = search(rows)
+    assert label_of(even, 0.0, 0.6) is Label.UNVERIFIABLE  # 15 unverifiable outweigh 10 false
+    shares = {"false": 0.6, "unverifiable": 0.1, "accurate": 0.3}
+    assert label_weights(rows, shares) is not None
+    natural, _, _, _ = search(rows, shares=shares)
+    assert label_of(natural, 0.0, 0.6) is Label.FALSE
+    assert label_of(natural, 0.99, 0.0) is Label.ACCURATE
