@@ -105,8 +105,9 @@ class LocalModel:
             path = local_model_available(self.settings.models_dir)
             if path is None:
                 raise ConfigError("the local model is not pulled: run `factbot models pull`")
+            model = self.settings.model
             self._server = LocalModelServer(
-                path, prompt_cache_mb=self.settings.model.local_prompt_cache_mb
+                path, n_threads=model.local_threads, prompt_cache_mb=model.local_prompt_cache_mb
             )
             log.info("starting the local model server", extra={"model": str(path)})
         return self._server

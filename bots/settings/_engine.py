@@ -356,6 +356,16 @@ class ModelSettings(BaseModel):
         ),
     )
     refine_rounds: int = Field(default=2, ge=0, le=2, description="extra retrieval rounds")
+    local_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description=(
+            "local model only: threads that evaluate prompts and generate (unset: one per CPU "
+            "this process may use); fewer leave cores to the rest of the service, and llama.cpp "
+            "slows several-fold when one of its threads waits for a busy core"
+        ),
+    )
     local_prompt_cache_mb: int = Field(
         default=0,
         ge=0,

@@ -10,6 +10,9 @@ import pytest
 from bench.crosslingual import GOAL_LANGUAGES, GOAL_RECALL_AT_1, LANGUAGES, load_pairs, score
 from pipeline.embedding.backends import build_embedder
 
+# One worker builds the module's e5 figures once (on two workers each built them: 19 + 17 s).
+pytestmark = pytest.mark.xdist_group("crosslingual")
+
 
 @pytest.fixture(scope="module")
 def e5_figures() -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bots.app.root import App
-from bots.settings import ModelSettings, Settings, VerifierSettings
+from bots.settings import ModelSettings, RetrievalSettings, Settings, VerifierSettings
 from pipeline.evidence.ingest import Ingester
 from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
@@ -33,9 +33,13 @@ pytestmark = [
 def test_a_check_runs_end_to_end_on_the_local_model(tmp_path: Path, embedder: Any) -> None:
     settings = Settings(
         data_dir=tmp_path / "data",
-        model=ModelSettings(mode="local", models_dir=MODELS, refine_rounds=0),
+        # one thread: the suite's other worker holds the second core, and two llama.cpp threads
+        # waiting on each other beside it took 307 s where one alone takes ~70 s
+        model=ModelSettings(mode="local", models_dir=MODELS, refine_rounds=0, local_threads=1),
         # the local default's judge is the verifier; this test is about the model path
         verifier=VerifierSettings(judge="model"),
+        # two passages, not five: every stage still runs on the real model, with fewer prompts
+        retrieval=RetrievalSettings(max_evidence=2),
     )
     app = App(settings, embedder=embedder)
     asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
@@ -44,6 +48,8 @@ def test_a_check_runs_end_to_end_on_the_local_model(tmp_path: Path, embedder: An
             "Drinking bleach protects you against COVID-19, doctors confirm.", max_chars=10_000
         )
         check = asyncio.run(app.check(post))
+        server = app.resources.local_model._server
+        assert server is not None and server.n_threads == 1  # FACTBOT_MODEL__LOCAL_THREADS
     finally:
         app.close()
     assert check.judge.startswith("model:")
