@@ -324,19 +324,24 @@ def search(
         table = _Table(rows, gate)
         gold = table.gold
         n_true, n_false = max(1, int((gold == 0).sum())), max(1, int((gold == 1).sum()))
+        # A row's weight is its gold label's, so each candidate's figures come from its
+        # confusion matrix (gold x post label): one count in place of a dozen array passes.
+        row_weight = np.ones(len(gold)) if weights is None else weights
+        label_weight = np.zeros(len(_ORDER))
+        np.add.at(label_weight, gold, row_weight)
+        label_weight /= np.maximum(1, np.bincount(gold, minlength=len(_ORDER)))
+        weighted = matrix * label_weight[:, None]
+        total = float(row_weight.sum())
         for t in _candidates():
             post = table.labels(t)
-            cost = float(np.average(matrix[gold, post], weights=weights))
-            true_false = int(((gold == 0) & (post == 1)).sum()) / n_true
-            false_true = int(((gold == 1) & (post == 0)).sum()) / n_false
+            conf = np.bincount(gold * 5 + post, minlength=20).reshape(len(_ORDER), 5)
+            cost = float((conf * weighted).sum()) / total
+            true_false = int(conf[0, 1]) / n_true
+            false_true = int(conf[1, 0]) / n_false
             within = true_false <= MAX_TRUE_CALLED_FALSE and false_true <= MAX_FALSE_CALLED_ACCURATE
-            f1 = [
-                2
-                * ((gold == k) & (post == k)).sum()
-                / max(1, (gold == k).sum() + (post == k).sum())
-                for k in range(4)
-            ]
-            scored.append(((not within, round(cost, 6), -float(np.mean(f1))), gate, t))
+            hits = np.diagonal(conf)
+            f1 = 2 * hits / np.maximum(1, conf.sum(axis=1) + conf.sum(axis=0)[: len(_ORDER)])
+            scored.append(((not within, round(cost, 6), -float(f1.mean())), gate, t))
     scored.sort(key=lambda item: item[0])
     top = []
     for _, gate, t in scored[:10]:

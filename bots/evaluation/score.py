@@ -1,6 +1,7 @@
 """Scores of an AVeriTeC run, each with what it needs to be read right.
 
-Accuracy, macro-F1 and the per-label figures are `sklearn.metrics`'; accuracy and macro-F1 come
+The per-label figures are `sklearn.metrics`', accuracy and macro-F1 the same arithmetic in numpy
+(the bootstrap computes each 2,000 times); accuracy and macro-F1 come
 with 95 % percentile-bootstrap intervals (`scipy.stats.bootstrap`: claims resampled with
 replacement, a seeded generator: the same outcomes and seed give the same interval); a sample of
 100 claims leaves intervals about ±0.1 wide, so a difference smaller than that is not a finding.
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+from sklearn.metrics import precision_recall_fscore_support
 
 from bots.evaluation.averitec import GOLD_LABELS, Outcome, StageFailures
 from pipeline.records.codec import to_plain
@@ -36,14 +37,26 @@ _GOLD_CODES = [list(Label).index(label) for label in GOLD_LABELS]
 
 def accuracy_of(gold: np.ndarray, predicted: np.ndarray) -> float:
     """Return the share of claims whose predicted label is the gold one."""
-    return float(accuracy_score(gold, predicted)) if len(gold) else 0.0
+    return float(np.mean(gold == predicted)) if len(gold) else 0.0
 
 
 def macro_f1_of(gold: np.ndarray, predicted: np.ndarray) -> float:
-    """Return the mean F1 over the four gold labels (0 for a label never predicted right)."""
+    """Return the mean F1 over the four gold labels (0 for a label never predicted right).
+
+    sklearn's arithmetic (2·tp / (2·tp + fp + fn) per label, then their mean) in plain numpy
+    counts: the bootstrap calls this 2,000 times a figure, and sklearn's input checks made
+    those calls 12 of a 17-second eval of 8 claims (`tests/bots/evaluation/test_score.py`
+    holds it equal to `sklearn.metrics.f1_score`).
+    """
     if not len(gold):
         return 0.0
-    return float(f1_score(gold, predicted, labels=_GOLD_CODES, average="macro", zero_division=0.0))
+    scores = []
+    for code in _GOLD_CODES:
+        is_gold, is_predicted = gold == code, predicted == code
+        tp = int(np.sum(is_gold & is_predicted))
+        wrong = int(np.sum(is_gold ^ is_predicted))  # fp + fn
+        scores.append(2 * tp / (2 * tp + wrong) if tp or wrong else 0.0)
+    return float(np.mean(np.array(scores, dtype=np.float64)))
 
 
 def codes(outcomes: Sequence[Outcome]) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import accuracy_score, f1_score
 
 from bots.evaluation.averitec import (
     GOLD_LABELS,
@@ -63,6 +66,20 @@ def _pool() -> list[EvalClaim]:
     labels += [Label.UNVERIFIABLE] * 5
     np.random.default_rng(7).shuffle(labels)  # type: ignore[arg-type]
     return [EvalClaim(i, f"claim {i}", label, ()) for i, label in enumerate(labels)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(Label) - 1), st.integers(0, len(Label) - 1))))
+def test_accuracy_and_macro_f1_are_sklearns(pairs: list[tuple[int, int]]) -> None:
+    gold = np.array([g for g, _ in pairs], dtype=np.int64)
+    predicted = np.array([p for _, p in pairs], dtype=np.int64)
+    if not pairs:  # sklearn refuses an empty run; the report's figures are 0
+        assert macro_f1_of(gold, predicted) == accuracy_of(gold, predicted) == 0.0
+        return
+    labels = [list(Label).index(label) for label in GOLD_LABELS]
+    want_f1 = f1_score(gold, predicted, labels=labels, average="macro", zero_division=0.0)
+    assert macro_f1_of(gold, predicted) == float(want_f1)  # the same float, not close to it
+    assert accuracy_of(gold, predicted) == float(accuracy_score(gold, predicted))
 
 
 def test_the_sample_is_stratified_reproducible_and_in_data_order() -> None:
