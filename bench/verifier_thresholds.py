@@ -222,6 +222,7 @@ def figures(
 
 _ORDER = (Label.ACCURATE, Label.FALSE, Label.MISLEADING, Label.UNVERIFIABLE)
 _PARTLY = len(_ORDER)  # accurate beside false or misleading: partly accurate (never gold)
+_POSTS = _PARTLY + 1  # the post labels a row can get: the gold ones and partly accurate
 
 
 class _Table:
@@ -334,7 +335,8 @@ def search(
         total = float(row_weight.sum())
         for t in _candidates():
             post = table.labels(t)
-            conf = np.bincount(gold * 5 + post, minlength=20).reshape(len(_ORDER), 5)
+            conf = np.bincount(gold * _POSTS + post, minlength=len(_ORDER) * _POSTS)
+            conf = conf.reshape(len(_ORDER), _POSTS)
             cost = float((conf * weighted).sum()) / total
             true_false = int(conf[0, 1]) / n_true
             false_true = int(conf[1, 0]) / n_false

@@ -45,7 +45,7 @@ def macro_f1_of(gold: np.ndarray, predicted: np.ndarray) -> float:
 
     sklearn's arithmetic (2·tp / (2·tp + fp + fn) per label, then their mean) in plain numpy
     counts: the bootstrap calls this 2,000 times a figure, and sklearn's input checks made
-    those calls 12 of a 17-second eval of 8 claims (`tests/bots/evaluation/test_score.py`
+    those calls 12 of a 17-second eval of 8 claims (`tests/pipeline/test_eval_figures.py`
     holds it equal to `sklearn.metrics.f1_score`).
     """
     if not len(gold):
