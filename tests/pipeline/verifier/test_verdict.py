@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +26,7 @@ from pipeline.records.domain import (
     Tier,
     Verdict,
 )
-from pipeline.verifier.stance import PassageStance, StanceModel
+from pipeline.verifier.stance import PassageStance, StanceModel, bundled_model_dir
 from pipeline.verifier.verdict import (
     Costs,
     Reading,
@@ -114,6 +116,16 @@ def _evidence(n: int, text: str, claim: str = "c1", tier: Tier = Tier.HIGH) -> E
 @pytest.fixture(scope="module")
 def judge() -> VerifierJudge:
     return VerifierJudge(StanceModel(), thresholds=Thresholds())
+
+
+def test_models_of_the_same_files_share_one_load(tmp_path: Path) -> None:
+    """Every App builds its own StanceModel; the process loads each model's files once."""
+    first, second = StanceModel(), StanceModel()
+    assert first._load()[0] is second._load()[0]
+    assert StanceModel(threads=1)._load()[0] is not first._load()[0]
+    copy = tmp_path / "model"
+    shutil.copytree(bundled_model_dir(), copy)
+    assert StanceModel(copy)._load()[0] is not first._load()[0]  # another directory
 
 
 def _claim(text: str, cid: str = "c1") -> Claim:
