@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import ssl
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from functools import cached_property
@@ -117,6 +119,22 @@ def _closed(client: Any) -> bool:
     if isinstance(client, Fetcher):
         return client.closed
     return isinstance(client, httpx.AsyncClient) and client.is_closed
+
+
+_TLS: list[ssl.SSLContext] = []
+_TLS_LOCK = threading.Lock()
+
+
+def process_tls() -> ssl.SSLContext:
+    """Return the process's one TLS client context (the CA bundle read once per process).
+
+    Shared by every App of the process (the eval harness and the tests build many): a context
+    is safe to share across clients and threads, and nothing changes it after it is made.
+    """
+    with _TLS_LOCK:
+        if not _TLS:
+            _TLS.append(httpx.create_ssl_context(trust_env=False))
+        return _TLS[0]
 
 
 class Resources:
@@ -267,7 +285,7 @@ class Resources:
         """Return the TLS context every HTTP client shares, built once off the loop."""
         if self._tls is None:
             # Loading the CA bundle takes 0.1-0.2 s: once per client, on the loop, it held it.
-            context = await self.cpu.run(httpx.create_ssl_context, trust_env=False)
+            context = await self.cpu.run(process_tls)
             self._tls = self._tls or context
         return self._tls
 
@@ -314,7 +332,9 @@ class Resources:
 
         async def make() -> LLMClient:
             # Built in the pool: it imports the SDK and loads CA files (half a second).
-            return await self.cpu.run(LLMClient, default, stages=stages)
+            return await self.cpu.run(
+                functools.partial(LLMClient, default, stages=stages, tls=await self.tls())
+            )
 
         client: LLMClient = await self.clients.get(f"llm:{default.base_url}", make)
         return client

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -143,6 +144,7 @@ class LLMClient:
         *,
         stages: Mapping[str, ModelEndpoint] | None = None,
         retry: RetryPolicy | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.default = default
         self.stages = dict(stages or {})
@@ -159,6 +161,8 @@ class LLMClient:
                     base_url=endpoint.base_url,
                     timeout=endpoint.timeout,
                     max_retries=0,
+                    # The caller's shared TLS context: each client's own reads the CA bundle.
+                    http_client=openai.DefaultAsyncHttpxClient(verify=tls) if tls else None,
                 )
                 self._slots[endpoint] = asyncio.Semaphore(endpoint.max_concurrency)
 
