@@ -12,6 +12,7 @@ transaction, so a link works once, whoever clicks first.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -32,7 +33,13 @@ ROLES: tuple[Role, ...] = ("viewer", "reviewer", "admin")  # each may do what th
 MIN_PASSWORD = 10
 
 _hasher = PasswordHasher()
-_DUMMY = _hasher.hash("a password no one has")
+
+
+@functools.cache
+def _dummy() -> str:
+    """A hash to verify against when the user does not exist (made once, on first sign-in:
+    argon2 takes ~0.1 s, which every process would pay at import)."""
+    return _hasher.hash("a password no one has")
 
 
 @dataclass(frozen=True)
@@ -130,10 +137,11 @@ class UserRepo:
 
     def verify(self, name: str, password: str) -> User | None:
         """Return the user when the password is theirs and they may sign in, else None."""
+        dummy = _dummy()  # made before the lookup: a first sign-in takes as long either way
         row = self.db.execute(
             "SELECT password_hash, disabled FROM users WHERE name = ?", [name]
         ).fetchone()
-        stored = str(row[0]) if row is not None else _DUMMY
+        stored = str(row[0]) if row is not None else dummy
         try:
             _hasher.verify(stored, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):

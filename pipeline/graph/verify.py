@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from pipeline.embedding.embedder import Embedder
 from pipeline.graph.build import TYPED, Edge, Graph, GraphBuilder, Node
@@ -69,6 +68,8 @@ def match_nodes(
     for i, mine in enumerate(claim.nodes):
         for j, (g, n) in enumerate(pool):
             scores[i, j] = similarity(mine, evidence[g].nodes[n], vectors)
+    from scipy.optimize import linear_sum_assignment  # 0.4 s to import: not on every start-up
+
     rows, cols = linear_sum_assignment(scores, maximize=True)
     return [
         Match(int(i), pool[j][0], pool[j][1], float(scores[i, j]))
