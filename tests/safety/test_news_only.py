@@ -46,7 +46,7 @@ from bots.settings import (
 from pipeline.inputs.posts import post_from_text
 from pipeline.llm.local import local_model_available
 from pipeline.records.domain import SourceRating, Tier
-from tests.conftest import REPO
+from tests.conftest import REPO, fresh_database
 from tests.pipeline.llm.fake_openai import FakeOpenAI, serve_openai
 from tests.safety import cases as c
 from tests.safety.news_cases import NEWS_CASES, NewsCase
@@ -75,7 +75,7 @@ class NewsRunner:
     """Checks on fresh data dirs with one web stand-in and one model stand-in for the module."""
 
     def __init__(self, root: Path, embedder: Any, fake: FakeOpenAI, model: GullibleModel,
-                 site: LocalServer) -> None:  # fmt: skip
+                 site: LocalServer, template: Path) -> None:  # fmt: skip
         self.root, self.embedder, self.fake, self.model, self.site = (
             root,
             embedder,
@@ -83,6 +83,7 @@ class NewsRunner:
             model,
             site,
         )
+        self.template = template  # a migrated database, copied for each run
         self.runs = 0
         self.controls: dict[str, Seen] = {}
         self.loop = asyncio.new_event_loop()
@@ -90,7 +91,7 @@ class NewsRunner:
     def app(self, path: str) -> App:
         self.runs += 1
         data = self.root / f"run{self.runs}"
-        data.mkdir()
+        fresh_database(self.template, data / "factbot.db")
         model = ModelSettings(mode="none")
         verifier = VerifierSettings(
             judge="verifier" if path.startswith("verifier") else "auto",
@@ -162,14 +163,17 @@ def _searx(site: LocalServer) -> str:
 
 
 @pytest.fixture(scope="module")
-def news(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[NewsRunner]:
+def news(
+    tmp_path_factory: pytest.TempPathFactory, embedder: Any, migrated_database: Path
+) -> Iterator[NewsRunner]:
     """Start the stand-ins; print the per-path summary at the end."""
     model = GullibleModel()
     with threadpool_limits(limits=1), serve_openai(router=model) as fake, serve() as site:
         site.add("/news", c.NEWS)
         site.add("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
         site.add("/search", _searx(site), "application/json")
-        runner = NewsRunner(tmp_path_factory.mktemp("news"), embedder, fake, model, site)
+        root = tmp_path_factory.mktemp("news")
+        runner = NewsRunner(root, embedder, fake, model, site, migrated_database)
         yield runner
         runner.loop.close()
     for path in sorted({row[1] for row in ROWS}):

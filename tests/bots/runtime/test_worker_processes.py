@@ -9,12 +9,10 @@ engines: on SQLite every process shares one data folder; on PostgreSQL each proc
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,7 +25,8 @@ import pytest
 from bots.runtime.checking.check_jobs import submit_check
 from pipeline.inputs.posts import post_from_text
 from storage import Store
-from tests.support.httpserver import LocalServer, Request, Response, json_response, serve
+from tests.support.children import factbot_env, searching, searxng_after
+from tests.support.httpserver import LocalServer, serve
 from tests.support.postgres import PostgresServer
 
 FACTBOT = str(Path(sys.executable).with_name("factbot"))
@@ -37,47 +36,6 @@ CLAIMS = [
     "Drinking hot water cures COVID-19.",
     "The Great Wall of China is visible from the Moon.",
 ]
-
-
-def _env(data: Path, searxng: str, **extra: str) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("FACTBOT_") and k != "PYTHONPATH"
-    }
-    if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    env.update(
-        {
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "FACTBOT_DATA_DIR": str(data),
-            "FACTBOT_MODEL__MODE": "none",
-            "FACTBOT_GRAPH__ENABLED": "false",  # not these tests' subject (as in the conftest)
-            "FACTBOT_LOG_LEVEL": "WARNING",
-            "FACTBOT_SEARCH__PROVIDERS": '["searxng"]',
-            "FACTBOT_SEARCH__SEARXNG_URL": searxng,
-            "FACTBOT_SEARCH__FACT_CHECK_SITES": "[]",
-            "FACTBOT_FETCH__ALLOWED_NETWORKS": '["127.0.0.1/32"]',
-            "FACTBOT_JOBS__POLL_SECONDS": "0.1",
-            "FACTBOT_JOBS__LEASE_SECONDS": "3",
-            "FACTBOT_JOBS__HEARTBEAT_SECONDS": "0.5",
-            "FACTBOT_JOBS__BACKOFF_INITIAL": "0",
-        }
-    )
-    env.update(extra)
-    return env
-
-
-def _searxng(delay: Callable[[int], float]) -> Callable[[Request], Response]:
-    """A SearXNG search endpoint whose n-th answer (from 0) comes after delay(n) seconds."""
-    count = iter(range(10**6))
-    lock = threading.Lock()
-
-    def answer(request: Request) -> Response:
-        with lock:
-            n = next(count)
-        return json_response({"query": request.param("q"), "results": []}, delay=delay(n))
-
-    return answer
 
 
 @dataclass(frozen=True)
@@ -96,7 +54,7 @@ class Nodes:
     def env(self, n: int, searxng: str, **extra: str) -> dict[str, str]:
         if self.url is not None:
             extra["FACTBOT_DATABASE_URL"] = self.url
-        return _env(self.data(n), searxng, **extra)
+        return factbot_env(self.data(n), **searching(searxng), **extra)
 
 
 @pytest.fixture
@@ -107,7 +65,7 @@ def nodes(tmp_path: Path, database_url: str | None) -> Nodes:
 @pytest.fixture
 def slow_search() -> Iterator[LocalServer]:
     with serve() as server:
-        server.route("/search", _searxng(lambda n: 0.4))
+        server.route("/search", searxng_after(lambda n: 0.4))
         yield server
 
 
@@ -168,7 +126,7 @@ def test_a_worker_killed_mid_check_loses_nothing_and_the_job_completes_once(
     (job_id,) = _submit(nodes, [CLAIMS[1]])
     with serve() as search:
         # The first search never answers in time: the first worker is killed while it waits.
-        search.route("/search", _searxng(lambda n: 60.0 if n == 0 else 0.0))
+        search.route("/search", searxng_after(lambda n: 60.0 if n == 0 else 0.0))
         env = nodes.env(1, search.url(""))
         first = subprocess.Popen([FACTBOT, "worker"], env=env, stderr=subprocess.DEVNULL)
         try:
@@ -219,7 +177,7 @@ def _serve(env: dict[str, str], port: int) -> subprocess.Popen[str]:
 
 def test_serve_restarted_with_queued_jobs_finishes_them_all(nodes: Nodes) -> None:
     with serve() as search:
-        search.route("/search", _searxng(lambda n: 1.0))
+        search.route("/search", searxng_after(lambda n: 1.0))
         env = nodes.env(1, search.url(""), FACTBOT_JOBS__SHUTDOWN_TIMEOUT="0.2")
         port = _free_port()
         server = _serve(env, port)

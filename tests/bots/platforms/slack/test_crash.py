@@ -9,7 +9,6 @@ expires, asks Slack (the reply's metadata in the thread) and posts only what is 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ from bots.settings import Settings
 from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import Post
 from tests.conftest import FIXTURES
+from tests.support.children import factbot_env
 from tests.support.fake_slack import FakeSlack
 
 FACTBOT = str(Path(sys.executable).with_name("factbot"))
@@ -34,26 +34,13 @@ pytestmark = pytest.mark.slow
 
 
 def _env(data: Path, slack: FakeSlack) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FACTBOT_")}
-    env.update(
-        {
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "FACTBOT_DATA_DIR": str(data),
-            "FACTBOT_MODEL__MODE": "none",
-            "FACTBOT_SEARCH__ENABLED": "false",  # the subprocess has no network guard
-            "FACTBOT_GRAPH__ENABLED": "false",  # not this test's subject (as in the conftest)
-            "FACTBOT_LOG_LEVEL": "WARNING",
-            "FACTBOT_SLACK__BOT_TOKEN": "xoxb-one",
-            "FACTBOT_SLACK__SIGNING_SECRET": "s",
-            "FACTBOT_SLACK__API_BASE": slack.api_base,
-            "FACTBOT_JOBS__POLL_SECONDS": "0.1",
-            "FACTBOT_JOBS__LEASE_SECONDS": "3",
-            "FACTBOT_JOBS__HEARTBEAT_SECONDS": "0.5",
-            "FACTBOT_JOBS__BACKOFF_INITIAL": "0",
-        }
+    return factbot_env(
+        data,
+        FACTBOT_SEARCH__ENABLED="false",  # the subprocess has no network guard
+        FACTBOT_SLACK__BOT_TOKEN="xoxb-one",
+        FACTBOT_SLACK__SIGNING_SECRET="s",
+        FACTBOT_SLACK__API_BASE=slack.api_base,
     )
-    return env
 
 
 async def _until(predicate: Any, seconds: float = 120.0) -> None:

@@ -8,11 +8,9 @@ that answers late), never by changing factbot's code.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,11 +21,11 @@ import pytest
 from bots.runtime.checking.check_jobs import submit_check
 from pipeline.inputs.posts import post_from_text
 from storage import Store
-from tests.support.httpserver import Request, Response, json_response, serve
+from tests.support.children import factbot_env, searching, searxng_after
+from tests.support.httpserver import serve
 from tests.support.postgres import PostgresServer
 
 FACTBOT = str(Path(sys.executable).with_name("factbot"))
-ROOT = Path(__file__).resolve().parents[4]  # this checkout's code, whatever is installed
 
 CLAIMS = [
     "The Eiffel Tower grows 15 centimetres taller in summer heat.",
@@ -38,43 +36,14 @@ CLAIMS = [
 
 
 def _env(data: Path, url: str, searxng: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FACTBOT_")}
-    env.update(
-        {
-            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "FACTBOT_DATA_DIR": str(data),
-            "FACTBOT_DATABASE_URL": url,
-            "FACTBOT_QUEUE__ENGINE": "saq",
-            "FACTBOT_QUEUE__SWEEP_SECONDS": "1",
-            "FACTBOT_QUEUE__RELAY_SECONDS": "0.1",
-            "FACTBOT_MODEL__MODE": "none",
-            "FACTBOT_LOG_LEVEL": "WARNING",
-            "FACTBOT_SEARCH__PROVIDERS": '["searxng"]',
-            "FACTBOT_SEARCH__SEARXNG_URL": searxng,
-            "FACTBOT_SEARCH__FACT_CHECK_SITES": "[]",
-            "FACTBOT_FETCH__ALLOWED_NETWORKS": '["127.0.0.1/32"]',
-            "FACTBOT_JOBS__POLL_SECONDS": "0.1",
-            "FACTBOT_JOBS__LEASE_SECONDS": "3",
-            "FACTBOT_JOBS__HEARTBEAT_SECONDS": "0.5",
-            "FACTBOT_JOBS__BACKOFF_INITIAL": "0",
-        }
+    return factbot_env(
+        data,
+        **searching(searxng),
+        FACTBOT_DATABASE_URL=url,
+        FACTBOT_QUEUE__ENGINE="saq",
+        FACTBOT_QUEUE__SWEEP_SECONDS="1",
+        FACTBOT_QUEUE__RELAY_SECONDS="0.1",
     )
-    return env
-
-
-def _searxng(delay: Callable[[int], float]) -> Callable[[Request], Response]:
-    """A SearXNG search endpoint whose n-th answer (from 0) comes after delay(n) seconds."""
-    count = iter(range(10**6))
-    lock = threading.Lock()
-
-    def answer(request: Request) -> Response:
-        with lock:
-            n = next(count)
-        return json_response({"query": request.param("q"), "results": []}, delay=delay(n))
-
-    return answer
 
 
 def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
@@ -108,7 +77,7 @@ def test_a_saq_worker_killed_mid_check_and_the_job_completes_once_on_another_nod
         job_id = submit_check(store, post).job.id
     with serve() as search:
         # The first search never answers in time: the first worker is killed while it waits.
-        search.route("/search", _searxng(lambda n: 60.0 if n == 0 else 0.0))
+        search.route("/search", searxng_after(lambda n: 60.0 if n == 0 else 0.0))
         relay(search.url(""))
         first = subprocess.Popen(
             [FACTBOT, "worker"],
@@ -152,7 +121,7 @@ def test_saq_workers_and_the_relay_ride_out_a_postgresql_restart_and_every_job_c
         ]
     logs = {name: (tmp_path / f"{name}.log").open("w+") for name in ("relay", "w1", "w2")}
     with serve() as search:
-        search.route("/search", _searxng(lambda n: 0.4))  # checks are under way when it stops
+        search.route("/search", searxng_after(lambda n: 0.4))  # checks are under way when it stops
         relay = subprocess.Popen(
             [FACTBOT, "relay"],
             env=_env(tmp_path / "node0", database, search.url("")),
