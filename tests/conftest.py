@@ -65,12 +65,17 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
     # Graph verification (spaCy) is on by default for users; tests whose subject is the graphs
     # give their own GraphSettings (an explicit group replaces this variable).
     monkeypatch.setenv("FACTBOT_GRAPH__ENABLED", "false")
+    # Each xdist worker has one core (`-n` is the core count): onnxruntime's default of a
+    # thread per core would put two spinning threads of each worker on the same two cores.
+    monkeypatch.setenv("FACTBOT_EMBEDDING__THREADS", "1")
+    monkeypatch.setenv("FACTBOT_VERIFIER__THREADS", "1")
 
 
 @pytest.fixture(scope="session")
 def embedder() -> OnnxEmbedder:
-    """The shipped int8 ONNX all-MiniLM-L6-v2 (production's default), loaded once per worker."""
-    model = OnnxEmbedder()
+    """The shipped int8 ONNX all-MiniLM-L6-v2 (production's default), loaded once per worker,
+    on one thread (the worker's core: see `_no_outside_network`)."""
+    model = OnnxEmbedder(threads=1)
     model.warm_up()
     return model
 

@@ -216,8 +216,11 @@ class Resources:
     def verifier(self) -> VerifierJudge:
         """Return factbot's trained verifier (the stance model loads on first use)."""
         vs = self.settings.verifier
+        threads = vs.threads
+        if threads is None and self.model_choice == "local":
+            threads = 1  # the llama.cpp server uses every core, as for the embedder
         return VerifierJudge(
-            StanceModel(vs.model_dir, batch_size=vs.batch_size),
+            StanceModel(vs.model_dir, batch_size=vs.batch_size, threads=threads),
             thresholds=vs.thresholds(),
             cpu=self.cpu,
         )

@@ -486,6 +486,15 @@ class VerifierSettings(BaseModel):
         "(1 = never, the default fitted on AVeriTeC train)",
     )
     batch_size: int = Field(default=32, ge=1, le=512, description="pairs per ONNX batch")
+    threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description=(
+            "CPU threads for the stance model; unset: 1 while the local model server shares the "
+            "CPU (as FACTBOT_EMBEDDING__THREADS), else onnxruntime's default (one per core)"
+        ),
+    )
 
     def thresholds(self) -> Thresholds:
         """Return the verdict thresholds these settings name."""
