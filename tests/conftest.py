@@ -8,6 +8,7 @@ carry an `xdist_group` marker, so those tests run on one worker, one after anoth
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import os
 import shutil
@@ -24,6 +25,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from bots.settings import QueueSettings
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.embedding.onnx import OnnxEmbedder
+from pipeline.evidence.ingest import Ingester
 from pipeline.util.clock import SYSTEM, Clock
 from storage import Store
 from tests.support.postgres import PostgresServer, find_bindir
@@ -106,6 +108,29 @@ def fresh_database(template: Path, path: Path) -> Path:
         raise FileExistsError(f"{path} exists: a fresh database goes where none is")
     shutil.copyfile(template, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def indexed_database(
+    tmp_path_factory: pytest.TempPathFactory, migrated_database: Path, embedder: OnnxEmbedder
+) -> Path:
+    """A migrated database holding the small corpus (fixtures/corpus.jsonl), ingested once per
+    worker, never opened again: copying it saves a test the ingest (0.27 s of embedding)."""
+    path = fresh_database(migrated_database, tmp_path_factory.mktemp("indexed") / "factbot.db")
+    with Store.open(path) as store:
+        asyncio.run(Ingester(store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+    return path
+
+
+@pytest.fixture
+def corpus_in(indexed_database: Path) -> Callable[[Path], Path]:
+    """Return a function that gives a data folder a fresh copy of the indexed database."""
+
+    def copy(folder: Path) -> Path:
+        fresh_database(indexed_database, folder / "factbot.db")
+        return folder
+
+    return copy
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -17,9 +16,7 @@ from bots.app.resources import Resources
 from bots.app.root import App
 from bots.settings import FetchSettings, Settings
 from bots.web import create_web
-from pipeline.evidence.ingest import Ingester
 from pipeline.fetch.fetcher import Fetcher
-from tests.conftest import FIXTURES
 from tests.support.httpserver import serve
 
 
@@ -45,9 +42,9 @@ def serving(app: App, *, workers: int | None = None) -> Iterator[str]:
 
 
 @pytest.fixture
-def server(tmp_path: Path, embedder) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    app = App(Settings(data_dir=tmp_path / "data"), embedder=embedder)  # the session's model
-    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+def server(tmp_path: Path, embedder, corpus_in) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    # the session's model, over a copy of the indexed corpus
+    app = App(Settings(data_dir=corpus_in(tmp_path / "data")), embedder=embedder)
     with serving(app) as base:
         yield base
     app.close()

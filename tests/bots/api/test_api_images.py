@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,7 @@ import pytest
 from bots.app.root import App
 from bots.runtime.platform.privacy import redact_expired
 from bots.settings import FetchSettings, ImageSettings, Settings
-from pipeline.evidence.ingest import Ingester
 from tests.bots.api.test_api import serving
-from tests.conftest import FIXTURES
 from tests.pipeline.image.uploads import CLAIM, HTML, PDF, SVG, claim_png, truncated_png
 from tests.support.clock import FakeClock
 from tests.support.httpserver import serve
@@ -31,14 +28,15 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def app(tmp_path: Path, embedder: Any, clock: FakeClock) -> Iterator[App]:
+def app(
+    tmp_path: Path, embedder: Any, clock: FakeClock, corpus_in: Callable[[Path], Path]
+) -> Iterator[App]:
     settings = Settings(
-        data_dir=tmp_path / "data",
+        data_dir=corpus_in(tmp_path / "data"),
         fetch=FetchSettings(allowed_networks=("127.0.0.1/32",)),
         images=ImageSettings(max_bytes=MAX_BYTES),
     )
     made = App(settings, embedder=embedder, clock=clock)
-    asyncio.run(Ingester(made.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
     yield made
     made.close()
 

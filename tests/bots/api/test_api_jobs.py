@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,31 +13,30 @@ import pytest
 
 from bots.app.root import App
 from bots.settings import JobSettings, Settings
-from pipeline.evidence.ingest import Ingester
 from tests.bots.api.test_api import serving
-from tests.conftest import FIXTURES
 
 CLAIM = {"text": "5G networks spread the coronavirus."}
 
 
 def _app(folder: Path, embedder: Any) -> App:
     settings = Settings(data_dir=folder, jobs=JobSettings(poll_seconds=0.05, heartbeat_seconds=5.0))
-    app = App(settings, embedder=embedder)
-    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
-    return app
+    return App(settings, embedder=embedder)
 
 
 @pytest.fixture
-def api(tmp_path: Path, embedder: Any) -> Iterator[str]:
-    app = _app(tmp_path / "with-workers", embedder)
+def api(tmp_path: Path, embedder: Any, corpus_in: Callable[[Path], Path]) -> Iterator[str]:
+    app = _app(corpus_in(tmp_path / "with-workers"), embedder)
     with serving(app) as base:
         yield base
     app.close()
 
 
 @pytest.fixture
-def api_without_workers(tmp_path: Path, embedder: Any) -> Iterator[str]:
-    app = _app(tmp_path / "no-workers", embedder)  # its own database: no worker ever ran there
+def api_without_workers(
+    tmp_path: Path, embedder: Any, corpus_in: Callable[[Path], Path]
+) -> Iterator[str]:
+    # its own database: no worker ever ran there
+    app = _app(corpus_in(tmp_path / "no-workers"), embedder)
     with serving(app, workers=0) as base:
         yield base
     app.close()

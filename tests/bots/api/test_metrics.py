@@ -6,12 +6,11 @@ the worker did, not what the serving process remembers.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +27,12 @@ from bots.settings import (
     MetricsSettings,
     Settings,
 )
-from pipeline.evidence.ingest import Ingester
 from pipeline.records.domain import ModelUsage, new_id
 from pipeline.records.search_status import LiveSearch, ProviderStatus, SearchStatus
 from storage import Store
 from storage.jobs import Backoff
 from tests.bots.api.test_api import serving
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import REPO
 
 CLAIM = {"text": "5G networks spread the coronavirus."}
 DASHBOARD = REPO / "deploy" / "grafana" / "factbot.json"
@@ -43,22 +41,24 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 def _app(folder: Path, embedder: Any, **settings: Any) -> App:
     jobs = JobSettings(poll_seconds=0.05, heartbeat_seconds=5.0)
-    app = App(Settings(data_dir=folder, jobs=jobs, **settings), embedder=embedder)
-    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
-    return app
+    return App(Settings(data_dir=folder, jobs=jobs, **settings), embedder=embedder)
 
 
 @pytest.fixture
-def served(tmp_path: Path, embedder: Any) -> Iterator[tuple[str, App]]:
-    app = _app(tmp_path / "data", embedder)
+def served(
+    tmp_path: Path, embedder: Any, corpus_in: Callable[[Path], Path]
+) -> Iterator[tuple[str, App]]:
+    app = _app(corpus_in(tmp_path / "data"), embedder)
     with serving(app) as base:
         yield base, app
     app.close()
 
 
 @pytest.fixture
-def idle(tmp_path: Path, embedder: Any) -> Iterator[tuple[str, App]]:
-    app = _app(tmp_path / "idle", embedder)
+def idle(
+    tmp_path: Path, embedder: Any, corpus_in: Callable[[Path], Path]
+) -> Iterator[tuple[str, App]]:
+    app = _app(corpus_in(tmp_path / "idle"), embedder)
     with serving(app, workers=0) as base:  # nothing runs the jobs: they stay queued
         yield base, app
     app.close()

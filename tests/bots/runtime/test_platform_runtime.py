@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,10 +89,12 @@ def _settings(folder: Path, **groups: Any) -> Settings:
 
 
 @pytest.fixture
-def app(tmp_path: Path, embedder: Any, database_url: str | None) -> Iterator[App]:
+def app(
+    tmp_path: Path, embedder: Any, database_url: str | None, corpus_in: Callable[[Path], Path]
+) -> Iterator[App]:
     """The App over the small corpus, on each engine (SQLite, PostgreSQL)."""
-    opened = App(_settings(tmp_path / "d", database_url=database_url), embedder=embedder)
-    asyncio.run(Ingester(opened.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+    folder = corpus_in(tmp_path / "d")  # the evidence index is the node's SQLite on both
+    opened = App(_settings(folder, database_url=database_url), embedder=embedder)
     yield opened
     opened.close()
 

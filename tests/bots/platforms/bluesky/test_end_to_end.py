@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,12 @@ from tests.support.logscan import debug_logs, leaks
 from tests.support.platform_app import CLAIM, idle, make_app, serving
 
 pytestmark = pytest.mark.slow  # each runs a whole check (~20 s on 2 shared cores)
+
+
+@pytest.fixture(autouse=True)
+def _corpus(tmp_path: Path, corpus_in: Callable[[Path], Path]) -> None:
+    """Every App here serves tmp_path / "d": a copy of the indexed corpus."""
+    corpus_in(tmp_path / "d")
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import io
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,6 @@ import pytest
 from bots.app.root import App
 from bots.platforms.discord import DiscordAdapter
 from bots.settings import DiscordSettings, JobSettings, Settings
-from pipeline.evidence.ingest import Ingester
-from tests.conftest import FIXTURES
 from tests.support import discord_payloads as p
 from tests.support.fake_discord import FakeDiscord
 from tests.support.jobs import drain
@@ -104,13 +102,9 @@ def target_message(message_id: str, text: str = CLAIM, **options: Any) -> dict[s
 
 
 @pytest.fixture
-def indexed(data_dir: Path, embedder: Any) -> Path:
+def indexed(tmp_path: Path, corpus_in: Callable[[Path], Path]) -> Path:
     """Return a data folder whose database holds the small test corpus."""
-    folder = data_dir
-    app = App(Settings(data_dir=folder), embedder=embedder)
-    asyncio.run(Ingester(app.store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
-    app.close()
-    return folder
+    return corpus_in(tmp_path / "data")
 
 
 @pytest.fixture

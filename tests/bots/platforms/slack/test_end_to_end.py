@@ -32,7 +32,7 @@ SECRET = "e2e-signing-secret"
 
 @pytest.fixture
 def corpus_app(
-    tmp_path: Path, embedder: Any, deployment: dict[str, Any]
+    tmp_path: Path, embedder: Any, deployment: dict[str, Any], corpus_in: Callable[[Path], Path]
 ) -> Iterator[Callable[..., App]]:
     """Return a maker of an App over the small corpus, with Slack settings given; a replica
     serves the same data as the App made before it (another node on PostgreSQL)."""
@@ -43,10 +43,12 @@ def corpus_app(
             poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0
         )
         shared = "database_url" in deployment  # PostgreSQL: every App its own node
-        folder = len(made) - 1 if replica and not shared else len(made)
+        folder = tmp_path / f"d{len(made) - 1 if replica and not shared else len(made)}"
+        if not (folder / "factbot.db").exists():
+            corpus_in(folder)
         app = App(
             Settings(
-                data_dir=tmp_path / f"d{folder}",
+                data_dir=folder,
                 jobs=jobs,
                 slack=slack,
                 **deployment,
