@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,11 @@ def indexed_database(
     worker, never opened again: copying it saves a test the ingest (0.27 s of embedding)."""
     path = fresh_database(migrated_database, tmp_path_factory.mktemp("indexed") / "factbot.db")
     with Store.open(path) as store:
-        asyncio.run(Ingester(store.documents, embedder).ingest([str(FIXTURES / "corpus.jsonl")]))
+        ingest = Ingester(store.documents, embedder).ingest
+        # On a thread of its own: the first test to ask may hold an event loop on this one
+        # (Playwright's sync API does).
+        with ThreadPoolExecutor(1) as thread:
+            thread.submit(asyncio.run, ingest([str(FIXTURES / "corpus.jsonl")])).result()
     return path
 
 

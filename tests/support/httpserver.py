@@ -234,6 +234,7 @@ class LocalServer:
             self._httpd.shutdown()
             self._thread.join()
         self._httpd.server_close()
+        self._httpd.hang_up_idle()  # a kept-alive connection waiting for its next request
         deadline = time.monotonic() + grace
         for thread in self._httpd.handler_threads():
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -270,6 +271,8 @@ class _HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         self._handlers: list[threading.Thread] = []
         self._handlers_lock = threading.Lock()
+        self._idle: set[socket.socket] = set()  # connections between requests
+        self._stopping = False
 
     def process_request(self, request: Any, client_address: Any) -> None:
         # ThreadingMixIn does not keep daemon threads; keep them so stop() can wait for them.
@@ -285,6 +288,25 @@ class _HTTPServer(ThreadingHTTPServer):
         with self._handlers_lock:
             return list(self._handlers)
 
+    def waiting(self, connection: socket.socket, idle: bool) -> bool:
+        """Note a connection as waiting for a request (or not); False once stopping."""
+        with self._handlers_lock:
+            if idle:
+                self._idle.add(connection)
+            else:
+                self._idle.discard(connection)
+            return not self._stopping
+
+    def hang_up_idle(self) -> None:
+        """End the connections that wait for a next request: no answer is cut short, and
+        their handlers need not wait out a client's keep-alive."""
+        with self._handlers_lock:
+            self._stopping = True
+            idle, self._idle = list(self._idle), set()
+        for connection in idle:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
 
 class _Exchange(BaseHTTPRequestHandler):
     server: _HTTPServer
@@ -296,7 +318,13 @@ class _Exchange(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         # Route every method through one place (BaseHTTPRequestHandler wants do_<METHOD>).
         try:
-            self.raw_requestline = self.rfile.readline(65537)
+            if not self.server.waiting(self.connection, True):
+                self.close_connection = True
+                return
+            try:
+                self.raw_requestline = self.rfile.readline(65537)
+            finally:
+                self.server.waiting(self.connection, False)
             if not self.raw_requestline or not self.parse_request():
                 self.close_connection = True
                 return

@@ -7,12 +7,11 @@ $FACTBOT_ARTEFACTS) so a person can look at them after a run.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,7 @@ import uvicorn
 from bots.app.root import App
 from bots.settings import SearchSettings, Settings
 from bots.web import create_web
-from pipeline.evidence.ingest import Ingester
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import REPO
 from tests.support.httpserver import json_response, serve
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -91,15 +89,15 @@ class Served:
 
 
 @pytest.fixture
-def served_app(data_dir: Path, embedder: Any) -> Iterator[App]:
+def served_app(tmp_path: Path, embedder: Any, corpus_in: Callable[[Path], Path]) -> Iterator[App]:
     """An App over a fresh database with the small corpus ingested (not yet served)."""
-    app = _ingested(App(Settings(data_dir=data_dir), embedder=embedder), embedder)
+    app = App(Settings(data_dir=corpus_in(tmp_path / "data")), embedder=embedder)
     yield app
     app.close()
 
 
 @pytest.fixture
-def slow_app(data_dir: Path, embedder: Any) -> Iterator[App]:
+def slow_app(tmp_path: Path, embedder: Any, corpus_in: Callable[[Path], Path]) -> Iterator[App]:
     """`served_app` whose checks search a stand-in SearXNG that answers after 2 s each time.
 
     A check then lasts seconds, so a page can be seen while it runs (its progress).
@@ -110,24 +108,15 @@ def slow_app(data_dir: Path, embedder: Any) -> Iterator[App]:
             lambda r: json_response({"query": r.param("q"), "results": []}, delay=2.0),
         )
         settings = Settings(
-            data_dir=data_dir,
+            data_dir=corpus_in(tmp_path / "data"),
             search=SearchSettings(
                 providers=["searxng"], searxng_url=search.base, fact_check_sites=[]
             ),
         )
-        app = _ingested(App(settings, embedder=embedder), embedder)
+        app = App(settings, embedder=embedder)
         yield app
         app.close()
         assert search.requests, "the check was meant to search the slow stand-in"
-
-
-def _ingested(app: App, embedder: Any) -> App:
-    ingest = Ingester(app.store.documents, embedder).ingest
-    # Playwright's sync API holds an event loop on this thread: ingest on another one.
-    thread = threading.Thread(target=lambda: asyncio.run(ingest([str(FIXTURES / "corpus.jsonl")])))
-    thread.start()
-    thread.join()
-    return app
 
 
 @pytest.fixture
@@ -137,7 +126,13 @@ def serve_app() -> Iterator[Any]:
 
     def start(app: App, *, workers: int = 1) -> Served:
         config = uvicorn.Config(
-            create_web(app, workers=workers), host="127.0.0.1", port=0, log_level="warning"
+            create_web(app, workers=workers),
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            # A page the browser still holds open (a live progress stream) would keep the
+            # server waiting at the end of the test; the app's own shutdown still runs.
+            timeout_graceful_shutdown=1,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
