@@ -235,9 +235,13 @@ class LocalServer:
             self._thread.join()
         self._httpd.server_close()
         self._httpd.hang_up_idle()  # a kept-alive connection waiting for its next request
-        deadline = time.monotonic() + grace
-        for thread in self._httpd.handler_threads():
-            thread.join(max(0.0, deadline - time.monotonic()))
+        start = time.monotonic()
+        for cut in (False, True):
+            if cut:  # an answer still going after a second is written to a client gone quiet
+                self._httpd.hang_up_all()
+            deadline = start + (grace if cut else min(grace, 1.0))
+            for thread in self._httpd.handler_threads():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> Self:
         return self.start()
@@ -272,6 +276,7 @@ class _HTTPServer(ThreadingHTTPServer):
         self._handlers: list[threading.Thread] = []
         self._handlers_lock = threading.Lock()
         self._idle: set[socket.socket] = set()  # connections between requests
+        self._open: set[socket.socket] = set()  # every connection not yet closed
         self._stopping = False
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -282,7 +287,13 @@ class _HTTPServer(ThreadingHTTPServer):
         with self._handlers_lock:
             self._handlers = [t for t in self._handlers if t.is_alive()]
             self._handlers.append(thread)
+            self._open.add(request)
         thread.start()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._handlers_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
 
     def handler_threads(self) -> list[threading.Thread]:
         with self._handlers_lock:
@@ -296,6 +307,14 @@ class _HTTPServer(ThreadingHTTPServer):
             else:
                 self._idle.discard(connection)
             return not self._stopping
+
+    def hang_up_all(self) -> None:
+        """End every connection still open (its handler's next read or write fails)."""
+        with self._handlers_lock:
+            connections = list(self._open)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def hang_up_idle(self) -> None:
         """End the connections that wait for a next request: no answer is cut short, and
