@@ -87,6 +87,7 @@ MAX_EVIDENCE = 5
 MAX_TRUE_CALLED_FALSE = 0.08
 MAX_FALSE_CALLED_ACCURATE = 0.05
 TRADEOFF = [1.0, 2.0, 3.0, 5.0, 8.0]
+_CHUNK = 512  # candidates labelled at once by the search
 
 # The hybrid judge's `confident`: the verifier overrules the model from the lowest deciding
 # probability at which its verdicts on train are right this often, over at least this many.
@@ -243,25 +244,38 @@ class _Table:
 
     def labels(self, t: Thresholds) -> np.ndarray:
         """Return each row's post label (an index into _ORDER, or _PARTLY), as `predict`."""
-        s, r = self.support, self.refute
-        supported, refuted = s >= t.support, r >= t.refute
-        endorsable = supported & (r < t.veto)
+        post: np.ndarray = self.labels_many([t])[0]
+        return post
+
+    def labels_many(self, ts: Sequence[Thresholds]) -> np.ndarray:
+        """Return the post labels of every row under each of ts: one row of labels per t."""
+        s, r = self.support[None, :], self.refute[None, :]
+
+        def column(name: str) -> np.ndarray:
+            return np.array([getattr(t, name) for t in ts], dtype=float)[:, None]
+
+        supported, refuted = s >= column("support"), r >= column("refute")
+        endorsable = supported & (r < column("veto"))
         both = supported & refuted
-        label = np.full(len(s), 3)
+        label = np.full(supported.shape, 3)
         label[endorsable] = 0
         label[refuted] = 1
-        label[both & (s > r)] = np.where(endorsable[both & (s > r)], 0, 3)
-        label[both & (np.minimum(s, r) >= t.mixed)] = 2
-        counts = np.zeros((self.rows, 3), dtype=int)
+        leaning = both & (s > r)
+        label[leaning] = np.where(endorsable[leaning], 0, 3)
+        label[both & (np.minimum(s, r) >= column("mixed"))] = 2
+        # counts[c, row, label]: the decided sub-claims of each row under each candidate
+        owner = np.broadcast_to(self.owner[None, :], label.shape)
+        cand = np.broadcast_to(np.arange(len(ts))[:, None], label.shape)
         decided = label < 3
-        np.add.at(counts, (self.owner[decided], label[decided]), 1)
-        post = np.full(self.rows, 3)
-        kinds = (counts > 0).sum(axis=1)
+        flat = (cand[decided] * self.rows + owner[decided]) * 3 + label[decided]
+        counts = np.bincount(flat, minlength=len(ts) * self.rows * 3).reshape(-1, self.rows, 3)
+        post = np.full((len(ts), self.rows), 3)
+        kinds = (counts > 0).sum(axis=2)
         single = kinds == 1
-        post[single] = counts[single].argmax(axis=1)
+        post[single] = counts.argmax(axis=2)[single]
         several = kinds > 1
-        post[several & (counts[:, 0] > 0)] = _PARTLY
-        post[several & (counts[:, 0] == 0)] = 1  # false beside misleading: false
+        post[several & (counts[:, :, 0] > 0)] = _PARTLY
+        post[several & (counts[:, :, 0] == 0)] = 1  # false beside misleading: false
         return post
 
 
@@ -333,17 +347,23 @@ def search(
         label_weight /= np.maximum(1, np.bincount(gold, minlength=len(_ORDER)))
         weighted = matrix * label_weight[:, None]
         total = float(row_weight.sum())
-        for t in _candidates():
-            post = table.labels(t)
-            conf = np.bincount(gold * _POSTS + post, minlength=len(_ORDER) * _POSTS)
-            conf = conf.reshape(len(_ORDER), _POSTS)
-            cost = float((conf * weighted).sum()) / total
-            true_false = int(conf[0, 1]) / n_true
-            false_true = int(conf[1, 0]) / n_false
-            within = true_false <= MAX_TRUE_CALLED_FALSE and false_true <= MAX_FALSE_CALLED_ACCURATE
-            hits = np.diagonal(conf)
-            f1 = 2 * hits / np.maximum(1, conf.sum(axis=1) + conf.sum(axis=0)[: len(_ORDER)])
-            scored.append(((not within, round(cost, 6), -float(f1.mean())), gate, t))
+        candidates = _candidates()
+        for start in range(0, len(candidates), _CHUNK):
+            chunk = candidates[start : start + _CHUNK]
+            posts = table.labels_many(chunk)
+            cells = len(_ORDER) * _POSTS
+            index = np.arange(len(chunk))[:, None] * cells + gold[None, :] * _POSTS + posts
+            confs = np.bincount(index.ravel(), minlength=len(chunk) * cells)
+            for t, conf in zip(chunk, confs.reshape(-1, len(_ORDER), _POSTS), strict=True):
+                cost = float((conf * weighted).sum()) / total
+                true_false = int(conf[0, 1]) / n_true
+                false_true = int(conf[1, 0]) / n_false
+                within = (
+                    true_false <= MAX_TRUE_CALLED_FALSE and false_true <= MAX_FALSE_CALLED_ACCURATE
+                )
+                hits = np.diagonal(conf)
+                f1 = 2 * hits / np.maximum(1, conf.sum(axis=1) + conf.sum(axis=0)[: len(_ORDER)])
+                scored.append(((not within, round(cost, 6), -float(f1.mean())), gate, t))
     scored.sort(key=lambda item: item[0])
     top = []
     for _, gate, t in scored[:10]:
