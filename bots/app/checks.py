@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 from datetime import datetime, timedelta
-from typing import Literal
 
 from bots.app.image_index import keep_check_images, page_keeper
+from bots.app.model_choice import JudgeChoice, judge_for
 from bots.app.resources import Resources
 from bots.app.search import live_enabled, live_web, off_reason, reverse_image
 from bots.settings import Settings
@@ -36,7 +36,6 @@ from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.run import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps, run_check
 
 log = logging.getLogger(__name__)
-JudgeChoice = Literal["verifier", "model", "hybrid"]
 
 
 class CheckFactory:
@@ -49,18 +48,8 @@ class CheckFactory:
 
     @property
     def judge_choice(self) -> JudgeChoice:
-        """Return which judge decides claims: the settings', `auto` resolved.
-
-        `auto` is the language-model judge when an endpoint is configured, else the verifier
-        (the local default). `model` or `hybrid` without any model falls back to the verifier.
-        """
-        wanted = self.settings.verifier.judge
-        choice = self.resources.model_choice
-        if wanted == "auto":
-            return "model" if choice == "endpoint" else "verifier"
-        if wanted != "verifier" and choice == "none":
-            return "verifier"
-        return wanted
+        """Return which judge decides claims: the settings', `auto` resolved (`judge_for`)."""
+        return judge_for(self.settings, self.resources.model_choice)
 
     @property
     def rater(self) -> SourcePolicy:

@@ -17,6 +17,7 @@ from pipeline.llm.local import LocalModelServer, local_model_available
 log = logging.getLogger(__name__)
 
 Choice = Literal["endpoint", "local", "none"]
+JudgeChoice = Literal["verifier", "model", "hybrid"]
 
 
 def choose(settings: Settings) -> Choice:
@@ -33,6 +34,32 @@ def choose(settings: Settings) -> Choice:
             "`make model` (or `pip install '.[local]'` and `factbot models pull`)"
         )
     return "local" if available is not None else "none"
+
+
+def judge_for(settings: Settings, choice: Choice) -> JudgeChoice:
+    """Return which judge decides claims under settings when the model path is choice.
+
+    `auto` is the language-model judge when an endpoint is configured, else the verifier
+    (the local default). `model` or `hybrid` without any model falls back to the verifier.
+    """
+    wanted = settings.verifier.judge
+    if wanted == "auto":
+        return "model" if choice == "endpoint" else "verifier"
+    if wanted != "verifier" and choice == "none":
+        return "verifier"
+    return wanted
+
+
+def uses_model(settings: Settings, choice: Choice) -> bool:
+    """Return whether checks call the language model at all under settings.
+
+    Only a model or hybrid judge, or the verifier with model-split claims
+    (FACTBOT_VERIFIER__CLAIMS=model), does; the local default (the verifier on heuristic
+    claims) never does, so its server is not started and its threads are not kept free.
+    """
+    if choice == "none":
+        return False
+    return judge_for(settings, choice) != "verifier" or settings.verifier.claims == "model"
 
 
 def endpoint_from(settings: ModelSettings) -> ModelEndpoint:

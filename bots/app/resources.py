@@ -28,7 +28,14 @@ from typing import Any, TypeVar
 
 import httpx
 
-from bots.app.model_choice import Choice, LocalModel, choose, endpoint_from, stage_endpoints
+from bots.app.model_choice import (
+    Choice,
+    LocalModel,
+    choose,
+    endpoint_from,
+    stage_endpoints,
+    uses_model,
+)
 from bots.app.search import new_probe
 from bots.logs import configure as configure_logging
 from bots.settings import Settings
@@ -175,6 +182,13 @@ class Resources:
         """Return which model path checks use: an endpoint, the local model, or none."""
         return choose(self.settings)
 
+    @cached_property
+    def runs_local_model(self) -> bool:
+        """Return whether checks call the local model (`uses_model`): only then is its server
+        started at warm-up, and only then do the embedder and the stance model leave it the
+        CPU (one thread each unless their settings say otherwise)."""
+        return self.model_choice == "local" and uses_model(self.settings, self.model_choice)
+
     @property
     def store(self) -> Store:
         """Return the database, opening it (and refreshing the built-in seed sources) once."""
@@ -196,7 +210,7 @@ class Resources:
         if self._embedder is None:
             embedding = self.settings.embedding
             threads = embedding.threads
-            if threads is None and self.model_choice == "local":
+            if threads is None and self.runs_local_model:
                 threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
             self._embedder = build_embedder(
                 embedding.backend,
@@ -217,7 +231,7 @@ class Resources:
         """Return factbot's trained verifier (the stance model loads on first use)."""
         vs = self.settings.verifier
         threads = vs.threads
-        if threads is None and self.model_choice == "local":
+        if threads is None and self.runs_local_model:
             threads = 1  # the llama.cpp server uses every core, as for the embedder
         return VerifierJudge(
             StanceModel(vs.model_dir, batch_size=vs.batch_size, threads=threads),

@@ -194,7 +194,8 @@ class App:
         await self.aclose()
 
     async def start(self, *, warm: bool = True) -> None:
-        """Open the store and, with warm, load the models and start the local model server.
+        """Open the store and, with warm, load the models and start the local model server
+        where checks call it (`Resources.runs_local_model`).
 
         The embedder and lingua load in the CPU pool, off the event loop; the local
         server is forked from the loop's thread (it dies with that thread) and awaited.
@@ -208,7 +209,7 @@ class App:
                     await self.cpu.run(self.reuse.warm)
                 except DatabaseUnavailableError as exc:  # e.g. PostgreSQL restarting
                     log.warning("reuse index not warmed (it loads on first use): %s", exc)
-            if self.model_choice == "local":
+            if self.resources.runs_local_model:
                 await self.resources.local_model.endpoint_async()
 
     def _open_store(self) -> Store:

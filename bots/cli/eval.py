@@ -142,9 +142,7 @@ def averitec(
     judge_choice, use_model, model_claims = _resolve_judge(
         judge_choice, use_model, claims_stage or None, default_claims=app.settings.verifier.claims
     )
-    if use_graph is not None:
-        graph = app.settings.graph.model_copy(update={"enabled": use_graph})
-        app.settings = app.settings.model_copy(update={"graph": graph})
+    app.settings = _run_settings(app.settings, judge_choice, model_claims, use_graph)
     graphs = app.resources.graphs
     pool = load_averitec(data, limit=limit)  # retrieval mode indexes all of it
     drawn = calibration_part(pool, outside_sample, seed=0) if outside_sample else pool
@@ -291,6 +289,21 @@ def _resolve_judge(
         raise click.UsageError("--claims is for --judge verifier (the model path has its own)")
     model_claims = judge_choice == "verifier" and (claims_stage or default_claims) == "model"
     return judge_choice, judge_choice in ("model", "hybrid"), model_claims
+
+
+def _run_settings(
+    settings: Settings, judge_choice: str, model_claims: bool, use_graph: bool | None
+) -> Settings:
+    """Return settings with the run's judge, claims and graph option, to set before anything
+    is built: whether the local model's server starts, and whether the embedder and the stance
+    model leave it the CPU, follow the judge and claims."""
+    verifier = settings.verifier.model_copy(
+        update={"judge": judge_choice, "claims": "model" if model_claims else "heuristic"}
+    )
+    graph = settings.graph.model_copy(
+        update={"enabled": settings.graph.enabled if use_graph is None else use_graph}
+    )
+    return settings.model_copy(update={"verifier": verifier, "graph": graph})
 
 
 def _measured_knobs(settings: Settings, config: CheckConfig, judge_choice: str) -> dict[str, Any]:

@@ -491,8 +491,8 @@ class VerifierSettings(BaseModel):
         ge=1,
         le=256,
         description=(
-            "CPU threads for the stance model; unset: 1 while the local model server shares the "
-            "CPU (as FACTBOT_EMBEDDING__THREADS), else onnxruntime's default (one per core)"
+            "CPU threads for the stance model; unset: 1 where checks call the local model (as "
+            "FACTBOT_EMBEDDING__THREADS), else onnxruntime's default (one per core)"
         ),
     )
 
@@ -549,8 +549,9 @@ class EmbeddingSettings(BaseModel):
         ge=1,
         le=256,
         description=(
-            "CPU threads for embedding; unset: 1 while the local model server shares the CPU "
-            "(many threads on both sides starve each other), else the backend's default"
+            "CPU threads for embedding; unset: 1 where checks call the local model (a model or "
+            "hybrid judge, or FACTBOT_VERIFIER__CLAIMS=model: its server shares the CPU, and "
+            "many threads on both sides starve each other), else the backend's default"
         ),
     )
 
