@@ -20,7 +20,6 @@ import contextlib
 import functools
 import logging
 import ssl
-import threading
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from functools import cached_property
@@ -128,20 +127,14 @@ def _closed(client: Any) -> bool:
     return isinstance(client, httpx.AsyncClient) and client.is_closed
 
 
-_TLS: list[ssl.SSLContext] = []
-_TLS_LOCK = threading.Lock()
-
-
+@functools.cache
 def process_tls() -> ssl.SSLContext:
     """Return the process's one TLS client context (the CA bundle read once per process).
 
     Shared by every App of the process (the eval harness and the tests build many): a context
     is safe to share across clients and threads, and nothing changes it after it is made.
     """
-    with _TLS_LOCK:
-        if not _TLS:
-            _TLS.append(httpx.create_ssl_context(trust_env=False))
-        return _TLS[0]
+    return httpx.create_ssl_context(trust_env=False)
 
 
 class Resources:

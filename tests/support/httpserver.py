@@ -312,9 +312,7 @@ class _HTTPServer(ThreadingHTTPServer):
         """End every connection still open (its handler's next read or write fails)."""
         with self._handlers_lock:
             connections = list(self._open)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
+        _hang_up(connections)
 
     def hang_up_idle(self) -> None:
         """End the connections that wait for a next request: no answer is cut short, and
@@ -322,9 +320,14 @@ class _HTTPServer(ThreadingHTTPServer):
         with self._handlers_lock:
             self._stopping = True
             idle, self._idle = list(self._idle), set()
-        for connection in idle:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
+        _hang_up(idle)
+
+
+def _hang_up(connections: list[socket.socket]) -> None:
+    """Shut both ways of each connection: its handler's next read or write fails."""
+    for connection in connections:
+        with contextlib.suppress(OSError):
+            connection.shutdown(socket.SHUT_RDWR)
 
 
 class _Exchange(BaseHTTPRequestHandler):
