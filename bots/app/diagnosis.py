@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import httpx
 
-from bots.app.model_choice import choose
+from bots.app.model_choice import choose, uses_model
 from bots.app.search import build_providers, live_enabled, new_probe, off_reason, probe_targets
 from bots.runtime.platform.contract import PLATFORMS
 from bots.settings import Settings
@@ -323,6 +323,9 @@ def _database_problems(database: DatabaseHealth) -> list[Problem]:
     return problems
 
 
+VERIFIER_PATH = "verifier judge (factbot's stance model and fact-check reviews; template replies)"
+
+
 async def _model(
     settings: Settings, http: httpx.AsyncClient, problems: list[Problem]
 ) -> dict[str, Any]:
@@ -347,7 +350,7 @@ async def _model(
         status, path = "pulled", f"local model {DEFAULT_MODEL.name} ({settings.models_dir})"
     else:
         status = "no model" if ms.mode == "none" else "no model found"
-        path = "verifier judge (factbot's stance model and fact-check reviews; template replies)"
+        path = VERIFIER_PATH
         if ms.mode == "auto" and settings.verifier.judge in ("model", "hybrid"):
             why = "" if llama_cpp_installed() else " and llama-cpp-python is not installed"
             problems.append(
@@ -360,6 +363,9 @@ async def _model(
                     "FACTBOT_MODEL__BASE_URL to an OpenAI-compatible endpoint",
                 )
             )
+    if choice != "none" and not uses_model(settings, choice):
+        # e.g. the local default: the model is there, but the verifier judges heuristic claims
+        path = f"{VERIFIER_PATH}; {path} is ready, not called (FACTBOT_VERIFIER__JUDGE)"
     return {
         "mode": ms.mode,
         "choice": choice,

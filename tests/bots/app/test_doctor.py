@@ -88,6 +88,24 @@ def test_a_healthy_set_up_has_no_problem(tmp_path: Path, embedder: Any, site: Lo
     assert "all good" in render_short(found)
 
 
+def test_doctor_names_the_verifier_where_a_ready_model_is_not_called(
+    tmp_path: Path, site: LocalServer
+) -> None:
+    site.route("/v1/models", json_response({"data": [{"id": "fake"}]}))
+    model = ModelSettings(mode="endpoint", base_url=f"{site.base}/v1")
+    for judge, said in (("verifier", "verifier judge"), ("model", "model endpoint")):
+        settings = Settings(
+            data_dir=tmp_path,
+            search=SearchSettings(enabled=False),
+            model=model,
+            verifier=VerifierSettings(judge=judge),  # type: ignore[arg-type]
+        )
+        found = _diagnose(settings)
+        assert found.model["path"].startswith(said)
+        assert ("is ready, not called" in found.model["path"]) is (judge == "verifier")
+        assert found.model["status"] == "answers"
+
+
 def test_doctor_says_which_web_results_can_be_cited(tmp_path: Path, site: LocalServer) -> None:
     search = _search(wikipedia=site.base)
     for policy, said in (("local", "rated publishers only"), ("allow", "any publisher")):
