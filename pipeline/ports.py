@@ -6,7 +6,7 @@ with these methods. Records that cross the boundary live in `pipeline.records.do
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.factchecks.records import FactCheck
 from pipeline.records.domain import Document, Passage, Reachability, SourceRating
 
 UpsertStatus = Literal["added", "updated", "unchanged"]
@@ -130,4 +131,50 @@ class ReachabilityCache(Protocol):
 
     def put_reachability(self, check: Reachability, *, ttl: timedelta) -> None:
         """Store a check for ttl."""
+        ...
+
+
+@dataclass(frozen=True)
+class FactCheckVectors:
+    """The fact-check index's embeddings by one model, in one matrix, with their row ids."""
+
+    ids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+
+
+class FactCheckIndex(Protocol):
+    """The operator's index of published fact-checks (`pipeline.factchecks`), one row a review.
+
+    Rows have integer ids; a review's key is its URL. Vectors are stored per embedding model
+    name (`Embedder.name`), one L2-normalised vector of `FactCheck.matching_text()` each.
+    """
+
+    def stored_fact_check_hashes(self, urls: Sequence[str]) -> dict[str, str]:
+        """Return the content hash stored for each of urls that is in the index."""
+        ...
+
+    def upsert_fact_checks(
+        self, rows: Sequence[tuple[FactCheck, str, Mapping[str, npt.NDArray[np.float32]]]]
+    ) -> list[UpsertStatus]:
+        """Store (review, content hash, vectors by model) rows in one transaction."""
+        ...
+
+    def fact_check_key(self) -> tuple[int, ...]:
+        """Return a key that changes whenever a review is added, changed or removed."""
+        ...
+
+    def fact_check_texts(self) -> tuple[npt.NDArray[np.int64], list[str]]:
+        """Return every row id with its matching text, in id order."""
+        ...
+
+    def fact_check_matrix(self, model: str) -> FactCheckVectors:
+        """Return every stored vector of model (cached until the index changes)."""
+        ...
+
+    def fact_check_vectors(self, ids: Sequence[int], model: str) -> dict[int, npt.NDArray[np.float32]]:
+        """Return the stored vectors of model for ids (those that have one)."""
+        ...
+
+    def get_fact_checks(self, ids: Iterable[int]) -> dict[int, FactCheck]:
+        """Return reviews by row id."""
         ...
