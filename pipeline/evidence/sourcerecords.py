@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.credibility.domains import registrable_domain
-from pipeline.fetch.extract import rating_to_label
+from pipeline.factchecks.ratings import rating_to_label
 from pipeline.records.domain import ClaimReview, Document, document_id_for
 from pipeline.util.dates import parse_date as parse_text_date
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import httpx
 from pydantic import Field, SecretStr
 
-from pipeline.fetch.extract import rating_to_label
+from pipeline.factchecks.ratings import rating_to_label
 from pipeline.records.domain import ClaimReview
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient

@@ -13,7 +13,6 @@ from pipeline.fetch.extract import (
     extract_document,
     extract_metadata,
     parse_claim_reviews,
-    rating_to_label,
 )
 from pipeline.records.domain import Label
 from tests.conftest import FIXTURES
@@ -317,72 +316,6 @@ def test_html_that_looks_like_a_url_is_not_fetched() -> None:
         )
 
 
-@pytest.mark.parametrize(
-    ("words", "label"),
-    [
-        ("False", Label.FALSE),
-        ("PANTS ON FIRE!", Label.FALSE),
-        ("Pants on Fire", Label.FALSE),
-        ("fake", Label.FALSE),
-        ("Incorrect.", Label.FALSE),
-        ("Mostly False", Label.FALSE),
-        ("False. The video was filmed in 2015.", Label.FALSE),
-        ("True", Label.ACCURATE),
-        ("correct", Label.ACCURATE),
-        ("Accurate", Label.ACCURATE),
-        ("Mostly true", Label.ACCURATE),
-        ("Half-True", Label.PARTLY_ACCURATE),
-        ("Mixture", Label.PARTLY_ACCURATE),
-        ("Partly false", Label.PARTLY_ACCURATE),
-        ("partly TRUE", Label.PARTLY_ACCURATE),
-        ("Misleading", Label.MISLEADING),
-        ("Missing context", Label.MISLEADING),
-        ("Out of context", Label.MISLEADING),
-        ("Distorts the Facts", Label.MISLEADING),
-        ("Exaggerated", Label.MISLEADING),
-        ("Cherry-picked", Label.MISLEADING),
-        ("Lacks context", Label.MISLEADING),
-        ("Unproven", Label.UNVERIFIABLE),
-        ("Unsupported", Label.UNVERIFIABLE),
-        ("No evidence", Label.UNVERIFIABLE),
-        ("Unverified", Label.UNVERIFIABLE),
-        ("Research in progress", Label.UNVERIFIABLE),
-    ],
-)
-def test_rating_words(words: str, label: Label) -> None:
-    assert rating_to_label(words) is label
-
-
-@pytest.mark.parametrize(
-    ("value", "best", "worst", "label"),
-    [
-        (1, 5, 1, Label.FALSE),
-        (2, 5, 1, Label.FALSE),
-        (3, 5, 1, Label.PARTLY_ACCURATE),
-        (4, 5, 1, Label.ACCURATE),
-        (5, None, None, Label.ACCURATE),  # schema.org defaults: 1..5
-        (0, 10, 0, Label.FALSE),
-        (4, 10, 0, Label.MISLEADING),
-        (6, 10, 0, Label.PARTLY_ACCURATE),
-        (9, 10, 0, Label.ACCURATE),
-        (7, 5, 1, None),  # off the scale
-        (1, 1, 1, None),  # no scale
-        (None, 5, 1, None),
-    ],
-)
-def test_rating_scale(
-    value: float | None, best: float | None, worst: float | None, label: Label | None
-) -> None:
-    assert rating_to_label(None, value, best, worst) is label
-
-
-def test_unknown_words_fall_back_to_the_scale_or_none() -> None:
-    assert rating_to_label("Four out of five stars", 1, 5, 1) is Label.FALSE
-    assert rating_to_label("True but misleading") is None
-    assert rating_to_label("Satire") is None
-    assert rating_to_label("") is None
-
-
 def test_metadata_title_author_site_and_date() -> None:
     meta = extract_metadata(
         page("news_article.html"), "https://gazette.example/news/2024/03/bike-lanes"
@@ -442,28 +375,3 @@ def test_number_heavy_text_is_readable_but_symbol_soup_is_not() -> None:
         extract_document(
             f"<html><body><article>{soup}</article></body></html>", url=URL, domain="x"
         )
-
-
-@pytest.mark.parametrize(
-    ("words", "label"),
-    [
-        ("Falso", Label.FALSE),
-        ("FALSO.", Label.FALSE),
-        ("Faux", Label.FALSE),
-        ("Falsch", Label.FALSE),
-        ("错误", Label.FALSE),
-        ("錯誤", Label.FALSE),
-        ("زائف", Label.FALSE),
-        ("زَائِف", Label.FALSE),  # with its vowel marks
-        ("झूठ", Label.FALSE),
-        ("Engañoso", Label.MISLEADING),
-        ("Irreführend", Label.MISLEADING),
-        ("مضلل", Label.MISLEADING),
-        ("Partiellement faux", Label.PARTLY_ACCURATE),
-        ("Verdadero: el dato es correcto", Label.ACCURATE),
-        ("Unbelegt", Label.UNVERIFIABLE),
-        ("Ni vrai ni faux mais autre chose", None),
-    ],
-)
-def test_ratings_in_other_languages_map_to_labels(words: str, label: Label | None) -> None:
-    assert rating_to_label(words) is label
