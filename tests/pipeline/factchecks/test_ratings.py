@@ -97,3 +97,108 @@ def test_unknown_words_fall_back_to_the_scale_or_none() -> None:
 )
 def test_ratings_in_other_languages_map_to_labels(words: str, label: Label | None) -> None:
     assert rating_to_label(words) is label
+
+
+@pytest.mark.parametrize(
+    ("words", "label"),
+    [
+        # PolitiFact, its Flip-O-Meter and promise tracker (no truth verdict)
+        ("Mostly True", Label.ACCURATE),
+        ("Half True", Label.PARTLY_ACCURATE),
+        ("Pants on Fire!", Label.FALSE),
+        ("Full Flop", None),
+        ("Half Flip", None),
+        ("No Flip", None),
+        ("Promise Broken", None),
+        # The Washington Post
+        ("One Pinocchio", Label.ACCURATE),
+        ("Two Pinocchios", Label.PARTLY_ACCURATE),
+        ("Three Pinocchios", Label.FALSE),
+        ("Four Pinocchios", Label.FALSE),
+        ("Bottomless Pinocchio", Label.FALSE),
+        ("Geppetto Checkmark", Label.ACCURATE),
+        ("Upside-Down Pinocchio", None),
+        # Snopes
+        ("Mixture", Label.PARTLY_ACCURATE),
+        ("Unproven", Label.UNVERIFIABLE),
+        ("Unfounded", Label.UNVERIFIABLE),
+        ("Miscaptioned", Label.MISLEADING),
+        ("Misattributed", Label.FALSE),
+        ("Correct Attribution", Label.ACCURATE),
+        ("Outdated", Label.MISLEADING),
+        ("Scam", Label.FALSE),
+        ("Legend", Label.UNVERIFIABLE),
+        ("Satire", None),
+        ("Labeled Satire", None),
+        ("Research In Progress", Label.UNVERIFIABLE),
+        # AFP, Reuters, Lead Stories, FactCheck.org, Full Fact
+        ("Altered", Label.FALSE),
+        ("Partly false", Label.PARTLY_ACCURATE),
+        ("Missing context", Label.MISLEADING),
+        ("Not the whole story", Label.MISLEADING),
+        ("No Basis", Label.FALSE),
+        ("Unsubstantiated", Label.UNVERIFIABLE),
+        ("Incorrect", Label.FALSE),
+        # Spanish: Maldita, Newtral, Chequeado
+        ("Falso", Label.FALSE),
+        ("Engañoso", Label.MISLEADING),
+        ("Sin evidencia", Label.UNVERIFIABLE),
+        ("Verdadero", Label.ACCURATE),
+        ("Verdadero, pero...", Label.ACCURATE),
+        ("Exagerado", Label.MISLEADING),
+        ("Inchequeable", Label.UNVERIFIABLE),
+        ("Cuestionable", Label.PARTLY_ACCURATE),
+        # Portuguese: Lupa, Aos Fatos
+        ("Enganoso", Label.MISLEADING),
+        ("Verdadeiro", Label.ACCURATE),
+        ("Distorcido", Label.MISLEADING),
+        ("Insustentável", Label.UNVERIFIABLE),
+        ("Sem contexto", Label.MISLEADING),
+        ("Impreciso", Label.PARTLY_ACCURATE),
+        # French
+        ("Faux", Label.FALSE),
+        ("Trompeur", Label.MISLEADING),
+        ("Vrai", Label.ACCURATE),
+        ("Plutôt vrai", Label.PARTLY_ACCURATE),
+        ("Manque de contexte", Label.MISLEADING),
+        ("Infondé", Label.UNVERIFIABLE),
+        # German: CORRECTIV, dpa
+        ("Falsch", Label.FALSE),
+        ("Irreführend", Label.MISLEADING),
+        ("Größtenteils falsch", Label.FALSE),
+        ("Teilweise falsch", Label.PARTLY_ACCURATE),
+        ("Fehlender Kontext", Label.MISLEADING),
+        ("Richtig", Label.ACCURATE),
+        ("Unbelegt", Label.UNVERIFIABLE),
+        ("Frei erfunden", Label.FALSE),
+        # Italian: Pagella Politica, Facta
+        ("Pinocchio andante", Label.FALSE),
+        ("Panzana pazzesca", Label.FALSE),
+        ("Vero", Label.ACCURATE),
+        ("C'eri quasi", Label.PARTLY_ACCURATE),
+        ("Nì", Label.PARTLY_ACCURATE),
+        ("Satira", None),
+        # Dutch, Polish, Turkish, Indonesian, Hindi
+        ("Grotendeels onwaar", Label.FALSE),
+        ("Half waar", Label.PARTLY_ACCURATE),
+        ("Częściowa prawda", Label.PARTLY_ACCURATE),
+        ("Manipulacja", Label.MISLEADING),
+        ("Yanıltıcı", Label.MISLEADING),
+        ("Çoğunlukla doğru", Label.ACCURATE),
+        ("Menyesatkan", Label.MISLEADING),
+        ("Konten yang dimanipulasi", Label.FALSE),
+        ("गुमराह करने वाला", Label.MISLEADING),
+        ("व्यंग्य", None),
+        # Unknown words
+        ("Needs more cowbell", None),
+        ("Zweifelhaft vielleicht", None),
+    ],
+)
+def test_fact_checkers_scales_map_to_labels(words: str, label: Label | None) -> None:
+    assert rating_to_label(words) is label
+
+
+def test_a_rating_that_is_no_truth_verdict_ignores_its_number() -> None:
+    assert rating_to_label("Satire", -1, 5, -1) is None
+    assert rating_to_label("Full Flop", 1, 5, 1) is None
+    assert rating_to_label("Needs more cowbell", 1, 5, 1) is Label.FALSE  # unknown: the scale
