@@ -3,7 +3,8 @@
 FactbotError
 ├── InputError            a post, URL or file the user gave cannot be used (says why)
 │   ├── EmptyPostError    nothing check-worthy is left after cleaning
-│   └── UnsafeURLError    a URL is refused by the fetch policy (scheme, address, port)
+│   ├── UnsafeURLError    a URL is refused by the fetch policy (scheme, address, port)
+│   └── FeedError         a ClaimReview feed is not JSON, or ends early (source, item, reason)
 ├── FetchError            a page could not be fetched (status, size, time, content type)
 │   └── RobotsDisallowedError  robots.txt forbids fetching the URL
 ├── ExtractionError       a fetched page has no usable text (or is a paywall, consent or
@@ -46,6 +47,16 @@ class UnsafeURLError(InputError):
         super().__init__(f"refused to fetch {url!r}: {reason}")
         self.url = url
         self.reason = reason
+
+
+class FeedError(InputError):
+    """A fact-check feed cannot be read on: not JSON, not a feed, or cut short."""
+
+    def __init__(self, source: str, reason: str, *, items: int = 0) -> None:
+        super().__init__(f"{source}: {reason} (after {items} items read)")
+        self.source = source
+        self.reason = reason
+        self.items = items  # the items read (and handed on) before the fault
 
 
 class FetchError(FactbotError):

@@ -171,7 +171,9 @@ class FactCheckIndex(Protocol):
         """Return every stored vector of model (cached until the index changes)."""
         ...
 
-    def fact_check_vectors(self, ids: Sequence[int], model: str) -> dict[int, npt.NDArray[np.float32]]:
+    def fact_check_vectors(
+        self, ids: Sequence[int], model: str
+    ) -> dict[int, npt.NDArray[np.float32]]:
         """Return the stored vectors of model for ids (those that have one)."""
         ...
 

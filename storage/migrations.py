@@ -734,3 +734,68 @@ def m028_passages_trigram(db: Database) -> None:
             INSERT INTO passages_trigram(passages_trigram, rowid, text)
                 VALUES ('delete', old.id, old.text);
         END""")
+
+
+@migrations()
+def m029_fact_checks(db: Database) -> None:
+    # The operator's fact-check index (pipeline/factchecks, issue 50): one row a published
+    # review, keyed by its URL, with one vector per embedding model in fact_check_vectors.
+    # `revision` is the index's change counter (each write's batch takes the next one), so
+    # `FactCheckRepo.fact_check_key` is two aggregates on indexes, the same on both engines.
+    db.execute("""
+        CREATE TABLE fact_checks (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL UNIQUE,
+            claim_reviewed TEXT NOT NULL,
+            publisher TEXT NOT NULL,
+            publisher_site TEXT,
+            headline TEXT NOT NULL DEFAULT '',
+            claimant TEXT,
+            claim_date TEXT,
+            review_date TEXT,
+            language TEXT,
+            rating TEXT,
+            label TEXT,
+            license TEXT,
+            content_hash TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX fact_checks_revision ON fact_checks(revision)")
+    db.execute("CREATE INDEX fact_checks_publisher ON fact_checks(publisher)")
+    db.execute("CREATE INDEX fact_checks_language ON fact_checks(language)")
+    db.execute("""
+        CREATE TABLE fact_check_vectors (
+            fact_check_id INTEGER NOT NULL REFERENCES fact_checks(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (fact_check_id, model)
+        )""")
+    db.execute("CREATE INDEX fact_check_vectors_model ON fact_check_vectors(model)")
+    # The dashboard's and the CLI's search of the index: an external-content FTS5 table kept in
+    # step by triggers (PostgreSQL: a tsvector table, storage/pg_migrations.py).
+    db.execute(
+        "CREATE VIRTUAL TABLE fact_check_text USING fts5("
+        "claim_reviewed, headline, claimant, publisher, content='fact_checks', content_rowid='id')"
+    )
+    db.execute("""
+        CREATE TRIGGER fact_check_text_ai AFTER INSERT ON fact_checks BEGIN
+            INSERT INTO fact_check_text(rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES (new.id, new.claim_reviewed, new.headline, new.claimant, new.publisher);
+        END""")
+    db.execute("""
+        CREATE TRIGGER fact_check_text_ad AFTER DELETE ON fact_checks BEGIN
+            INSERT INTO fact_check_text(
+                fact_check_text, rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES ('delete', old.id, old.claim_reviewed, old.headline, old.claimant,
+                        old.publisher);
+        END""")
+    db.execute("""
+        CREATE TRIGGER fact_check_text_au AFTER UPDATE ON fact_checks BEGIN
+            INSERT INTO fact_check_text(
+                fact_check_text, rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES ('delete', old.id, old.claim_reviewed, old.headline, old.claimant,
+                        old.publisher);
+            INSERT INTO fact_check_text(rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES (new.id, new.claim_reviewed, new.headline, new.claimant, new.publisher);
+        END""")

@@ -7,8 +7,9 @@ buckets, platform requests, opt-outs), `images` (the image index, for provenance
 (the gallery of known public figures), `review` (proposed corrections and their decisions),
 `web` (search, page and reachability caches), `monitor` (the proactive monitor's lease,
 candidates and actions), `users` (dashboard operators), `browse` (the dashboard's filtered
-lists and figures) and `metrics` (the aggregates `/metrics` reads). Each multi-table write
-happens inside one transaction.
+lists and figures), `metrics` (the aggregates `/metrics` reads) and `fact_checks` (the
+operator's index of published fact-checks, loaded from ClaimReview feeds). Each multi-table
+write happens inside one transaction.
 
 Two engines. By default everything lives in one SQLite file. With a PostgreSQL URL
 (`FACTBOT_DATABASE_URL`, the scaled-out mode) every shared table moves to PostgreSQL
@@ -39,6 +40,7 @@ from storage import pg_migrations
 from storage.browse import BrowseRepo
 from storage.checks import CheckRepo
 from storage.faces import FaceGalleryRepo
+from storage.factchecks import FactCheckRepo
 from storage.images import ImageIndexRepo
 from storage.index import DocumentIndex
 from storage.jobs import JobQueue
@@ -97,6 +99,7 @@ class Store:
         self.users = UserRepo(shared, clock=clock)
         self.browse = BrowseRepo(shared)
         self.metrics = MetricsRepo(shared)
+        self.fact_checks = FactCheckRepo(shared)
 
     @classmethod
     def open(

@@ -19,7 +19,7 @@ REPOSITORIES = frozenset(
     {
         "documents", "checks", "sources", "jobs", "replies", "workers", "web", "reuse",
         "images", "faces", "state", "platform", "monitor", "review", "users", "browse",
-        "metrics", "db", "index_db",
+        "metrics", "db", "index_db", "fact_checks",
     }
 )  # fmt: skip
 # CLI commands are synchronous code that runs its own short-lived loop: out of scope.

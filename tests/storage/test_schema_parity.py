@@ -34,10 +34,12 @@ SQLITE_ONLY = {
     # The dashboard's search: an FTS5 table in SQLite, a tsvector table in PostgreSQL, compared
     # by what they answer in tests/storage/test_browse_search.py.
     "check_text",
+    # The fact-check index's search, in the same two shapes (m029, p006).
+    "fact_check_text",
     # sqlite-utils' record of applied migrations; PostgreSQL's is `factbot_migrations`.
     "_sqlite_migrations",
 }
-PG_ONLY = {"check_text", "factbot_migrations"}
+PG_ONLY = {"check_text", "fact_check_text", "factbot_migrations"}
 # Columns only one engine has: PostgreSQL spells out SQLite's implicit rowid where code reads it.
 PG_ONLY_COLUMNS = {("checks", "rowid"), ("evidence", "rowid")}
 

@@ -1,0 +1,276 @@
+"""The fact-check index (`pipeline.ports.FactCheckIndex`): published reviews, their vectors, search.
+
+One `fact_checks` row a review, keyed by its URL, with an integer id the matcher's matrices are
+indexed by; `fact_check_vectors` holds one float32 blob per (review, embedding model); the
+search table is FTS5 in SQLite and a 'simple' tsvector in PostgreSQL (m029, p006), both kept
+in step by triggers. Times are ISO 8601 in UTC (`dt_out`).
+
+Every write of a batch takes the next `revision` (under the write lock, so two writers never
+share one); `fact_check_key` is (rows, highest revision), which any add, change or removal
+moves, from this process or another, on either engine. `fact_check_matrix` is cached per
+model until that key changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlite_utils import Database
+
+from pipeline.factchecks.records import FactCheck
+from pipeline.ports import FactCheckVectors, UpsertStatus
+from pipeline.records.domain import Label, utcnow
+from storage.browse import match_expression, tsquery_expression
+from storage.codec import dt_in, dt_out
+from storage.tx import immediate
+
+_CHUNK = 500  # ids or URLs in one IN (...) list
+_FIELDS = (
+    "url", "claim_reviewed", "publisher", "publisher_site", "headline", "claimant",
+    "claim_date", "review_date", "language", "rating", "label", "license",
+)  # fmt: skip
+_UPSERT = (
+    f"INSERT INTO fact_checks ({', '.join(_FIELDS)}, content_hash, revision, updated_at) "
+    f"VALUES ({', '.join('?' * (len(_FIELDS) + 3))}) ON CONFLICT(url) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in (*_FIELDS[1:], "content_hash", "revision"))
+    + ", updated_at = excluded.updated_at"
+)
+_SELECT = f"SELECT id, {', '.join(_FIELDS)} FROM fact_checks"
+
+
+@dataclass(frozen=True)
+class FactCheckStats:
+    """How many reviews the index holds, by publisher and by language (None: unknown)."""
+
+    total: int
+    by_publisher: dict[str, int]
+    by_language: dict[str | None, int]
+
+
+class FactCheckRepo:
+    """The fact-check index on either engine."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.pg = getattr(db, "dialect", "sqlite") == "postgresql"
+        self._matrices: dict[str, tuple[tuple[int, ...], FactCheckVectors]] = {}
+
+    def stored_fact_check_hashes(self, urls: Sequence[str]) -> dict[str, str]:
+        """Return the content hash stored for each of urls that is in the index."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(dict.fromkeys(urls))):
+            rows = self.db.execute(
+                f"SELECT url, content_hash FROM fact_checks WHERE url IN ({_marks(chunk)})", chunk
+            ).fetchall()
+            found.update((str(url), str(digest)) for url, digest in rows)
+        return found
+
+    def upsert_fact_checks(
+        self, rows: Sequence[tuple[FactCheck, str, Mapping[str, npt.NDArray[np.float32]]]]
+    ) -> list[UpsertStatus]:
+        """Store (review, content hash, vectors by model) rows in one transaction.
+
+        A row whose hash is the stored one is left as it is ("unchanged"); a changed one has
+        its vectors replaced by those given. A URL given twice: the last row is stored.
+        """
+        if not rows:
+            return []
+        statuses: list[UpsertStatus] = []
+        now = dt_out(utcnow())
+        with immediate(self.db):
+            stored = self.stored_fact_check_hashes([fc.url for fc, _, _ in rows])
+            revision = 1 + int(
+                self.db.execute("SELECT COALESCE(MAX(revision), 0) FROM fact_checks").fetchone()[0]
+            )
+            written: list[list[Any]] = []
+            vectors: dict[str, Mapping[str, npt.NDArray[np.float32]]] = {}
+            for fact_check, digest, by_model in rows:
+                previous = stored.get(fact_check.url)
+                if previous == digest:
+                    statuses.append("unchanged")
+                    continue
+                written.append([*_row(fact_check), digest, revision, now])
+                vectors[fact_check.url] = by_model  # a URL given twice: the last row's
+                stored[fact_check.url] = digest
+                statuses.append("added" if previous is None else "updated")
+            if written:
+                self._write(written, vectors)
+        return statuses
+
+    def _write(
+        self, rows: list[list[Any]], vectors: Mapping[str, Mapping[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        self.db.conn.executemany(_UPSERT, rows)
+        ids: dict[str, int] = {}
+        for chunk in _chunks(list(vectors)):
+            found = self.db.execute(
+                f"SELECT url, id FROM fact_checks WHERE url IN ({_marks(chunk)})", chunk
+            ).fetchall()
+            ids.update((str(url), int(row_id)) for url, row_id in found)
+        for chunk in _chunks(list(ids.values())):
+            self.db.execute(
+                f"DELETE FROM fact_check_vectors WHERE fact_check_id IN ({_marks(chunk)})", chunk
+            )
+        self.db.conn.executemany(
+            "INSERT INTO fact_check_vectors (fact_check_id, model, vector) VALUES (?, ?, ?)",
+            [
+                (ids[url], model, np.asarray(vector, dtype=np.float32).tobytes())
+                for url, by_model in vectors.items()
+                for model, vector in by_model.items()
+            ],
+        )
+
+    def remove_fact_checks(self, urls: Sequence[str]) -> int:
+        """Remove the reviews of urls (their vectors and search rows with them); return how many."""
+        removed = 0
+        with immediate(self.db):
+            for chunk in _chunks(list(dict.fromkeys(urls))):
+                removed += self.db.execute(
+                    f"DELETE FROM fact_checks WHERE url IN ({_marks(chunk)})", chunk
+                ).rowcount
+        return removed
+
+    def fact_check_key(self) -> tuple[int, ...]:
+        """Return a key that changes whenever a review is added, changed or removed."""
+        count, revision = self.db.execute(
+            "SELECT COUNT(*), COALESCE(MAX(revision), 0) FROM fact_checks"
+        ).fetchone()
+        return (int(count), int(revision))
+
+    def fact_check_texts(self) -> tuple[npt.NDArray[np.int64], list[str]]:
+        """Return every row id with its matching text, in id order."""
+        rows = self.db.execute(
+            "SELECT id, claim_reviewed, headline FROM fact_checks ORDER BY id"
+        ).fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        texts = [
+            FactCheck(url="", claim_reviewed=r[1], publisher="", headline=r[2]).matching_text()
+            for r in rows
+        ]
+        return ids, texts
+
+    def fact_check_matrix(self, model: str) -> FactCheckVectors:
+        """Return every stored vector of model (cached until the index changes)."""
+        key = self.fact_check_key()
+        cached = self._matrices.get(model)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        rows = self.db.execute(
+            "SELECT fact_check_id, vector FROM fact_check_vectors WHERE model = ? "
+            "ORDER BY fact_check_id",
+            [model],
+        ).fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if rows:
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            matrix = matrix.reshape(len(rows), -1)
+        else:
+            matrix = np.zeros((0, 0), dtype=np.float32)
+        vectors = FactCheckVectors(ids=ids, matrix=matrix)
+        self._matrices[model] = (key, vectors)
+        return vectors
+
+    def fact_check_vectors(
+        self, ids: Sequence[int], model: str
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """Return the stored vectors of model for ids (those that have one)."""
+        found: dict[int, npt.NDArray[np.float32]] = {}
+        for chunk in _chunks([int(i) for i in dict.fromkeys(ids)]):
+            rows = self.db.execute(
+                "SELECT fact_check_id, vector FROM fact_check_vectors "
+                f"WHERE model = ? AND fact_check_id IN ({_marks(chunk)})",
+                [model, *chunk],
+            ).fetchall()
+            found.update((int(i), np.frombuffer(blob, dtype=np.float32)) for i, blob in rows)
+        return found
+
+    def get_fact_checks(self, ids: Iterable[int]) -> dict[int, FactCheck]:
+        """Return reviews by row id."""
+        found: dict[int, FactCheck] = {}
+        for chunk in _chunks([int(i) for i in dict.fromkeys(ids)]):
+            rows = self.db.query(f"{_SELECT} WHERE id IN ({_marks(chunk)})", chunk)
+            found.update((int(r["id"]), _fact_check(r)) for r in rows)
+        return found
+
+    def fact_check_by_url(self, url: str) -> tuple[int, FactCheck] | None:
+        """Return the row id and review stored for url, or None."""
+        rows = list(self.db.query(f"{_SELECT} WHERE url = ?", [url]))
+        return (int(rows[0]["id"]), _fact_check(rows[0])) if rows else None
+
+    def search_fact_checks(self, text: str, limit: int = 20) -> list[tuple[int, FactCheck]]:
+        """Return the reviews whose claim, headline, claimant or publisher hold every word of
+        text (the last one as a prefix), best first, with their row ids."""
+        columns = ", ".join(f"f.{c}" for c in ("id", *_FIELDS))
+        if self.pg:
+            query = tsquery_expression(text)
+            sql = (
+                f"SELECT {columns} FROM fact_check_text AS t JOIN fact_checks AS f ON f.id = t.id "
+                "WHERE t.tsv @@ to_tsquery('simple', ?) "
+                "ORDER BY ts_rank(t.tsv, to_tsquery('simple', ?)) DESC, f.id LIMIT ?"
+            )
+            params: list[Any] = [query, query, limit]
+        else:
+            query = match_expression(text)
+            sql = (
+                f"SELECT {columns} FROM fact_check_text JOIN fact_checks AS f "
+                "ON f.id = fact_check_text.rowid WHERE fact_check_text MATCH ? "
+                "ORDER BY fact_check_text.rank, f.id LIMIT ?"
+            )
+            params = [query, limit]
+        if query is None:
+            return []
+        return [(int(r["id"]), _fact_check(r)) for r in self.db.query(sql, params)]
+
+    def fact_check_stats(self) -> FactCheckStats:
+        """Return how many reviews are indexed, by publisher and by language."""
+        total = int(self.db.execute("SELECT COUNT(*) FROM fact_checks").fetchone()[0])
+        publishers = self.db.execute(
+            "SELECT publisher, COUNT(*) FROM fact_checks GROUP BY publisher ORDER BY 2 DESC, 1"
+        ).fetchall()
+        languages = self.db.execute(
+            "SELECT language, COUNT(*) FROM fact_checks GROUP BY language ORDER BY 2 DESC"
+        ).fetchall()
+        return FactCheckStats(
+            total=total,
+            by_publisher={str(p): int(n) for p, n in publishers},
+            by_language={
+                (str(lang) if lang is not None else None): int(n) for lang, n in languages
+            },
+        )
+
+
+def _row(fc: FactCheck) -> list[Any]:
+    return [
+        fc.url, fc.claim_reviewed, fc.publisher, fc.publisher_site, fc.headline, fc.claimant,
+        dt_out(fc.claim_date), dt_out(fc.review_date), fc.language, fc.rating,
+        fc.label.value if fc.label is not None else None, fc.license,
+    ]  # fmt: skip
+
+
+def _fact_check(row: Mapping[str, Any]) -> FactCheck:
+    return FactCheck(
+        url=row["url"],
+        claim_reviewed=row["claim_reviewed"],
+        publisher=row["publisher"],
+        publisher_site=row["publisher_site"],
+        headline=row["headline"],
+        claimant=row["claimant"],
+        claim_date=dt_in(row["claim_date"]),
+        review_date=dt_in(row["review_date"]),
+        language=row["language"],
+        rating=row["rating"],
+        label=Label(row["label"]) if row["label"] else None,
+        license=row["license"],
+    )
+
+
+def _chunks(values: list[Any]) -> Iterable[list[Any]]:
+    return (values[i : i + _CHUNK] for i in range(0, len(values), _CHUNK))
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" * len(values))
