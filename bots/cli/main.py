@@ -51,6 +51,7 @@ _LAZY = {
     "train": "bots.cli.train:train_group",
     "db": "bots.cli.db:db_group",
     "docs": "bots.cli.docs:docs_group",
+    "factchecks": "bots.cli.factchecks:factchecks_group",
 }
 _LAZY_HELP = {
     "sources": "Import, list and look up publisher credibility ratings.",
@@ -64,6 +65,7 @@ _LAZY_HELP = {
     "train": "Train factbot's own stance model from public data, and write its bases.",
     "db": "The database's engine and migrations (SQLite, or PostgreSQL when scaled out).",
     "docs": "Generate the reference pages of docs/ from the code (from a source checkout).",
+    "factchecks": "Import ClaimReview feeds into the index of published fact-checks.",
 }
 
 

@@ -22,17 +22,36 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from pipeline.embedding.embedder import Embedder
 from pipeline.factchecks.claimreview import Parsed, Skipped
 from pipeline.factchecks.records import FactCheck
-from pipeline.ports import FactCheckIndex
 
 DEFAULT_BATCH = 256
+
+
+class FactCheckStore(Protocol):
+    """The part of `pipeline.ports.FactCheckIndex` an import writes through.
+
+    Restated here because pipeline.ports imports this package's records: importing the port
+    back would make the two packages a cycle (the import contracts forbid it).
+    """
+
+    def stored_fact_check_hashes(self, urls: Sequence[str]) -> dict[str, str]:
+        """Return the content hash stored for each of urls that is in the index."""
+        ...
+
+    def upsert_fact_checks(
+        self, rows: Sequence[tuple[FactCheck, str, Mapping[str, npt.NDArray[np.float32]]]]
+    ) -> Sequence[Literal["added", "updated", "unchanged"]]:
+        """Store (review, content hash, vectors by model) rows in one transaction."""
+        ...
 
 
 @dataclass
@@ -50,9 +69,7 @@ class ImportCounts:
     @property
     def read(self) -> int:
         """Return how many items were read, skipped ones included."""
-        return (
-            self.added + self.updated + self.unchanged + self.duplicates + self.skipped.total()
-        )
+        return self.added + self.updated + self.unchanged + self.duplicates + self.skipped.total()
 
     def summary(self) -> str:
         """Return the counts in one line: `N added, N updated, N unchanged, N skipped (...)`."""
@@ -92,7 +109,7 @@ def fact_check_hash(fact_check: FactCheck, models: Sequence[str] = ()) -> str:
 async def import_fact_checks(
     items: Iterable[Parsed],
     *,
-    index: FactCheckIndex,
+    index: FactCheckStore,
     embedders: Sequence[Embedder],
     batch_size: int = DEFAULT_BATCH,
     progress: Progress | None = None,
@@ -129,7 +146,7 @@ async def _store(
     batch: dict[str, FactCheck],
     seen: set[int],
     *,
-    index: FactCheckIndex,
+    index: FactCheckStore,
     embedders: Sequence[Embedder],
     counts: ImportCounts,
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 from pipeline.records.domain import Label
 
@@ -245,7 +246,9 @@ def _normalise(text: str) -> str:
 def _vocabulary() -> dict[str, Label | None]:
     """Build the phrase table, refusing a phrase that two scales read differently."""
     found: dict[str, Label | None] = {}
-    tables: list[_Scale] = [dict(_PHRASES), dict(_FOREIGN_PHRASES), *_SCALES.values()]
+    tables: list[Mapping[Label, tuple[str, ...]] | _Scale] = [
+        _PHRASES, _FOREIGN_PHRASES, *_SCALES.values(),
+    ]  # fmt: skip
     for table in tables:
         for label, phrases in table.items():
             for phrase in phrases:

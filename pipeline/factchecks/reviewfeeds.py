@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gzip
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,7 +36,7 @@ from pipeline.factchecks.claimreview import (
     fact_checks_from_google_claim,
 )
 
-__all__ = ["Parsed", "Skipped", "read_feed", "read_feed_file"]
+__all__ = ["ChunkReader", "Parsed", "Skipped", "read_feed", "read_feed_file"]
 
 # The top-level keys whose array is walked as a stream, and how its elements are read.
 _STREAMED = ("dataFeedElement", "@graph", "claims", "itemListElement")
@@ -186,6 +186,27 @@ def _maybe_gzip(stream: IO[bytes]) -> io.BufferedReader | gzip.GzipFile:
     if buffered.peek(2)[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=buffered)
     return buffered
+
+
+class ChunkReader(io.RawIOBase):
+    """A binary stream over chunks of bytes (an HTTP response's `iter_bytes()`), for `read_feed`."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            self._left = next(self._chunks, b"")
+            if not self._left:
+                return 0
+        size = min(len(buffer), len(self._left))
+        buffer[:size] = self._left[:size]
+        self._left = self._left[size:]
+        return size
 
 
 class _Raw(io.RawIOBase):

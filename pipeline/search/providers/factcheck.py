@@ -7,15 +7,22 @@ never appears in a URL or in httpx's request log. The answer's `claims[]` have `
 `claimant`, `claimDate` and `claimReview[]` with `publisher.name/site`, `url`, `title`,
 `reviewDate`, `textualRating` and `languageCode`; each review becomes one result carrying a
 `ClaimReview` whose label comes from `rating_to_label`. Several sites are filtered here, after
-the answer, since the API takes only one.
+the answer, since the API takes only one. Given a `sink`, every review of every answer is also
+handed to it as a `FactCheck` (pipeline/factchecks/claimreview.py), so the answers can be kept
+in the fact-check index. The sink is called inline: it hands the reviews on (a queue) and
+returns, and never raises.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import httpx
 from pydantic import Field, SecretStr
 
+from pipeline.factchecks.claimreview import fact_checks_from_google
 from pipeline.factchecks.ratings import rating_to_label
+from pipeline.factchecks.records import FactCheck
 from pipeline.records.domain import ClaimReview
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
@@ -23,6 +30,8 @@ from pipeline.search.parsing import on_sites, parse_date, site_domain
 from pipeline.search.providers._common import Answer, KeyedProvider, validate
 
 DEFAULT_URL = "https://factchecktools.googleapis.com"
+# Where the reviews of each answer go besides the results (the fact-check index's cache).
+FactCheckSink = Callable[[Sequence[FactCheck]], None]
 MAX_PAGE = 100
 
 
@@ -65,9 +74,11 @@ class FactCheckSearch(KeyedProvider):
         api_key: SecretStr | None,
         base_url: str = DEFAULT_URL,
         max_age_days: int | None = None,
+        sink: FactCheckSink | None = None,
     ) -> None:
         super().__init__(client, api_key=api_key, base_url=base_url)
         self.max_age_days = max_age_days
+        self.sink = sink
 
     async def search(self, query: SearchQuery) -> list[SearchResult]:
         """Return one result per fact-check review matching query, best first."""
@@ -82,8 +93,11 @@ class FactCheckSearch(KeyedProvider):
         data = await self.client.get_json(
             f"{self.base_url}/v1alpha1/claims:search", params=params, headers=headers
         )
+        answer = validate(_Answer, data, self.name)
+        if self.sink is not None:
+            self._keep(data)
         results: list[SearchResult] = []
-        for claim in validate(_Answer, data, self.name).claims:
+        for claim in answer.claims:
             for review in claim.claim_review:
                 result = self._result(claim, review, rank=len(results) + 1)
                 if result is None or (query.sites and not self._on(result, query.sites)):
@@ -116,6 +130,13 @@ class FactCheckSearch(KeyedProvider):
                 date_published=reviewed,
             ),
         )
+
+    def _keep(self, data: object) -> None:
+        assert self.sink is not None
+        found = [item for item in fact_checks_from_google(data) if isinstance(item, FactCheck)]
+        if not found:
+            return
+        self.sink(found)
 
     @staticmethod
     def _on(result: SearchResult, sites: tuple[str, ...]) -> bool:

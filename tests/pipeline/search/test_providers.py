@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import httpx
@@ -9,6 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from pipeline.errors import ConfigError, SearchError
+from pipeline.factchecks.records import FactCheck
 from pipeline.records.domain import Label
 from pipeline.search.base import SearchQuery
 from pipeline.search.providers import (
@@ -225,6 +227,24 @@ async def test_factcheck_sites(api: FakeAPI, http: httpx.AsyncClient) -> None:
     assert [r.publisher for r in one] == ["PolitiFact"]
     assert "reviewPublisherSiteFilter" not in api.seen[1].query
     assert [r.publisher for r in several] == ["Reuters", "PolitiFact"]
+
+
+async def test_factcheck_answers_go_to_the_sink(api: FakeAPI, http: httpx.AsyncClient) -> None:
+    kept: list[Sequence[FactCheck]] = []
+    api.queue(Reply(200, fixture("factcheck.json")), Reply(200, fixture("factcheck.json")))
+    key = SecretStr(FACTCHECK_KEY)
+    provider = FactCheckSearch(http, api_key=key, base_url=api.base, sink=kept.append)
+    results = await provider.search(SearchQuery("nasa", sites=("politifact.com",)))
+
+    (found,) = kept  # every review of the answer, whatever the sites asked
+    assert [fc.url for fc in found] == [
+        r.url
+        for r in await FactCheckSearch(http, api_key=key, base_url=api.base).search(
+            SearchQuery("nasa")
+        )
+    ]
+    assert found[0].publisher == "Reuters" and found[0].label == Label.FALSE
+    assert len(results) == 1
 
 
 @pytest.mark.parametrize("provider", [BraveSearch, SerperSearch, TavilySearch, FactCheckSearch])

@@ -1,0 +1,64 @@
+"""`factbot factchecks import`: a feed file and a feed over HTTP, the real embedders, SQLite."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from bots.cli.main import main
+from storage import Store
+from tests.conftest import FIXTURES
+from tests.support.httpserver import Response, serve
+
+FEED = FIXTURES / "factchecks" / "datafeed.json"
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("FACTBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)  # no stray .env from the working tree
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+def test_import_a_file_then_again(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first = run("factchecks", "import", str(FEED), "--no-progress")
+    assert first.exit_code == 0, first.output
+    assert "3 added, 0 updated, 0 unchanged, 0 skipped in " in first.output
+
+    again = run("factchecks", "import", str(FEED), "--no-progress", "--batch-size", "1")
+    assert "0 added, 0 updated, 3 unchanged, 0 skipped" in again.output
+
+    with Store.open(tmp_path / "data" / "factbot.db") as store:
+        assert store.fact_checks.fact_check_stats().total == 3
+        models = store.db.execute(
+            "SELECT DISTINCT model FROM fact_check_vectors ORDER BY model"
+        ).fetchall()
+        assert len(models) == 2  # one vector per review for each of the matcher's models
+
+
+def test_import_over_http_gzip_and_a_truncated_feed(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    body = FEED.read_bytes()
+    with serve() as server:
+        server.route("/feed.json.gz", Response(200, gzip.compress(body), "application/gzip"))
+        server.route("/cut.json", Response(200, body[: body.index(b"maldita")], "application/json"))
+        server.route("/gone.json", Response(404, b"", "text/plain"))
+        whole = run("factchecks", "import", server.url("/feed.json.gz"), "--no-progress")
+        cut = CliRunner().invoke(main, ["factchecks", "import", server.url("/cut.json")])
+        gone = CliRunner().invoke(main, ["factchecks", "import", server.url("/gone.json")])
+
+    assert "3 added" in whole.output, whole.output
+    assert cut.exit_code == 1
+    assert "the feed ends early" in cut.output and "the reviews before it are stored" in cut.output
+    assert gone.exit_code == 1 and "HTTP 404" in gone.output
+
+
+def test_a_missing_file_is_a_usage_error(run) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(main, ["factchecks", "import", "nowhere.json"])
+    assert result.exit_code == 2 and "no such file" in result.output
