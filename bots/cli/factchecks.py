@@ -14,7 +14,7 @@ import click
 if TYPE_CHECKING:
     from bots.app.root import App
     from pipeline.embedding.embedder import Embedder
-    from pipeline.factchecks.claimreview import Identify
+    from pipeline.factchecks.reviewitems import Identify
 
 # The embedding models the matcher compares claims with (pipeline/factchecks): every review is
 # stored with a vector of each.

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.embedding.embedder import Embedder
-from pipeline.factchecks.claimreview import Parsed, Skipped
 from pipeline.factchecks.records import FactCheck
+from pipeline.factchecks.reviewitems import Parsed, Skipped
 
 DEFAULT_BATCH = 256
 

@@ -12,7 +12,7 @@ as a stream (ijson); each of its elements is built in memory alone and dropped o
 feed of a gigabyte is read in the memory of one element. A gzip file is read through gzip.
 
 Failure policy: an element that cannot be read is a `Skipped` (its position, the reason) and the
-rest go on (pipeline/factchecks/claimreview.py says which). A file that is not JSON, not one of
+rest go on (pipeline/factchecks/reviewitems.py says which). A file that is not JSON, not one of
 these shapes, or cut short raises `FeedError` naming the source and how many items were read
 before, after yielding every item that came before the fault.
 """
@@ -28,7 +28,7 @@ from typing import IO, Any
 import ijson
 
 from pipeline.errors import FeedError
-from pipeline.factchecks.claimreview import (
+from pipeline.factchecks.reviewitems import (
     Identify,
     Parsed,
     Skipped,

@@ -8,7 +8,7 @@ never appears in a URL or in httpx's request log. The answer's `claims[]` have `
 `reviewDate`, `textualRating` and `languageCode`; each review becomes one result carrying a
 `ClaimReview` whose label comes from `rating_to_label`. Several sites are filtered here, after
 the answer, since the API takes only one. Given a `sink`, every review of every answer is also
-handed to it as a `FactCheck` (pipeline/factchecks/claimreview.py), so the answers can be kept
+handed to it as a `FactCheck` (pipeline/factchecks/reviewitems.py), so the answers can be kept
 in the fact-check index. The sink is called inline: it hands the reviews on (a queue) and
 returns, and never raises.
 """
@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 import httpx
 from pydantic import Field, SecretStr
 
-from pipeline.factchecks.claimreview import fact_checks_from_google
 from pipeline.factchecks.ratings import rating_to_label
 from pipeline.factchecks.records import FactCheck
+from pipeline.factchecks.reviewitems import fact_checks_from_google
 from pipeline.records.domain import ClaimReview
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient

@@ -160,7 +160,9 @@ async def test_a_large_feed_imports_in_bounded_memory(store: Store, tmp_path: Pa
     with path.open("w", encoding="utf-8") as out:
         out.write('{"@type": "DataFeed", "dataFeedElement": [')
         for i in range(n):
-            out.write(("," if i else "") + json.dumps({"item": review(i, headline=f"Headline {i} " * 30)}))
+            out.write(
+                ("," if i else "") + json.dumps({"item": review(i, headline=f"Headline {i} " * 30)})
+            )
         out.write("]}")
     size = path.stat().st_size
     embedder = CountingEmbedder(dim=2, keep=False)
