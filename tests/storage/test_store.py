@@ -85,6 +85,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m026_post_kind",
         "m027_posts_language_index",
         "m028_passages_trigram",
+        "m029_fact_checks",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
