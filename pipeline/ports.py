@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.factchecks.records import FactCheck
 from pipeline.records.domain import Document, Passage, Reachability, SourceRating
+from pipeline.records.factchecks import FactCheck
 
 UpsertStatus = Literal["added", "updated", "unchanged"]
 
@@ -167,8 +167,12 @@ class FactCheckIndex(Protocol):
         """Return every row id with its matching text, in id order."""
         ...
 
+    def fact_check_languages(self) -> list[str | None]:
+        """Return every review's language, in id order (as `fact_check_texts`)."""
+        ...
+
     def fact_check_matrix(self, model: str) -> FactCheckVectors:
-        """Return every stored vector of model (cached until the index changes)."""
+        """Return every stored vector of model, in id order."""
         ...
 
     def fact_check_vectors(
@@ -179,4 +183,8 @@ class FactCheckIndex(Protocol):
 
     def get_fact_checks(self, ids: Iterable[int]) -> dict[int, FactCheck]:
         """Return reviews by row id."""
+        ...
+
+    def fact_check_by_url(self, url: str) -> tuple[int, FactCheck] | None:
+        """Return the row id and review stored for url, or None."""
         ...

@@ -22,6 +22,7 @@ import dataclasses
 from datetime import datetime
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
+from pipeline.checking.published import from_fact_checks, match_claims, with_fact_checks
 from pipeline.checking.finalise import defer_to_fact_checks, finalise
 from pipeline.checking.images import trace_images
 from pipeline.checking.languages import decide_readable, identify_claims, identify_post
@@ -52,6 +53,7 @@ from pipeline.records.domain import (
     new_id,
     utcnow,
 )
+from pipeline.records.factchecks import ClaimMatch
 from pipeline.records.image import ImageReport
 from pipeline.verifier.verdict import Decided, settle
 
@@ -175,6 +177,7 @@ async def run_check(
         narratives=narratives,
         assessments=assessments,
         quotes=tuple(quotes),
+        fact_checks=tuple(stages.matches),
     )
 
 
@@ -199,6 +202,7 @@ async def _plain_path(
         )
         claims = await identify_claims(claims, post, deps.languages, cpu=deps.cpu)
         queries = await stages.timed("queries", build_queries(claims))
+    matches = await _match_fact_checks(claims, post, stages)
     queries = image_queries(claims, queries, images)
     evidence = await stages.gather(claims, queries)
     await stages.verify(claims, evidence)
@@ -206,9 +210,38 @@ async def _plain_path(
     if deps.verifier is not None:
         # the stance model reads English only: it never decides a claim in another language
         decided = await stages.timed("judgement", decide_readable(deps.verifier, claims, evidence))
-        return claims, *await _reviews_first(claims, evidence, decided, deps)
-    verdict, judged = await stages.timed("judgement", deps.judge.judge(claims, evidence))
-    return claims, list(judged), verdict, []
+        judged, verdict, quotes = await _reviews_first(claims, evidence, decided, deps)
+    else:
+        verdict, stanced = await stages.timed("judgement", deps.judge.judge(claims, evidence))
+        judged, quotes = list(stanced), []
+    return claims, *_published_first(judged, verdict, matches, stages), quotes
+
+
+async def _match_fact_checks(claims: list[Claim], post: Post, stages: Stages) -> list[ClaimMatch]:
+    """Return each claim's best published fact-check (none without a fact-check index)."""
+    matcher = stages.deps.factchecks
+    if matcher is None or not claims:
+        return []
+    found = await stages.timed(
+        "fact-checks", match_claims(claims, post, matcher, before=stages.before)
+    )
+    stages.matches = found
+    return found
+
+
+def _published_first(
+    evidence: list[Evidence], verdict: Verdict, matches: list[ClaimMatch], stages: Stages
+) -> tuple[list[Evidence], Verdict]:
+    """Return the evidence and verdict with accepted published fact-checks taken in.
+
+    The judges never read a matched review (it restates the claim, which a stance model would
+    take for support): it is added after them, and decides the claims it rates unless fresh
+    evidence says the opposite (`from_fact_checks`).
+    """
+    if not matches:
+        return evidence, verdict
+    evidence = with_fact_checks(evidence, matches, stages.deps.rater)
+    return evidence, from_fact_checks(verdict, evidence, matches, reference=stages.reference)
 
 
 async def _reviews_first(
@@ -288,6 +321,7 @@ async def _model_path(
     deps, config = stages.deps, stages.config
     claims, queries = await _model_claims(post, model.llm, stages=stages, images=images)
     queries = [with_terms(q, images.terms) for q in queries]
+    matches = await _match_fact_checks(claims, post, stages)
     evidence = await stages.gather(claims, queries, "")
     quotes = await stages.timed("extraction", quote_all(claims, evidence, model, config))
     await stages.verify(claims, evidence, "")
@@ -296,4 +330,6 @@ async def _model_path(
         "judgement",
         judge_claims(claims, evidence, quotes, model, deps, stages.claim_graphs(claims)),
     )
-    return claims, await refine(claims, first, stages=stages, model=model)
+    judged = await refine(claims, first, stages=stages, model=model)
+    evidence, verdict = _published_first(list(judged.evidence), judged.verdict, matches, stages)
+    return claims, dataclasses.replace(judged, evidence=evidence, verdict=verdict)

@@ -41,6 +41,8 @@ from storage.codec import (
 from storage.details import (
     assessments_in,
     assessments_out,
+    fact_checks_in,
+    fact_checks_out,
     images_in,
     images_out,
     narratives_in,
@@ -100,6 +102,7 @@ class CheckRepo:
                     "narratives": narratives_out(check.narratives),
                     "assessments": assessments_out(check.assessments),
                     "quotes": quotes_out(check.quotes),
+                    "fact_checks": fact_checks_out(check.fact_checks),
                     "images": images_out(check.images),
                 }
             )
@@ -205,6 +208,7 @@ class CheckRepo:
             narratives=narratives_in(row["narratives"]),
             assessments=assessments_in(row["assessments"]),
             quotes=quotes_in(row["quotes"]),
+            fact_checks=fact_checks_in(row["fact_checks"]),
         )
 
     def drop_uploads_before(self, cutoff: datetime) -> int:

@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from pipeline.records.codec import dump, load
 from pipeline.records.domain import Assessment, ImageTrace, Narrative, Quote
+from pipeline.records.factchecks import ClaimMatch
 from pipeline.records.image import ImageReport
 
 
@@ -72,6 +73,16 @@ def quotes_out(quotes: tuple[Quote, ...]) -> str:
 def quotes_in(value: str | None) -> tuple[Quote, ...]:
     """Read quotes stored by `quotes_out`."""
     return load(tuple[Quote, ...], value or "[]")
+
+
+def fact_checks_out(matches: tuple[ClaimMatch, ...]) -> str:
+    """Return the stored form of a check's matched published fact-checks."""
+    return dump(matches, kind=tuple[ClaimMatch, ...])
+
+
+def fact_checks_in(value: str | None) -> tuple[ClaimMatch, ...]:
+    """Read matches stored by `fact_checks_out`."""
+    return load(tuple[ClaimMatch, ...], value or "[]")
 
 
 # Keys of an image description (and its parts) that are post content, and what they become.

@@ -21,9 +21,9 @@ import numpy as np
 import numpy.typing as npt
 from sqlite_utils import Database
 
-from pipeline.factchecks.records import FactCheck
 from pipeline.ports import FactCheckVectors, UpsertStatus
 from pipeline.records.domain import Label, utcnow
+from pipeline.records.factchecks import FactCheck
 from storage.browse import match_expression, tsquery_expression
 from storage.codec import dt_in, dt_out
 from storage.tx import immediate
@@ -57,7 +57,6 @@ class FactCheckRepo:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.pg = getattr(db, "dialect", "sqlite") == "postgresql"
-        self._matrices: dict[str, tuple[tuple[int, ...], FactCheckVectors]] = {}
 
     def stored_fact_check_hashes(self, urls: Sequence[str]) -> dict[str, str]:
         """Return the content hash stored for each of urls that is in the index."""
@@ -153,26 +152,40 @@ class FactCheckRepo:
         ]
         return ids, texts
 
+    def fact_check_languages(self) -> list[str | None]:
+        """Return every review's language, in id order (as `fact_check_texts`)."""
+        rows = self.db.execute("SELECT language FROM fact_checks ORDER BY id").fetchall()
+        return [r[0] for r in rows]
+
     def fact_check_matrix(self, model: str) -> FactCheckVectors:
-        """Return every stored vector of model (cached until the index changes)."""
-        key = self.fact_check_key()
-        cached = self._matrices.get(model)
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        """Return every stored vector of model, filled row by row into one matrix.
+
+        Not cached here: the matcher keeps the matrix of its snapshot, and a second copy would
+        double the index's largest allocation (200,000 reviews: 307 MB a model).
+        """
+        count, dim = self.db.execute(
+            "SELECT COUNT(*), MAX(LENGTH(vector)) FROM fact_check_vectors WHERE model = ?",
+            [model],
+        ).fetchone()
+        if not count:
+            return FactCheckVectors(
+                ids=np.zeros(0, dtype=np.int64), matrix=np.zeros((0, 0), dtype=np.float32)
+            )
+        ids = np.empty(int(count), dtype=np.int64)
+        matrix = np.empty((int(count), int(dim) // 4), dtype=np.float32)
         rows = self.db.execute(
             "SELECT fact_check_id, vector FROM fact_check_vectors WHERE model = ? "
             "ORDER BY fact_check_id",
             [model],
-        ).fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        if rows:
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            matrix = matrix.reshape(len(rows), -1)
-        else:
-            matrix = np.zeros((0, 0), dtype=np.float32)
-        vectors = FactCheckVectors(ids=ids, matrix=matrix)
-        self._matrices[model] = (key, vectors)
-        return vectors
+        )
+        n = 0
+        for fact_check_id, blob in rows:
+            if n == count:  # written since the count: the next snapshot takes it
+                break
+            ids[n] = fact_check_id
+            matrix[n] = np.frombuffer(blob, dtype=np.float32)
+            n += 1
+        return FactCheckVectors(ids=ids[:n], matrix=matrix[:n])
 
     def fact_check_vectors(
         self, ids: Sequence[int], model: str

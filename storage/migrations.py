@@ -799,3 +799,10 @@ def m029_fact_checks(db: Database) -> None:
             INSERT INTO fact_check_text(rowid, claim_reviewed, headline, claimant, publisher)
                 VALUES (new.id, new.claim_reviewed, new.headline, new.claimant, new.publisher);
         END""")
+
+
+@migrations()
+def m030_check_fact_checks(db: Database) -> None:
+    # The published fact-check matched to each claim of a check (JSON of ClaimMatch: the
+    # review, its scores, accepted or not; pipeline/checking/published.py). Older checks: [].
+    db.execute("ALTER TABLE checks ADD COLUMN fact_checks TEXT NOT NULL DEFAULT '[]'")

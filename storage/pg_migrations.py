@@ -529,6 +529,11 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     # The fact-check index (m029 in SQLite); its search table is a tsvector one, 'simple'
     # configuration as the dashboard's check search (the reviews are in many languages).
     PgMigration("p006_fact_checks", _script(FACT_CHECKS)),
+    # The published fact-check matched to each claim of a check (m030 in SQLite).
+    PgMigration(
+        "p007_check_fact_checks",
+        _script("ALTER TABLE checks ADD COLUMN fact_checks TEXT NOT NULL DEFAULT '[]';"),
+    ),
 )
 
 

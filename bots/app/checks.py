@@ -102,6 +102,7 @@ class CheckFactory:
             verifier=r.verifier if self.judge_choice == "verifier" else None,
             languages=r.languages,
             replies=self.replies,
+            factchecks=r.fact_checks if self.settings.factchecks.enabled else None,
         )
 
     async def image_deps(self, post: Post, *, llm: LLMClient | None = None) -> ImageDeps | None:

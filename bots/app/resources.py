@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import ssl
@@ -40,7 +41,10 @@ from bots.logs import configure as configure_logging
 from bots.settings import Settings
 from pipeline.credibility.importers import load_seed
 from pipeline.embedding.backends import build_embedder
+from pipeline.embedding.e5 import E5_MODEL_NAME
 from pipeline.embedding.embedder import LocalEmbedder
+from pipeline.embedding.onnx import ONNX_MODEL_NAME
+from pipeline.factchecks.matching import FactCheckMatcher, MatchConfig
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.graph.build import GraphBuilder
 from pipeline.graph.verify import GraphVerifier
@@ -218,6 +222,38 @@ class Resources:
     def embedder_loaded(self) -> bool:
         """Return whether the embedder's model is loaded (warm-up done)."""
         return self._embedder is not None and self._embedder.loaded
+
+    @cached_property
+    def fact_check_embedders(self) -> tuple[LocalEmbedder, ...]:
+        """Return the fact-check matcher's embedders: English MiniLM, then multilingual e5.
+
+        The check's own embedder serves where it is the same model; nothing loads until used.
+        """
+        embedding, threads = self.settings.embedding, self.settings.embedding.threads
+        if threads is None and self.runs_local_model:
+            threads = 1  # the llama.cpp server uses every core: see EmbeddingSettings.threads
+        own = self.embedder if embedding.model == "bundled" else None
+
+        def made(backend: str, name: str) -> LocalEmbedder:
+            if own is not None and own.name == name:
+                return own
+            return build_embedder(backend, threads=threads, cpu=self.cpu)
+
+        chosen = [made("onnx", ONNX_MODEL_NAME)]
+        if self.settings.factchecks.multilingual:
+            chosen.append(made("e5", E5_MODEL_NAME))
+        return tuple(chosen)
+
+    @cached_property
+    def fact_checks(self) -> FactCheckMatcher:
+        """Return the matcher over the store's fact-check index (its snapshot loads on use)."""
+        s = self.settings.factchecks
+        config = MatchConfig(candidates=s.candidates)
+        if s.accept is not None:
+            config = dataclasses.replace(config, accept=s.accept)
+        return FactCheckMatcher(
+            self.store.fact_checks, self.fact_check_embedders, config=config, cpu=self.cpu
+        )
 
     @cached_property
     def verifier(self) -> VerifierJudge:

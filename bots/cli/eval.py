@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from bots.cli.eval_matching import claim_matching
+
 if TYPE_CHECKING:
     from bots.app.root import App
     from bots.evaluation.averitec import EvalClaim
@@ -495,3 +497,6 @@ def relevance(
         {"size": outside_sample, "seed": seed} if outside_sample is not None else None
     )
     _write_report(report, report_path)
+
+
+eval_group.add_command(claim_matching)

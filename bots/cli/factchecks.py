@@ -11,14 +11,12 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from bots.cli.factchecks_search import search_command
+
 if TYPE_CHECKING:
     from bots.app.root import App
-    from pipeline.embedding.embedder import Embedder
     from pipeline.factchecks.reviewitems import Identify
 
-# The embedding models the matcher compares claims with (pipeline/factchecks): every review is
-# stored with a vector of each.
-MATCHING_BACKENDS = ("onnx", "e5")
 USER_AGENT = "factbot/0.1 (fact-check index import; +https://github.com/factbot/factbot)"
 
 
@@ -60,8 +58,8 @@ def import_(ctx: click.Context, source: str, batch_size: int, progress: bool) ->
     from pipeline.factchecks.reviewfeeds import read_feed
 
     app = app_from(ctx)
-    embedders = _embedders(app)
-    identify = _identify(app)
+    embedders = app.resources.fact_check_embedders
+    identify = identify_with(app)
     bar = tqdm(unit=" reviews", disable=not progress, file=sys.stderr)
 
     def advance(counts: ImportCounts) -> None:
@@ -85,7 +83,10 @@ def import_(ctx: click.Context, source: str, batch_size: int, progress: bool) ->
     click.echo(f"{source}: {counts.summary()} in {counts.seconds:.1f} s")
 
 
-def _identify(app: App) -> Identify | None:
+factchecks_group.add_command(search_command)
+
+
+def identify_with(app: App) -> Identify | None:
     """Return the app's language finder for reviews that name no language (None: it is off)."""
     languages = app.resources.languages
     if languages is None:
@@ -96,20 +97,6 @@ def _identify(app: App) -> Identify | None:
         return found.code if found.determined else None
 
     return identify
-
-
-def _embedders(app: App) -> list[Embedder]:
-    """Return the matcher's embedders, the app's own where it is one of them."""
-    from pipeline.embedding.backends import build_embedder
-
-    embedding = app.settings.embedding
-    found: list[Embedder] = []
-    for backend in MATCHING_BACKENDS:
-        if embedding.backend == backend and embedding.model == "bundled":
-            found.append(app.embedder)
-        else:
-            found.append(build_embedder(backend, threads=embedding.threads, cpu=app.cpu))
-    return found
 
 
 @contextmanager

@@ -35,6 +35,7 @@ from bots.settings._engine import (
     VerifierSettings,
 )
 from bots.settings._faces import FaceSettings
+from bots.settings._factchecks import FactCheckSettings
 from bots.settings._image_index import ImageIndexSettings
 from bots.settings._mastodon import MastodonSettings
 from bots.settings._metrics import MetricsSettings
@@ -170,6 +171,7 @@ class Settings(BaseSettings):
     )
     server: ServerSettings = ServerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    factchecks: FactCheckSettings = FactCheckSettings()
     graph: GraphSettings = GraphSettings()
     fetch: FetchSettings = FetchSettings()
     images: ImageSettings = ImageSettings()

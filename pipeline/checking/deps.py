@@ -13,6 +13,7 @@ from datetime import timedelta
 from pipeline.embedding.embedder import Embedder
 from pipeline.evidence.ranking import Rater
 from pipeline.evidence.web import WebDeps
+from pipeline.factchecks.matching import FactCheckMatcher
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.graph.verify import GraphVerifier
 from pipeline.image.stage import ImageDeps
@@ -76,6 +77,9 @@ class CheckDeps:
     # the reply catalogues in use (FACTBOT_LANGUAGES): a reply is in the post's language where
     # one has it, else in English with a notice
     replies: Catalogues = field(default_factory=Catalogues)
+    # the operator's index of published fact-checks, matched before evidence retrieval
+    # (pipeline.checking.published); None: no fact-check index
+    factchecks: FactCheckMatcher | None = None
 
 
 @dataclass(frozen=True)

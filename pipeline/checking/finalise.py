@@ -13,6 +13,7 @@ import logging
 from dataclasses import replace
 
 from pipeline.checking.deps import CheckDeps
+from pipeline.checking.published import stored_documents
 from pipeline.checking.images import describe_findings, image_note
 from pipeline.checking.stages import Stages
 from pipeline.image.conflicts import event_kind
@@ -92,8 +93,11 @@ async def finalise(
     # Code has the last word on every path: explicit evidence outranks any judge's reading.
     verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
     # the citation check reads the stored documents: in a worker thread, off the event loop
+    lookup = deps.index.get
+    if stages.matches and deps.factchecks is not None:  # matched reviews: the fact-check index
+        lookup = stored_documents(stages.matches, deps.factchecks.index, lookup)
     verdict, quotes = await asyncio.to_thread(
-        enforce_citations, verdict, evidence, quotes, lookup=deps.index.get
+        enforce_citations, verdict, evidence, quotes, lookup=lookup
     )
     correction = await stages.timed(
         "correction",

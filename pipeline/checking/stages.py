@@ -24,6 +24,7 @@ from pipeline.evidence.retrieval import retrieve
 from pipeline.evidence.web import gather_web_evidence
 from pipeline.inputs.injection import PageScreen
 from pipeline.records.domain import Claim, ClaimGraph, Evidence, Post, StageTiming
+from pipeline.records.factchecks import ClaimMatch
 from pipeline.records.search_status import SearchStatus
 
 T = TypeVar("T")
@@ -53,6 +54,7 @@ class Stages:
         self.pages = PageScreen()
         self.graphs: dict[str, ClaimGraph] = {}
         self.outcomes: list[tuple[str, bool, str, float]] = []  # each live provider's answers
+        self.matches: list[ClaimMatch] = []  # the published fact-checks matched to the claims
 
     async def timed(self, stage: str, work: Awaitable[T]) -> T:
         """Return the result of `work`, recording how long `stage` took."""

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.embedding.embedder import Embedder
-from pipeline.factchecks.records import FactCheck
 from pipeline.factchecks.reviewitems import Parsed, Skipped
+from pipeline.records.factchecks import FactCheck
 
 DEFAULT_BATCH = 256
 

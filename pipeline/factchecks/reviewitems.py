@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pipeline.factchecks.ratings import rating_to_label
-from pipeline.factchecks.records import FactCheck
+from pipeline.records.factchecks import FactCheck
 from pipeline.util.dates import parse_date
 
 # A language finder: the ISO 639-1 code of a text, or None when it cannot tell.

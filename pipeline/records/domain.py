@@ -14,7 +14,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal, get_args
 
+from pipeline.records.factchecks import ClaimMatch
 from pipeline.records.image import ImageReport
+from pipeline.records.labels import Label as Label  # re-exported: every record module names it here
 from pipeline.records.search_status import SearchStatus
 from pipeline.util.i18n import N_, Translator, translator
 
@@ -37,16 +39,6 @@ def document_id_for(url: str) -> str:
 def utcnow() -> datetime:
     """Return the current time, timezone-aware in UTC."""
     return datetime.now(UTC)
-
-
-class Label(StrEnum):
-    """The five verdicts, per claim and for a post as a whole."""
-
-    ACCURATE = "accurate"
-    PARTLY_ACCURATE = "partly accurate"
-    MISLEADING = "misleading"
-    FALSE = "false"
-    UNVERIFIABLE = "unverifiable"
 
 
 class Tier(StrEnum):
@@ -109,6 +101,8 @@ class Basis(StrEnum):
     VERIFIER = "stance model"  # factbot's trained verifier, decided by thresholds in code
     # the claim's language is one the stance model cannot read, and nothing else decided it
     LANGUAGE = "language not read"
+    # a matched published fact-check and newer credible evidence disagree: left open, both said
+    CONFLICT = "fact-check and evidence disagree"
     UNKNOWN = "unknown"  # not recorded (a check loaded from storage)
 
 
@@ -482,6 +476,9 @@ class Check:
     narratives: tuple[Narrative, ...] = ()  # the evidence clusters the model judge read (CRAVE)
     assessments: tuple[Assessment, ...] = ()  # the model judge's reading of each narrative
     quotes: tuple[Quote, ...] = ()  # every quote extraction kept, shown in the reply or not
+    # the published fact-check matched to each claim (pipeline.checking.published), accepted
+    # or not, with its scores
+    fact_checks: tuple[ClaimMatch, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from pipeline.records.domain import (
     Reference,
     Stance,
     Verdict,
+    utcnow,
 )
 from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.reply.links import has_link, scrub_links
@@ -81,6 +82,14 @@ DECIDED = {
     Label.FALSE: N_("The cited sources contradict it."),
 }
 REVIEWED = N_("A rated fact-check of this claim reached this verdict.")
+# A published fact-check that matched the claim (pipeline.checking.published), in any language.
+CHECKED_ON = N_("Checked by {publisher} on {date}: {rating}.")
+CHECKED = N_("Checked by {publisher}: {rating}.")
+CHECKED_UNRATED_ON = N_("{publisher} checked this claim on {date}: “{headline}”.")
+CHECKED_UNRATED = N_("{publisher} checked this claim: “{headline}”.")
+OUTDATED = N_("The fact-check is from {year}; things may have changed since.")
+DISAGREE = N_("Newer credible evidence says otherwise: factbot does not pick a side.")
+OUTDATED_AFTER_DAYS = 3 * 365
 PARTS = {"date": N_("date"), "place": N_("place"), "number": N_("number")}
 _URL_RE = re.compile(r"https?://\S+")
 MAX_QUOTE = 140
@@ -159,6 +168,9 @@ async def write_correction(
             cited = [*(by_id[c.evidence_id] for c in conflicts), *cited]
             refs = tuple(dict.fromkeys(cite(e) for e in cited[:MAX_SOURCES_LISTED]))
             explanation = _unverified(t, cv.basis, bool(refs), blind=blind)
+            review = _fact_check_of(cited)
+            if review is not None and not blind:
+                explanation = _checked(t, review, cv.basis)
             if conflicts:  # not settled, but worth saying: a source disagrees on a detail
                 explanation = t.gettext(
                     "No fact-check settles it, but {detail}",
@@ -170,6 +182,9 @@ async def write_correction(
             cited = [*(by_id[c.evidence_id] for c in conflicts), *cited]
             refs = tuple(dict.fromkeys(cite(e) for e in cited))
             explanation = _decided(t, cv.label, cv.basis, scrub_links(cv.rationale).strip())
+            review = _fact_check_of(cited)
+            if review is not None and cv.basis in (Basis.REVIEW, Basis.CONFLICT):
+                explanation = _checked(t, review, cv.basis)
             wrong = _wrong_parts(t, conflicts)
             if wrong:
                 wrong = wrong[0].upper() + wrong[1:]
@@ -227,6 +242,49 @@ async def write_correction(
     )
     verify_references(correction, evidence)
     return correction
+
+
+def _fact_check_of(cited: Sequence[Evidence]) -> Evidence | None:
+    """Return the claim's first cited evidence when it is a matched published fact-check."""
+    first = cited[0] if cited else None
+    if first is None or first.document.claim_review is None or not first.id.startswith("fc-"):
+        return None
+    return first
+
+
+def _checked(t: Translator, ev: Evidence, basis: Basis) -> str:
+    """Return "Checked by PolitiFact on 3 May 2020: Pants on Fire (false)." in t's language.
+
+    A review without a rating factbot understands is cited for its headline; where fresh
+    evidence disagrees with the review (`Basis.CONFLICT`) the sentence says so; a review older
+    than three years says it may be outdated.
+    """
+    review = ev.document.claim_review
+    assert review is not None  # _fact_check_of chose it for its review
+    publisher = scrub_links(review.reviewer or ev.document.publisher or ev.document.domain)
+    when = review.date_published
+    day = t.date(when.date()) if when is not None else ""
+    if review.label is None or review.label is Label.UNVERIFIABLE:
+        headline = scrub_links(_shorten(ev.document.title or review.claim_reviewed, MAX_QUOTE))
+        text = t.gettext(
+            CHECKED_UNRATED_ON if when else CHECKED_UNRATED,
+            publisher=publisher,
+            date=day,
+            headline=headline,
+        )
+    else:
+        verdict = t.verdict(review.label)
+        rating = scrub_links(review.rating).strip() or verdict
+        if rating.casefold() != verdict.casefold():
+            rating = f"{rating} ({verdict})"
+        text = t.gettext(
+            CHECKED_ON if when else CHECKED, publisher=publisher, date=day, rating=rating
+        )
+    if basis is Basis.CONFLICT:
+        text = f"{text} {t.gettext(DISAGREE)}"
+    if when is not None and (utcnow() - when).days > OUTDATED_AFTER_DAYS:
+        text = f"{text} {t.gettext(OUTDATED, year=str(when.year))}"
+    return text
 
 
 def _unverified(t: Translator, basis: Basis, cited: bool, *, blind: bool) -> str:

@@ -86,6 +86,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m027_posts_language_index",
         "m028_passages_trigram",
         "m029_fact_checks",
+        "m030_check_fact_checks",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

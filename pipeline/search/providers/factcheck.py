@@ -21,9 +21,9 @@ import httpx
 from pydantic import Field, SecretStr
 
 from pipeline.factchecks.ratings import rating_to_label
-from pipeline.factchecks.records import FactCheck
 from pipeline.factchecks.reviewitems import fact_checks_from_google
 from pipeline.records.domain import ClaimReview
+from pipeline.records.factchecks import FactCheck
 from pipeline.search.base import SearchQuery, SearchResult
 from pipeline.search.http import ProviderClient
 from pipeline.search.parsing import on_sites, parse_date, site_domain

@@ -16,8 +16,8 @@ import pytest
 from pipeline.embedding.embedder import Role, Vectors
 from pipeline.errors import FeedError
 from pipeline.factchecks.loading import ImportCounts, fact_check_hash, import_fact_checks
-from pipeline.factchecks.records import FactCheck
 from pipeline.factchecks.reviewfeeds import read_feed, read_feed_file
+from pipeline.records.factchecks import FactCheck
 from storage import Store
 
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from pipeline.errors import FeedError, InputError
-from pipeline.factchecks.records import FactCheck
 from pipeline.factchecks.reviewfeeds import Parsed, Skipped, read_feed, read_feed_file
 from pipeline.factchecks.reviewitems import fact_checks_from_google, language_code
 from pipeline.records.domain import Label
+from pipeline.records.factchecks import FactCheck
 from tests.conftest import FIXTURES
 
 FEEDS = FIXTURES / "factchecks"

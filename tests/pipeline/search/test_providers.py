@@ -10,8 +10,8 @@ import pytest
 from pydantic import SecretStr
 
 from pipeline.errors import ConfigError, SearchError
-from pipeline.factchecks.records import FactCheck
 from pipeline.records.domain import Label
+from pipeline.records.factchecks import FactCheck
 from pipeline.search.base import SearchQuery
 from pipeline.search.providers import (
     BraveSearch,

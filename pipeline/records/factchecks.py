@@ -8,10 +8,11 @@ it as the same claim.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pipeline.records.domain import Label, document_id_for
+from pipeline.records.labels import Label
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class FactCheck:
     @property
     def id(self) -> str:
         """Return the stable id of the review (from its URL)."""
-        return document_id_for(self.url)
+        return hashlib.sha256(self.url.encode("utf-8")).hexdigest()[:32]  # document_id_for
 
     def matching_text(self) -> str:
         """Return the text the matcher indexes: the reviewed claim, then the headline."""
@@ -53,3 +54,12 @@ class FactCheckMatch:
     semantic: float = 0.0  # the best embedding cosine
     accepted: bool = False  # the match decision: the same claim
     reasons: tuple[str, ...] = field(default_factory=tuple)  # why a match was refused
+
+
+@dataclass(frozen=True)
+class ClaimMatch:
+    """The fact-check matched to one claim of a check, stored with the check."""
+
+    claim_id: str
+    match: FactCheckMatch
+    via_post: bool = False  # matched on the whole (short) post rather than the claim's words

@@ -1,0 +1,291 @@
+"""Matching a claim to the published fact-checks: candidates, re-ranking, the match decision.
+
+1. Candidates, a stage that scales: the best `candidates` reviews by BM25
+   (`pipeline.factchecks.lexical`) and by each embedding model's cosine over the whole index
+   (one matrix product a model). The models are the English MiniLM and the multilingual e5, so
+   a Spanish post finds an English fact-check and the reverse.
+2. Re-ranking: a weighted sum of the lexical score (normalised by the query's best) and each
+   model's cosine; weights and the e5 offset were chosen on CheckThat! 2A train
+   (docs/results/2026-12-07-fact-check-matching.md). MiniLM reads English only: where the claim
+   or the review is in another language, that review is ranked on e5 (and BM25 within one
+   language), each term's weight moved to e5.
+3. The decision, per claim: the best candidate is accepted as "the same claim" only when its
+   re-ranker score reaches `accept`, its embedding cosine reaches the model's floor, and
+   `pipeline.factchecks.agreement` finds nothing against it (negation, direction, numbers,
+   years). A wrong match cites a fact-check of a different claim, which is worse than none.
+
+Failure policy: the index's snapshot (lexical matrix and vectors) is rebuilt when its key
+changes; an empty index matches nothing; an embedder that fails raises to the caller (the
+check's stage turns that into "no match" and says so).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.embedding.e5 import E5_MODEL_NAME
+from pipeline.embedding.embedder import Embedder
+from pipeline.embedding.onnx import ONNX_MODEL_NAME
+from pipeline.factchecks.agreement import disagreements
+from pipeline.factchecks.lexical import LexicalIndex
+from pipeline.ports import FactCheckIndex
+from pipeline.records.factchecks import FactCheck, FactCheckMatch
+from pipeline.util.cpu import CpuPool, run_cpu
+from pipeline.util.text import RT_RE, URL_RE
+
+ENGLISH_MODEL = ONNX_MODEL_NAME
+MULTILINGUAL_MODEL = E5_MODEL_NAME
+
+# An embedded tweet's signature: "— Name (@handle) February 25, 2016".
+_SIGNATURE_RE = re.compile(r"\s*[—–-]{1,2}\s*[^—–\n]{0,80}\(@\w+\)\s*\w+ \d{1,2}, \d{4}\s*$")
+_PIC_RE = re.compile(r"\bpic\.twitter\.com/\S+")
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """The matcher's weights and thresholds, chosen on CheckThat! 2A train (997 tweets).
+
+    Two English texts: `lexical_weight * bm25 + english_weight * MiniLM + e5_weight * (e5 -
+    e5_offset)`, accepted from `accept` (the lowest score whose false matches, with the gold
+    reviews left out of the index, stay at or under 2 % of train's posts). Without e5 vectors:
+    `lexical_weight * bm25 + MiniLM`, accepted from `minilm_accept`. Another language on either
+    side: the same sum with MiniLM's cosine estimated from e5's (`minilm_from_e5`) ranks it, and
+    e5 alone decides, from `e5_accept` (the same 2 % rule on e5 alone).
+    """
+
+    candidates: int = 50  # per first-stage channel (BM25 and each model)
+    lexical_weight: float = 0.25
+    english_weight: float = 0.75
+    e5_weight: float = 1.0
+    e5_offset: float = 0.7  # e5's cosines are compressed: unrelated texts score ~0.7
+    accept: float = 0.89
+    minilm_accept: float = 0.87
+    e5_accept: float = 0.91
+    # Where MiniLM cannot read one side, its cosine is estimated from e5's (least squares over
+    # the top 50 candidates of train's posts: MiniLM ~ -1.573 + 2.302 e5), so one ranking
+    # holds English and other-language reviews on the same scale.
+    minilm_from_e5: tuple[float, float] = (-1.573, 2.302)
+
+
+def matching_query(text: str) -> str:
+    """Return the text of a post or claim as the matcher reads it: no links, no sign-off.
+
+    Handles stay, without their @: "@HillaryClinton" names the person the claim is about.
+    """
+    text = _SIGNATURE_RE.sub("", html.unescape(text))
+    text = _PIC_RE.sub(" ", text)
+    text = RT_RE.sub("", URL_RE.sub(" ", text))
+    return " ".join(text.replace("@", " ").replace("#", " ").split())
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    row: int
+    score: float
+    lexical: float
+    cosine: float  # the deciding model's: MiniLM for two English texts, else e5
+    across: bool  # the claim and the review are not both English: e5 decides
+
+
+@dataclass
+class _Snapshot:
+    key: tuple[int, ...]
+    ids: npt.NDArray[np.int64]
+    lexical: LexicalIndex
+    matrices: dict[str, npt.NDArray[np.float32]]  # rows aligned with ids, zeros where missing
+    english: npt.NDArray[np.bool_]  # the review is in English (or of unknown language)
+
+
+class FactCheckMatcher:
+    """Ranks published fact-checks for a claim and decides whether the best is the same claim."""
+
+    def __init__(
+        self,
+        index: FactCheckIndex,
+        embedders: Sequence[Embedder],
+        *,
+        config: MatchConfig | None = None,
+        cpu: CpuPool | None = None,
+    ) -> None:
+        self.index = index
+        self.embedders = {e.name: e for e in embedders}
+        self.config = config or MatchConfig()
+        self.cpu = cpu
+        self._snapshot: _Snapshot | None = None
+        self._lock = threading.Lock()
+
+    async def match(
+        self, texts: Sequence[str], *, languages: Sequence[str | None] | None = None, limit: int = 5
+    ) -> list[list[FactCheckMatch]]:
+        """Return, per text, the best `limit` reviews (the first accepted or not)."""
+        return await run_cpu(self.cpu, self.match_sync, texts, languages=languages, limit=limit)
+
+    def match_sync(
+        self,
+        texts: Sequence[str],
+        *,
+        languages: Sequence[str | None] | None = None,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+    ) -> list[list[FactCheckMatch]]:
+        """Match in the calling thread (see `match`); reviews whose URL is in exclude are
+        left out (the evaluation's gold reviews, to measure false matches)."""
+        snapshot = self._current()
+        if snapshot is None or not texts:
+            return [[] for _ in texts]
+        queries = [matching_query(t) for t in texts]
+        langs = list(languages) if languages is not None else [None] * len(texts)
+        vectors = {
+            name: embedder.embed_sync(queries, role="query")
+            for name, embedder in self.embedders.items()
+            if name in snapshot.matrices
+        }
+        extra = min(len(exclude), 20)
+        ranked = [
+            self._rank(snapshot, q, {n: v[i] for n, v in vectors.items()}, langs[i], limit + extra)
+            for i, q in enumerate(queries)
+        ]
+        wanted = sorted({int(snapshot.ids[r.row]) for rows in ranked for r in rows})
+        reviews = self.index.get_fact_checks(wanted)
+        out: list[list[FactCheckMatch]] = []
+        for query, rows in zip(queries, ranked, strict=True):
+            kept = [
+                (reviews[int(snapshot.ids[r.row])], r)
+                for r in rows
+                if int(snapshot.ids[r.row]) in reviews
+                and reviews[int(snapshot.ids[r.row])].url not in exclude
+            ][:limit]
+            out.append(
+                [
+                    _decided(query, review, r, self.config, first=n == 0)
+                    for n, (review, r) in enumerate(kept)
+                ]
+            )
+        return out
+
+    def _rank(
+        self,
+        snapshot: _Snapshot,
+        query: str,
+        vectors: Mapping[str, npt.NDArray[np.float32]],
+        language: str | None,
+        limit: int,
+    ) -> list[_Ranked]:
+        config = self.config
+        lexical = snapshot.lexical.scores(query)
+        cosines = {name: snapshot.matrices[name] @ vec for name, vec in vectors.items()}
+        pool: set[int] = set()
+        k = min(config.candidates, len(snapshot.ids))
+        for scores in (lexical, *cosines.values()):
+            if k:
+                pool.update(int(i) for i in np.argpartition(-scores, k - 1)[:k])
+        rows = np.fromiter(sorted(pool), dtype=np.int64)
+        top = float(lexical.max())
+        lex = lexical[rows] / top if top > 0 else np.zeros(len(rows), dtype=np.float32)
+        english_query = _english(language)
+        fused, best_cos = _fused(rows, lex, cosines, snapshot, config, english_query=english_query)
+        across = ~(snapshot.english[rows] & english_query)
+        if MULTILINGUAL_MODEL not in cosines:
+            across[:] = False  # nothing reads both languages: `_fused` keeps them below accept
+        order = np.argsort(-fused, kind="stable")[:limit]
+        return [
+            _Ranked(
+                int(rows[i]), float(fused[i]), float(lex[i]), float(best_cos[i]), bool(across[i])
+            )
+            for i in order
+        ]
+
+    def _current(self) -> _Snapshot | None:
+        key = self.index.fact_check_key()
+        with self._lock:
+            if self._snapshot is None or self._snapshot.key != key:
+                self._snapshot = self._build(key)
+            return self._snapshot
+
+    def _build(self, key: tuple[int, ...]) -> _Snapshot | None:
+        ids, texts = self.index.fact_check_texts()
+        if not len(ids):
+            return None
+        matrices: dict[str, npt.NDArray[np.float32]] = {}
+        for name in self.embedders:
+            stored = self.index.fact_check_matrix(name)
+            if not len(stored.ids):
+                continue
+            if len(stored.ids) == len(ids) and np.array_equal(stored.ids, ids):
+                matrices[name] = stored.matrix  # every review has a vector: no copy
+                continue
+            matrix = np.zeros((len(ids), stored.matrix.shape[1]), dtype=np.float32)
+            at = np.searchsorted(ids, stored.ids)
+            found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == stored.ids)
+            matrix[at[found]] = stored.matrix[found]
+            matrices[name] = matrix
+        languages = self.index.fact_check_languages()
+        english = np.array([_english(lang) for lang in languages], dtype=np.bool_)
+        return _Snapshot(key, ids, LexicalIndex(ids, texts), matrices, english)
+
+
+def _english(language: str | None) -> bool:
+    return language is None or language in ("en", "und")
+
+
+def _fused(
+    rows: npt.NDArray[np.int64],
+    lex: npt.NDArray[np.float32],
+    cosines: Mapping[str, npt.NDArray[np.float32]],
+    snapshot: _Snapshot,
+    config: MatchConfig,
+    *,
+    english_query: bool,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """Return the re-ranker's score and the deciding model's cosine of each candidate row.
+
+    English claim and review: BM25 + MiniLM (+ e5). Otherwise MiniLM cannot read one side and
+    e5 decides; without e5, such a pair is ranked on the English formula but can never reach
+    `accept` (`_decided` refuses it: no model read both languages).
+    """
+    english = snapshot.english[rows] & english_query
+    c = config
+    lexical = c.lexical_weight * lex
+    mini = cosines[ENGLISH_MODEL][rows] if ENGLISH_MODEL in cosines else None
+    multi = cosines[MULTILINGUAL_MODEL][rows] if MULTILINGUAL_MODEL in cosines else None
+    if multi is not None:
+        intercept, slope = c.minilm_from_e5
+        estimated = intercept + slope * multi
+        read = estimated if mini is None else np.where(english, mini, estimated)
+        fused = lexical + c.english_weight * read + c.e5_weight * (multi - c.e5_offset)
+        if mini is not None:
+            return fused.astype(np.float32), np.where(english, mini, multi).astype(np.float32)
+        return fused.astype(np.float32), multi.astype(np.float32)
+    if mini is None:  # no model: BM25 ranks, nothing is accepted
+        return (lexical - 1.0).astype(np.float32), np.zeros(len(rows), dtype=np.float32)
+    same = lexical + mini + (c.accept - c.minilm_accept)
+    unreadable = np.where(english, 0.0, 1.0)  # pushed below accept: refused, still ranked
+    return (same - unreadable).astype(np.float32), mini.astype(np.float32)
+
+
+def _decided(
+    query: str, review: FactCheck, ranked: _Ranked, config: MatchConfig, *, first: bool
+) -> FactCheckMatch:
+    reasons: list[str] = []
+    if not first:
+        reasons.append("not the best candidate")
+    if ranked.across and ranked.cosine < config.e5_accept:
+        reasons.append(f"cross-language cosine {ranked.cosine:.2f} below {config.e5_accept:.2f}")
+    elif not ranked.across and ranked.score < config.accept:
+        reasons.append(f"score {ranked.score:.2f} below {config.accept:.2f}")
+    reasons.extend(disagreements(query, review.matching_text()))
+    return FactCheckMatch(
+        fact_check=review,
+        score=round(ranked.score, 4),
+        lexical=round(ranked.lexical, 4),
+        semantic=round(ranked.cosine, 4),
+        accepted=not reasons,
+        reasons=tuple(reasons),
+    )
