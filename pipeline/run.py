@@ -22,10 +22,10 @@ import dataclasses
 from datetime import datetime
 
 from pipeline.checking.deps import CheckConfig, CheckDeps, ModelDeps, Progress, ReferenceDeps
-from pipeline.checking.published import from_fact_checks, match_claims, with_fact_checks
 from pipeline.checking.finalise import defer_to_fact_checks, finalise
 from pipeline.checking.images import trace_images
 from pipeline.checking.languages import decide_readable, identify_claims, identify_post
+from pipeline.checking.published import from_fact_checks, match_claims, with_fact_checks
 from pipeline.checking.refinement import refine
 from pipeline.checking.stages import Stages
 from pipeline.checking.steps import Judged, judge_claims, quote_all

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 @click.option(
     "--drop-gold",
     is_flag=True,
-    help="Leave the posts' gold reviews out of the index: every accepted match is then a false "
-    "match (false_match_rate).",
+    help="Leave the posts' gold reviews out of every answer (ranked and decided without them): "
+    "every accepted match is then a false match (false_match_rate).",
 )
 @click.option("--limit", type=int, help="Only the first N posts.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
@@ -65,10 +65,10 @@ def claim_matching(
     posts = read_posts(posts_path)[:limit]
     app = app_from(ctx)
     started = time.monotonic()
-    dropped = gold_urls(posts) if drop_gold else set()
-    matcher, gold_labels = _matcher(app, feed, dropped, progress)
-    # with the data folder's index, the gold reviews are left out of each answer instead
-    exclude = frozenset(dropped) if feed is None else frozenset()
+    # The gold reviews are left out of every answer, before the decision: ranked and decided
+    # as if the index did not hold them (its BM25 statistics aside), without a second import.
+    exclude = frozenset(gold_urls(posts)) if drop_gold else frozenset()
+    matcher, gold_labels = _matcher(app, feed, progress)
     outcomes = _run(app, matcher, posts, exclude=exclude, progress=progress)
     report: dict[str, Any] = score(outcomes, drop_gold=drop_gold, gold_labels=gold_labels)
     report.update(
@@ -85,7 +85,7 @@ def claim_matching(
 
 
 def _matcher(
-    app: App, feed: Path | None, dropped: set[str], progress: bool
+    app: App, feed: Path | None, progress: bool
 ) -> tuple[FactCheckMatcher, dict[str, Any]]:
     """Return the matcher over the run's index and the gold reviews' mapped labels by URL."""
     from pipeline.factchecks.matching import FactCheckMatcher
@@ -94,7 +94,7 @@ def _matcher(
     if feed is None:
         index = resources.store.fact_checks
     else:
-        index = _feed_index(app, feed, dropped, progress)
+        index = _feed_index(app, feed, progress)
     labels = {url: review.label for url, review in _reviews_by_url(index).items()}
     matcher = FactCheckMatcher(
         index, resources.fact_check_embedders, config=resources.fact_checks.config
@@ -107,25 +107,18 @@ def _reviews_by_url(index: Any) -> dict[str, Any]:
     return {r.url: r for r in index.get_fact_checks([int(i) for i in ids]).values()}
 
 
-def _feed_index(app: App, feed: Path, dropped: set[str], progress: bool) -> Any:
-    """Return the run's own index with feed imported (minus dropped URLs), reused by sha256."""
+def _feed_index(app: App, feed: Path, progress: bool) -> Any:
+    """Return the run's own index with feed imported, kept by the feed's sha256 for reuse."""
     from bots.cli.factchecks import identify_with
     from pipeline.factchecks.loading import import_fact_checks
     from pipeline.factchecks.reviewfeeds import read_feed_file
-    from pipeline.records.factchecks import FactCheck
     from storage import Store
 
     digest = hashlib.sha256(feed.read_bytes()).hexdigest()[:16]
-    if dropped:
-        digest += "-" + hashlib.sha256("\n".join(sorted(dropped)).encode()).hexdigest()[:8]
     folder = app.settings.data_dir / "eval" / "claim-matching" / digest
     folder.mkdir(parents=True, exist_ok=True)
     store = Store.open(folder / "factbot.db")
-    items = (
-        item
-        for item in read_feed_file(feed, identify=identify_with(app))
-        if not (isinstance(item, FactCheck) and item.url in dropped)
-    )
+    items = read_feed_file(feed, identify=identify_with(app))
     counts = asyncio.run(
         import_fact_checks(
             items,

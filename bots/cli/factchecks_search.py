@@ -62,8 +62,11 @@ def search_command(
         review = m.fact_check
         verdict = "MATCH" if m.accepted else "no match: " + "; ".join(m.reasons)
         when = f" {review.review_date:%Y-%m-%d}" if review.review_date else ""
+        rating = review.rating or "no rating"
+        if review.rating:
+            rating += f" ({review.label or 'a rating factbot does not read'})"
         click.echo(
             f"{n}. {m.score:.3f} (lexical {m.lexical:.2f}, cosine {m.semantic:.2f}) {verdict}\n"
-            f"   {review.publisher}{when}: {review.rating or 'no rating'} — "
+            f"   {review.publisher}{when}: {rating} — "
             f"{review.claim_reviewed}\n   {review.url}"
         )

@@ -13,8 +13,8 @@ import logging
 from dataclasses import replace
 
 from pipeline.checking.deps import CheckDeps
-from pipeline.checking.published import stored_documents
 from pipeline.checking.images import describe_findings, image_note
+from pipeline.checking.published import stored_documents
 from pipeline.checking.stages import Stages
 from pipeline.image.conflicts import event_kind
 from pipeline.judge.claimreview import combine

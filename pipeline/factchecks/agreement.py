@@ -48,7 +48,11 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("venceu ganhou", "perdeu"),
     )
 )
-_NUMBER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:[,.]\d{3})+|\d+(?:[.,]\d+)?)(\s?%|\s?percent)?")
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:[,.]\d{3})+|\d+(?:[.,]\d+)?)"
+    r"(\s?%|\s?percent|\s?(?:thousand|million|billion|trillion|mil|millones|milliards?|milliarden))?",
+    re.IGNORECASE,
+)
 _YEAR_RE = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 
 
@@ -60,17 +64,22 @@ def _numbers(text: str) -> set[str]:
     """Return the numbers of text other than years, without thousands separators."""
     years = set(_YEAR_RE.findall(text))
     found = set()
-    for value, percent in _NUMBER_RE.findall(text):
+    for value, magnitude in _NUMBER_RE.findall(text):
         plain = value.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", value) else value
         plain = plain.replace(",", ".")
-        if plain in years or (len(plain) == 1 and not percent):  # "1 of 3", "5G": too weak
+        if plain in years or (len(plain) == 1 and not magnitude):  # "1 of 3", "5G": too weak
+            # (a single digit with a magnitude or a percent sign is a figure: "3 billion")
             continue
         found.add(plain.rstrip("0").rstrip(".") if "." in plain else plain)
     return found
 
 
-def disagreements(claim: str, reviewed: str) -> tuple[str, ...]:
-    """Return why claim and reviewed are not the same claim (empty: nothing found against it)."""
+def disagreements(claim: str, reviewed: str, context: str = "") -> tuple[str, ...]:
+    """Return why claim and reviewed are not the same claim (empty: nothing found against it).
+
+    `context` (the review's headline) adds numbers and years, not negations: a headline such as
+    "No, the bridge did not cost $10 billion" negates the claim it reviews.
+    """
     claim_tokens = [w.lower() for w in words(claim)]
     review_tokens = [w.lower() for w in words(reviewed)]
     reasons: list[str] = []
@@ -83,10 +92,11 @@ def disagreements(claim: str, reviewed: str) -> tuple[str, ...]:
         ):
             reasons.append("opposite direction")
             break
-    claim_numbers, review_numbers = _numbers(claim), _numbers(reviewed)
+    claim_numbers, review_numbers = _numbers(claim), _numbers(f"{reviewed} {context}")
     if claim_numbers and review_numbers and not claim_numbers & review_numbers:
         reasons.append("numbers differ")
-    claim_years, review_years = set(_YEAR_RE.findall(claim)), set(_YEAR_RE.findall(reviewed))
+    claim_years = set(_YEAR_RE.findall(claim))
+    review_years = set(_YEAR_RE.findall(f"{reviewed} {context}"))
     if claim_years and review_years and not claim_years & review_years:
         reasons.append("years differ")
     return tuple(reasons)

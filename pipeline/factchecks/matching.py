@@ -99,7 +99,8 @@ class _Snapshot:
     key: tuple[int, ...]
     ids: npt.NDArray[np.int64]
     lexical: LexicalIndex
-    matrices: dict[str, npt.NDArray[np.float32]]  # rows aligned with ids, zeros where missing
+    # the scanned model's vectors, rows aligned with ids (zeros where a review has none)
+    matrices: dict[str, npt.NDArray[np.float32]]
     english: npt.NDArray[np.bool_]  # the review is in English (or of unknown language)
 
 
@@ -145,7 +146,6 @@ class FactCheckMatcher:
         vectors = {
             name: embedder.embed_sync(queries, role="query")
             for name, embedder in self.embedders.items()
-            if name in snapshot.matrices
         }
         extra = min(len(exclude), 20)
         ranked = [
@@ -180,15 +180,17 @@ class FactCheckMatcher:
     ) -> list[_Ranked]:
         config = self.config
         lexical = snapshot.lexical.scores(query)
-        cosines = {name: snapshot.matrices[name] @ vec for name, vec in vectors.items()}
+        scanned = {name: snapshot.matrices[name] @ vectors[name] for name in snapshot.matrices}
         pool: set[int] = set()
         k = min(config.candidates, len(snapshot.ids))
-        for scores in (lexical, *cosines.values()):
+        for scores in (lexical, *scanned.values()):
             if k:
                 pool.update(int(i) for i in np.argpartition(-scores, k - 1)[:k])
         rows = np.fromiter(sorted(pool), dtype=np.int64)
         top = float(lexical.max())
         lex = lexical[rows] / top if top > 0 else np.zeros(len(rows), dtype=np.float32)
+        cosines = {name: scores[rows] for name, scores in scanned.items()}
+        cosines.update(self._rescored(snapshot, rows, vectors, exclude=set(scanned)))
         english_query = _english(language)
         fused, best_cos = _fused(rows, lex, cosines, snapshot, config, english_query=english_query)
         across = ~(snapshot.english[rows] & english_query)
@@ -202,6 +204,30 @@ class FactCheckMatcher:
             for i in order
         ]
 
+    def _rescored(
+        self,
+        snapshot: _Snapshot,
+        rows: npt.NDArray[np.int64],
+        vectors: Mapping[str, npt.NDArray[np.float32]],
+        *,
+        exclude: set[str],
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """Return the cosines of the models not scanned, for the candidates only.
+
+        Their vectors are read from the index for these rows: one matrix in memory (the scanned
+        model's) instead of one a model. A model with no vector for some candidate is left out.
+        """
+        ids = [int(snapshot.ids[row]) for row in rows]
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for name, vector in vectors.items():
+            if name in exclude:
+                continue
+            stored = self.index.fact_check_vectors(ids, name)
+            if len(stored) != len(ids):
+                continue
+            out[name] = np.stack([stored[i] for i in ids]) @ vector
+        return out
+
     def _current(self) -> _Snapshot | None:
         key = self.index.fact_check_key()
         with self._lock:
@@ -213,19 +239,22 @@ class FactCheckMatcher:
         ids, texts = self.index.fact_check_texts()
         if not len(ids):
             return None
+        # One model's matrix is scanned (e5 where it is stored: it reads every language); the
+        # others are read for each query's candidates (`_rescored`).
         matrices: dict[str, npt.NDArray[np.float32]] = {}
-        for name in self.embedders:
+        for name in sorted(self.embedders, key=lambda n: n != MULTILINGUAL_MODEL):
             stored = self.index.fact_check_matrix(name)
             if not len(stored.ids):
                 continue
             if len(stored.ids) == len(ids) and np.array_equal(stored.ids, ids):
                 matrices[name] = stored.matrix  # every review has a vector: no copy
-                continue
-            matrix = np.zeros((len(ids), stored.matrix.shape[1]), dtype=np.float32)
-            at = np.searchsorted(ids, stored.ids)
-            found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == stored.ids)
-            matrix[at[found]] = stored.matrix[found]
-            matrices[name] = matrix
+            else:
+                matrix = np.zeros((len(ids), stored.matrix.shape[1]), dtype=np.float32)
+                at = np.searchsorted(ids, stored.ids)
+                found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == stored.ids)
+                matrix[at[found]] = stored.matrix[found]
+                matrices[name] = matrix
+            break
         languages = self.index.fact_check_languages()
         english = np.array([_english(lang) for lang in languages], dtype=np.bool_)
         return _Snapshot(key, ids, LexicalIndex(ids, texts), matrices, english)
@@ -253,8 +282,8 @@ def _fused(
     english = snapshot.english[rows] & english_query
     c = config
     lexical = c.lexical_weight * lex
-    mini = cosines[ENGLISH_MODEL][rows] if ENGLISH_MODEL in cosines else None
-    multi = cosines[MULTILINGUAL_MODEL][rows] if MULTILINGUAL_MODEL in cosines else None
+    mini = cosines.get(ENGLISH_MODEL)
+    multi = cosines.get(MULTILINGUAL_MODEL)
     if multi is not None:
         intercept, slope = c.minilm_from_e5
         estimated = intercept + slope * multi
@@ -280,7 +309,7 @@ def _decided(
         reasons.append(f"cross-language cosine {ranked.cosine:.2f} below {config.e5_accept:.2f}")
     elif not ranked.across and ranked.score < config.accept:
         reasons.append(f"score {ranked.score:.2f} below {config.accept:.2f}")
-    reasons.extend(disagreements(query, review.matching_text()))
+    reasons.extend(disagreements(query, review.claim_reviewed, review.headline))
     return FactCheckMatch(
         fact_check=review,
         score=round(ranked.score, 4),

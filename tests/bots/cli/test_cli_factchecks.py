@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,73 @@ def test_import_over_http_gzip_and_a_truncated_feed(run, tmp_path: Path) -> None
 def test_a_missing_file_is_a_usage_error(run) -> None:  # type: ignore[no-untyped-def]
     result = CliRunner().invoke(main, ["factchecks", "import", "nowhere.json"])
     assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_search_ranks_and_decides(run) -> None:  # type: ignore[no-untyped-def]
+    assert run("factchecks", "import", str(FEED), "--no-progress").exit_code == 0
+    found = run("factchecks", "search", "the new bridge cost 10 billion dollars!!", "--json")
+    assert found.exit_code == 0, found.output
+    matches = json.loads(found.output)
+    assert matches[0]["url"] == "https://www.politifact.example/factchecks/2024/apr/02/bridge/"
+    assert matches[0]["accepted"] is True
+    other = run("factchecks", "search", "the bridge cost 3 billion dollars", "--json")
+    assert not any(m["accepted"] for m in json.loads(other.output))  # numbers disagree
+    text = run("factchecks", "search", "the moon is made of cheese").output
+    assert text.startswith("1. ") and "MATCH" in text and "snopes.example" in text
+    assert "Glorp-rated (a rating factbot does not read)" in text
+
+
+def test_eval_claim_matching_reports_its_figures(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    posts = tmp_path / "posts.jsonl"
+    gold = "https://www.politifact.example/factchecks/2024/apr/02/bridge/"
+    rows = [
+        {
+            "id": "1",
+            "text": "The new bridge cost ten billion dollars, unbelievable",
+            "gold": [gold],
+        },
+        {
+            "id": "2",
+            "text": "La vacuna lleva un chip para rastrearte",
+            "gold": ["https://maldita.example/bulos/vacuna"],
+        },
+        {"id": "3", "text": "Council meets on Tuesday about parking.", "gold": [gold]},
+    ]
+    posts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = tmp_path / "r.json"
+    result = run(
+        "eval",
+        "claim-matching",
+        "--posts",
+        str(posts),
+        "--feed",
+        str(FEED),
+        "--no-progress",
+        "--report",
+        str(report),
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(report.read_text())
+    assert figures["posts"] == 3 and figures["errors"] == 0
+    assert figures["map_at_1"] >= 2 / 3 and figures["recall_at_5"] >= 2 / 3
+    assert figures["match_precision"] == 1.0  # the unrelated post matches nothing
+    assert figures["verdict_agreement"] == 1.0  # rated gold reviews, answered with their label
+    for key in ("map_at_5", "match_coverage", "latency_p50_ms", "latency_p95_ms"):
+        assert key in figures
+    assert figures["intervals"]["map_at_5"] is not None
+
+    dropped = tmp_path / "d.json"
+    run(
+        "eval",
+        "claim-matching",
+        "--posts",
+        str(posts),
+        "--feed",
+        str(FEED),
+        "--drop-gold",
+        "--no-progress",
+        "--report",
+        str(dropped),
+    )
+    figures = json.loads(dropped.read_text())
+    assert figures["false_match_rate"] == 0.0 and figures["map_at_5"] == 0.0
