@@ -91,10 +91,7 @@ def _matcher(
     from pipeline.factchecks.matching import FactCheckMatcher
 
     resources = app.resources
-    if feed is None:
-        index = resources.store.fact_checks
-    else:
-        index = _feed_index(app, feed, progress)
+    index = resources.store.fact_checks if feed is None else _feed_index(app, feed, progress)
     labels = {url: review.label for url, review in _reviews_by_url(index).items()}
     matcher = FactCheckMatcher(
         index, resources.fact_check_embedders, config=resources.fact_checks.config
