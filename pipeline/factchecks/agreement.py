@@ -3,7 +3,8 @@
 A wrong match (a fact-check of a different claim cited as if it rated this one) is worse than no
 match, and embeddings place "X won the 2020 election" next to "X lost the 2020 election". So a
 match the re-ranker scores high is still refused when the two texts disagree on:
-- negation: one is negated and the other is not ("vaccines do not cause autism");
+- negation: one is negated and the other is not ("vaccines do not cause autism"), counting
+  only negations near a word both share;
 - direction: one says the opposite of the other with a word of an antonym pair (won/lost,
   rise/fall, more/less, alive/dead; English, Spanish, French, German, Portuguese);
 - numbers: both give numbers and share none (percentages and amounts, not list markers);
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.util.text import words
+from pipeline.util.text import ALL_STOPWORDS, words
 
 # French "ne ... pas" is one negation: only its second word counts.
 _NEGATIONS = frozenset(
@@ -56,8 +57,24 @@ _NUMBER_RE = re.compile(
 _YEAR_RE = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 
 
-def _negated(tokens: list[str]) -> bool:
-    return sum(1 for t in tokens if t in _NEGATIONS or t.endswith("n't")) % 2 == 1
+NEGATION_REACH = 4  # a negation bears on the words up to this many tokens either side of it
+
+
+def _negated(tokens: list[str], shared: set[str]) -> bool:
+    """Return whether the words both texts share are negated an odd number of times.
+
+    Only a negation within `NEGATION_REACH` tokens of a shared content word counts (either side:
+    French puts "pas" after the verb it negates): a post
+    of several sentences says "not" about other things ("... and no water, not even a toilet")
+    without negating the claim it repeats.
+    """
+    count = 0
+    for i, token in enumerate(tokens):
+        if token in _NEGATIONS or token.endswith(("n't", "n’t")):
+            near = tokens[max(0, i - NEGATION_REACH) : i + 1 + NEGATION_REACH]
+            if any(t in shared for t in near):
+                count += 1
+    return count % 2 == 1
 
 
 def _numbers(text: str) -> set[str]:
@@ -83,9 +100,10 @@ def disagreements(claim: str, reviewed: str, context: str = "") -> tuple[str, ..
     claim_tokens = [w.lower() for w in words(claim)]
     review_tokens = [w.lower() for w in words(reviewed)]
     reasons: list[str] = []
-    if _negated(claim_tokens) != _negated(review_tokens):
-        reasons.append("negation differs")
     mine, theirs = set(claim_tokens), set(review_tokens)
+    shared = {t for t in mine & theirs if len(t) > 2 and t not in ALL_STOPWORDS}
+    if _negated(claim_tokens, shared) != _negated(review_tokens, shared):
+        reasons.append("negation differs")
     for left, right in _ANTONYMS:
         if (mine & left and theirs & right and not theirs & left) or (
             mine & right and theirs & left and not theirs & right
