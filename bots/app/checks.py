@@ -224,6 +224,7 @@ class CheckFactory:
             fetcher=await r.fetcher(),
             probe=r.search_probe,
             local_documents=sources.local_documents,
+            sink=r.fact_check_cache.put if self.settings.factchecks.enabled else None,
         )
 
     async def run_check(

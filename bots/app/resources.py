@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from bots.app.factcheck_cache import FactCheckCache
 from bots.app.model_choice import (
     Choice,
     LocalModel,
@@ -256,6 +257,18 @@ class Resources:
         )
 
     @cached_property
+    def fact_check_cache(self) -> FactCheckCache:
+        """Return the queue that keeps Google Fact Check Tools answers in the index (imported
+        off the loop; what is queued is imported when the resources close)."""
+        cache = FactCheckCache(
+            self.store,
+            lambda: self.fact_check_embedders,
+            batch_size=self.settings.factchecks.batch_size,
+        )
+        self.stack.push_async_callback(cache.drain)
+        return cache
+
+    @cached_property
     def verifier(self) -> VerifierJudge:
         """Return factbot's trained verifier (the stance model loads on first use)."""
         vs = self.settings.verifier
@@ -412,6 +425,7 @@ class Resources:
 
     def _close_store(self) -> None:
         self.__dict__.pop("graphs", None)  # closed with the rest: built again if asked for
+        self.__dict__.pop("fact_check_cache", None)  # its drain ran with the stack
         if self._store is not None:
             self._store.close()
             self._store = None

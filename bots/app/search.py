@@ -7,6 +7,9 @@ provider (`pipeline.search.probe`, answers cached for `FACTBOT_SEARCH__PROBE_TTL
 those that answer, and returns the `SearchStatus` the check records; with none reachable the
 check keeps to the local index at once instead of waiting for timeouts.
 
+The reviews of every Google Fact Check Tools answer go to the fact-check index when a `sink` is
+given (`bots.app.factcheck_cache`, as checks do while fact-checks are on).
+
 Reverse image search (`reverse_image`) is built here too, over the same HTTP client and search
 cache: every provider whose key is set in `FACTBOT_REVERSE_IMAGE__...`, none by default.
 """
@@ -45,13 +48,17 @@ from pipeline.search.providers import (
     google_news,
     tavily,
 )
+from pipeline.search.providers.factcheck import FactCheckSink
 from storage.webcache import WebCache
 
 OFF_SWITCH = "FACTBOT_SEARCH__ENABLED=false"
 
 
-def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[SearchProvider]:
-    """Return the enabled providers, each with its own bounded, retrying client."""
+def build_providers(
+    settings: SearchSettings, http: httpx.AsyncClient, *, sink: FactCheckSink | None = None
+) -> list[SearchProvider]:
+    """Return the enabled providers, each with its own bounded, retrying client; `sink`
+    takes the reviews of every Google Fact Check Tools answer (the fact-check index's cache)."""
     providers: list[SearchProvider] = []
     for name in dict.fromkeys(settings.providers):
         client = ProviderClient(
@@ -100,6 +107,7 @@ def build_providers(settings: SearchSettings, http: httpx.AsyncClient) -> list[S
                     client,
                     api_key=settings.factcheck_api_key,
                     base_url=base or factcheck.DEFAULT_URL,
+                    sink=sink,
                 )
             )
     return providers
@@ -150,15 +158,17 @@ async def live_web(
     fetcher: Fetcher,
     probe: SearchProbe,
     local_documents: int | None,
+    sink: FactCheckSink | None = None,
 ) -> tuple[WebDeps | None, SearchStatus]:
     """Return web retrieval over the providers that answer the probe, and the search status.
 
-    With live search off, or no provider reachable, the first part is None.
+    With live search off, or no provider reachable, the first part is None. `sink` takes the
+    reviews of Google Fact Check Tools answers (`build_providers`).
     """
     if not live_enabled(settings):
         status = SearchStatus(local_documents=local_documents, off_reason=off_reason(settings))
         return None, status
-    providers = build_providers(settings, http)
+    providers = build_providers(settings, http, sink=sink)
     statuses = await probe.check(probe_targets(providers), http)
     status = probed(statuses, local_documents=local_documents)
     reachable = [p for p, st in zip(providers, statuses, strict=True) if st.reachable]

@@ -94,6 +94,9 @@ class Services:
                     self.monitor_sources,
                     requests=self.requests,
                     review=ReviewQueue(store, self.settings, clock=self.clock),
+                    factchecks=self.resources.fact_checks
+                    if self.settings.factchecks.enabled
+                    else None,
                     clock=self.clock,
                 )
             )

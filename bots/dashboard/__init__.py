@@ -1,4 +1,4 @@
-"""The web dashboard: checks, try it, review, jobs, sources and the overview, under `/`.
+"""The web dashboard: checks, try it, review, jobs, sources, fact-checks and the overview.
 
 Server-rendered pages (FastAPI + Jinja2) that htmx only enhances: every page reads with
 JavaScript off. htmx 2.0 and Chart.js 4 are shipped in `static/` with their licences (no CDN).

@@ -139,6 +139,7 @@ def check_context(store: Store, check: Check) -> dict[str, Any]:
     """Return what the check page shows, grouped per claim."""
     items = {i.claim_number: i for i in check.correction.items}
     graphs = {g.claim_id: g for g in check.graphs}
+    matched = {m.claim_id: m for m in check.fact_checks}
     verdicts = {v.claim_id: v for v in check.verdict.claims}
     by_claim: dict[str, list[Evidence]] = defaultdict(list)
     for e in check.evidence:
@@ -158,6 +159,7 @@ def check_context(store: Store, check: Check) -> dict[str, Any]:
             "verdict": verdicts.get(claim.id),
             "item": items.get(claim.position + 1),
             "graph": graphs.get(claim.id),
+            "fact_check": matched.get(claim.id),
             "narratives": narrative_groups(check, claim.id, by_claim.get(claim.id, [])),
         }
         for claim in check.claims

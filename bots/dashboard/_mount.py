@@ -8,7 +8,7 @@ from fastapi.staticfiles import StaticFiles
 
 from bots.app.deps import StoreDep
 from bots.app.root import App
-from bots.dashboard import _checks, _ops, _overview, _review, _signin, _tryit
+from bots.dashboard import _checks, _factchecks, _ops, _overview, _review, _signin, _tryit
 from bots.dashboard._access import Access
 from bots.dashboard._deps import ForbiddenError, SignInRequiredError, signin_url
 from bots.dashboard._guard import install_guard
@@ -51,5 +51,5 @@ def mount(api: FastAPI, app: App) -> None:
             request, "error.html", code=403, title="Not allowed", message=exc.reason
         )
 
-    for module in (_signin, _checks, _tryit, _ops, _overview, _review):
+    for module in (_signin, _checks, _tryit, _ops, _factchecks, _overview, _review):
         api.include_router(module.router(access, views))

@@ -7,8 +7,9 @@
                                                reply:<platform> | x:note | review | nothing
 
 Modules: `scheduler` (APScheduler + lease), `candidates` (what a source returns), `scan` (the
-scan job; its checks go in through `CheckRequests.submit`), `worthiness` (the check-worthiness
-score), `budget` (checks and money), `policy` (where a result goes), `route` (the route job).
+scan job; its checks go in through `CheckRequests.submit`), `priority` (candidates a published
+fact-check answers first), `worthiness` (the check-worthiness score), `budget` (checks and
+money), `policy` (where a result goes), `route` (the route job).
 Sources come from the platform adapters (`OffersSources.candidate_sources()`, optional); the
 composition root's services (`bots.app.services.Services`) gather them and the handlers below.
 See docs/monitor.md.
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from bots.runtime.checking.requests import CheckRequests
 from bots.runtime.checking.reuse import ReuseIndex
 from bots.runtime.monitor.candidates import CandidateSource, OffersSources
+from bots.runtime.monitor.priority import MatchesFactChecks
 from bots.runtime.monitor.route import Proposer, RouteJobs
 from bots.runtime.monitor.scan import ROUTE, SCAN, ScanJobs
 from bots.runtime.workers.pool import JobHandler
@@ -55,10 +57,20 @@ def monitor_handlers(
     reuse: ReuseIndex | None = None,
     requests: CheckRequests | None = None,
     review: Proposer | None = None,
+    factchecks: MatchesFactChecks | None = None,
     clock: Clock = SYSTEM,
 ) -> dict[str, JobHandler]:
-    """Return the handlers of the monitor's job kinds (scan and route)."""
+    """Return the handlers of the monitor's job kinds (scan and route); `factchecks`, the
+    fact-check matcher, puts the candidates a published review answers first."""
     return {
-        SCAN: ScanJobs(store, settings, sources, reuse=reuse, requests=requests, clock=clock),
+        SCAN: ScanJobs(
+            store,
+            settings,
+            sources,
+            reuse=reuse,
+            requests=requests,
+            factchecks=factchecks,
+            clock=clock,
+        ),
         ROUTE: RouteJobs(store, settings, review=review, clock=clock),
     }

@@ -1,7 +1,8 @@
 """`monitor:scan` jobs: read one source from its kept cursor, store and score what it found.
 
 A scheduled tick only enqueues a scan job (`bots.runtime.monitor.scheduler`); a worker runs it
-here. For each candidate the source returns, in order:
+here. The candidates a published fact-check answers (`priority`) are taken first, then the
+rest in the source's order. For each candidate, in order:
 
 1. a post already a candidate (UNIQUE platform + post id) is left alone: re-reading a source
    after a crash or a second scan of one slot stores nothing twice;
@@ -39,6 +40,7 @@ from bots.runtime.checking.requests import CheckRequests, FollowUp, Requested, R
 from bots.runtime.checking.reuse import ReuseHit, ReuseIndex
 from bots.runtime.monitor.budget import spend
 from bots.runtime.monitor.candidates import Candidate, CandidateSource, SourceUnavailableError
+from bots.runtime.monitor.priority import MatchesFactChecks, matched_first
 from bots.runtime.monitor.worthiness import Score, score
 from bots.runtime.platform.privacy import Pseudonyms
 from bots.runtime.workers.pool import Outcome, PermanentJobError
@@ -79,9 +81,11 @@ class ScanJobs:
         *,
         reuse: ReuseIndex | None = None,
         requests: CheckRequests | None = None,
+        factchecks: MatchesFactChecks | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
         self.store = store
+        self.factchecks = factchecks
         self.settings = settings
         self.sources = dict(sources)
         self.requests = requests or CheckRequests(
@@ -119,9 +123,10 @@ class ScanJobs:
         return Outcome(store=save)
 
     async def take(self, candidates: Sequence[Candidate]) -> Counter[str]:
-        """Store, score and decide every candidate; return how many ended each way."""
+        """Store, score and decide every candidate, those a published fact-check answers first
+        (`priority`); return how many ended each way."""
         outcomes: Counter[str] = Counter()
-        for candidate in candidates:
+        for candidate in await matched_first(candidates, self.factchecks):
             outcomes[await self.consider(candidate)] += 1
         return outcomes
 
