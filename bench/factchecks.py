@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from pipeline.embedding.backends import build_embedder
 from pipeline.factchecks.matching import FactCheckMatcher
@@ -48,9 +49,10 @@ def _rss_mb() -> float:
     return 0.0
 
 
-def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+def _unit(rng: np.random.Generator, n: int) -> npt.NDArray[np.float32]:
     v = rng.standard_normal((n, 384)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    unit: npt.NDArray[np.float32] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return unit
 
 
 def fill(store: Store, reviews: int, models: list[str], seed: int = 0) -> float:

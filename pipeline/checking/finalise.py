@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from pipeline.checking.deps import CheckDeps
@@ -23,6 +24,7 @@ from pipeline.records.domain import (
     Claim,
     ClaimGraph,
     Correction,
+    Document,
     Evidence,
     Label,
     Quote,
@@ -93,7 +95,7 @@ async def finalise(
     # Code has the last word on every path: explicit evidence outranks any judge's reading.
     verdict = enforce_rules(verdict, evidence, quotes, claim_graphs)
     # the citation check reads the stored documents: in a worker thread, off the event loop
-    lookup = deps.index.get
+    lookup: Callable[[str], Document | None] = deps.index.get
     if stages.matches and deps.factchecks is not None:  # matched reviews: the fact-check index
         lookup = stored_documents(stages.matches, deps.factchecks.index, lookup)
     verdict, quotes = await asyncio.to_thread(
