@@ -217,7 +217,7 @@ class CheckFactory:
         if not self.web_enabled:
             return None, sources
         r = self.resources
-        return await live_web(
+        web, status = await live_web(
             self.settings.search,
             http=await r.search_http(),
             cache=r.store.web,
@@ -226,6 +226,7 @@ class CheckFactory:
             local_documents=sources.local_documents,
             sink=r.fact_check_cache.put if self.settings.factchecks.enabled else None,
         )
+        return web, dataclasses.replace(status, fact_checks=sources.fact_checks)
 
     async def run_check(
         self, post: Post, *, before: datetime | None = None, progress: Progress | None = None
@@ -249,6 +250,11 @@ class CheckFactory:
         sources = SearchStatus(
             local_documents=await r.store.call(r.store.documents.document_count),
             off_reason=off_reason(self.settings.search),
+            fact_checks=(
+                (await r.store.call(r.store.fact_checks.fact_check_key))[0]
+                if self.settings.factchecks.enabled
+                else None
+            ),
         )
         web, sources = await self._web(sources)
         references = None

@@ -49,12 +49,16 @@ class SearchStatus:
     # Reverse image search providers the check asked about its images (apart from `live`: a
     # picture's look-up says nothing about whether the claims could be searched).
     reverse_image: tuple[ProviderStatus, ...] = ()
+    # published fact-checks in the fact-check index at the start (None: unknown or not used):
+    # a check that can match them is not blind, even with no page to search
+    fact_checks: int | None = None
 
     @property
     def blind(self) -> bool:
-        """Return whether no evidence source could be searched (empty index, no live search)."""
+        """Return whether no evidence source could be searched (empty index, no live search,
+        no published fact-check to match)."""
         no_live = self.live in (LiveSearch.OFF, LiveSearch.UNREACHABLE)
-        return no_live and self.local_documents == 0
+        return no_live and self.local_documents == 0 and not self.fact_checks
 
     def failures(self) -> tuple[ProviderStatus, ...]:
         """Return the providers that never answered."""
