@@ -24,6 +24,7 @@ import numpy as np
 from bots.app.root import App
 from bots.evaluation.claim_matching import read_posts
 from bots.settings import load_settings
+from pipeline.errors import FactbotError
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Basis
 
@@ -47,12 +48,16 @@ async def run(posts_path: Path, limit: int | None) -> dict[str, object]:
         for url in post.gold:
             found = index.fact_check_by_url(url)
             labels[url] = found[1].label if found else None
-    cites = matched = agree = rated = 0
+    cites = matched = agree = rated = refused = 0
     seconds = []
     try:
         for post in posts:
             started = time.perf_counter()
-            check = await app.check(post_from_text(post.text, max_chars=100_000))
+            try:
+                check = await app.check(post_from_text(post.text, max_chars=100_000))
+            except FactbotError:  # no check-worthy sentence: no reply, counted as not citing
+                refused += 1
+                continue
             seconds.append(time.perf_counter() - started)
             urls = {r.url for r in check.correction.references}
             cites += bool(urls & set(post.gold))
@@ -67,6 +72,7 @@ async def run(posts_path: Path, limit: int | None) -> dict[str, object]:
     n = len(posts)
     return {
         "posts": n,
+        "refused_as_not_checkable": refused,
         "cites_gold": round(cites / n, 4) if n else None,
         "cites_gold_ci": _wilson(cites, n),
         "answered_from_a_match": round(matched / n, 4) if n else None,

@@ -84,8 +84,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embed", type=int, default=0)
     parser.add_argument("--database-url")
+    parser.add_argument("--threads", type=int, default=1, help="each embedder's threads")
     args = parser.parse_args()
-    embedders = [build_embedder("onnx", threads=None), build_embedder("e5", threads=None)]
+    embedders = [build_embedder(b, threads=args.threads) for b in ("onnx", "e5")]
     for e in embedders:
         e.embed_sync(["warm up"], role="query")
     out: dict[str, object] = {"reviews": args.reviews}

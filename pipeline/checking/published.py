@@ -25,7 +25,7 @@ from pipeline.credibility.domains import registrable_domain
 from pipeline.errors import FactbotError
 from pipeline.evidence.ranking import Rater
 from pipeline.factchecks.matching import FactCheckMatcher
-from pipeline.judge.claimreview import combine
+from pipeline.judge.claimreview import STANCE_OF, combine
 from pipeline.ports import FactCheckIndex
 from pipeline.records.domain import (
     Basis,
@@ -47,13 +47,6 @@ from pipeline.util.text import word_count
 log = logging.getLogger(__name__)
 
 SHORT_POST_WORDS = 60  # a post this short is also matched as a whole
-_STANCE_OF = {
-    Label.ACCURATE: Stance.SUPPORTS,
-    Label.FALSE: Stance.REFUTES,
-    Label.MISLEADING: Stance.CONTEXT,
-    Label.PARTLY_ACCURATE: Stance.CONTEXT,
-    Label.UNVERIFIABLE: Stance.UNKNOWN,
-}
 
 
 async def match_claims(
@@ -155,7 +148,7 @@ def fact_check_evidence(claim_match: ClaimMatch, rater: Rater) -> Evidence:
         document=document,
         relevance=claim_match.match.score,
         tier=tier,
-        stance=_STANCE_OF.get(review.label, Stance.UNKNOWN) if review.label else Stance.UNKNOWN,
+        stance=STANCE_OF.get(review.label, Stance.UNKNOWN) if review.label else Stance.UNKNOWN,
     )
 
 

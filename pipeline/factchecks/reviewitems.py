@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from pipeline.factchecks.ratings import rating_to_label
 from pipeline.records.factchecks import FactCheck
 from pipeline.util.dates import parse_date
+from pipeline.util.jsonld import first_object, number_of, text_of
 
 # A language finder: the ISO 639-1 code of a text, or None when it cannot tell.
 Identify = Callable[[str], str | None]
@@ -63,36 +64,36 @@ def fact_check_from_node(
 
 
 def _from_node(node: Mapping[str, Any], position: int, identify: Identify | None) -> Parsed:
-    item = _first_object(node.get("itemReviewed"))
-    claim = _text(node.get("claimReviewed")) or _text(item.get("name"))
+    item = first_object(node.get("itemReviewed"))
+    claim = text_of(node.get("claimReviewed")) or text_of(item.get("name"))
     if not claim:
         return Skipped(position, "no claimReviewed")
-    url = _text(node.get("url"))
+    url = text_of(node.get("url"))
     if not url:
         return Skipped(position, "no URL")
     if not _is_http(url):
         return Skipped(position, "not an http(s) URL")
-    author = _first_object(node.get("author")) or _first_object(node.get("publisher"))
-    site = _domain(_text(author.get("url"))) or _domain(url)
+    author = first_object(node.get("author")) or first_object(node.get("publisher"))
+    site = _domain(text_of(author.get("url"))) or _domain(url)
     words, value, best, worst = _rating(node.get("reviewRating"))
     claim_date = _date(item.get("datePublished"), "itemReviewed.datePublished")
     if claim_date is None:
-        appearance = _first_object(item.get("appearance"))
+        appearance = first_object(item.get("appearance"))
         claim_date = _date(appearance.get("datePublished"), "appearance.datePublished")
     return FactCheck(
         url=url,
         claim_reviewed=claim,
         publisher=_name(node.get("author")) or _name(node.get("publisher")) or site or "",
         publisher_site=site,
-        headline=_text(node.get("headline")) or _text(node.get("name")) or "",
+        headline=text_of(node.get("headline")) or text_of(node.get("name")) or "",
         claimant=_name(item.get("author")),
         claim_date=claim_date,
         review_date=_date(node.get("datePublished"), "datePublished"),
         language=_language(node.get("inLanguage"), claim, identify),
         rating=words,
         label=rating_to_label(words, value, best, worst),
-        license=_text(node.get("sdLicense"))
-        or _text(_first_object(node.get("sdLicense")).get("url")),
+        license=text_of(node.get("sdLicense"))
+        or text_of(first_object(node.get("sdLicense")).get("url")),
     )
 
 
@@ -102,7 +103,7 @@ def fact_checks_from_google_claim(
     """Read one `claims:search` claim into a FactCheck per review, or say why it is skipped."""
     if not isinstance(claim, Mapping):
         return [Skipped(position, f"not an object ({type(claim).__name__})")]
-    text = _text(claim.get("text"))
+    text = text_of(claim.get("text"))
     reviews = claim.get("claimReview")
     if not text:
         return [Skipped(position, "no claim text")]
@@ -113,7 +114,7 @@ def fact_checks_from_google_claim(
         if not isinstance(review, Mapping):
             found.append(Skipped(position, "claimReview is not an object"))
             continue
-        publisher = _first_object(review.get("publisher"))
+        publisher = first_object(review.get("publisher"))
         node = {
             "claimReviewed": text,
             "url": review.get("url"),
@@ -146,11 +147,11 @@ def fact_checks_from_google(answer: object, *, identify: Identify | None = None)
 def language_code(value: object) -> str | None:
     """Return a language tag ("en-US", "pt_BR", "zh-TW") as ISO 639-1 or zh-Hans/zh-Hant."""
     tag = (
-        _text(value.get("alternateName") or value.get("name"))
+        text_of(value.get("alternateName") or value.get("name"))
         if isinstance(value, Mapping)
         else None
     )
-    tag = tag or _text(value)
+    tag = tag or text_of(value)
     if not tag:
         return None
     parts = tag.replace("_", "-").lower().split("-")
@@ -167,13 +168,13 @@ def _language(value: object, claim: str, identify: Identify | None) -> str | Non
 
 
 def _rating(value: object) -> tuple[str | None, float | None, float | None, float | None]:
-    rating = _first_object(value)
+    rating = first_object(value)
     raw = rating.get("ratingValue")
-    number = _number(raw)
-    words = _text(rating.get("alternateName")) or _text(rating.get("name"))
+    number = number_of(raw)
+    words = text_of(rating.get("alternateName")) or text_of(rating.get("name"))
     if words is None and number is None:
-        words = _text(raw)  # a rating written where its number belongs ("False")
-    best, worst = _number(rating.get("bestRating")), _number(rating.get("worstRating"))
+        words = text_of(raw)  # a rating written where its number belongs ("False")
+    best, worst = number_of(rating.get("bestRating")), number_of(rating.get("worstRating"))
     if words is None and number is not None:
         words = f"{number:g}/{best if best is not None else 5:g}"
     return words, number, best, worst
@@ -198,8 +199,8 @@ def _name(value: object) -> str | None:
         names = [name for name in (_name(v) for v in value) if name]
         return ", ".join(names) or None
     if isinstance(value, Mapping):
-        return _text(value.get("name")) or _text(value.get("alternateName"))
-    return _text(value)
+        return text_of(value.get("name")) or text_of(value.get("alternateName"))
+    return text_of(value)
 
 
 def _domain(url: str | None) -> str | None:
@@ -213,7 +214,7 @@ def _domain(url: str | None) -> str | None:
 
 
 def _site_url(site: object) -> str | None:
-    text = _text(site)
+    text = text_of(site)
     return None if text is None else (text if "//" in text else f"https://{text}")
 
 
@@ -223,25 +224,3 @@ def _is_http(url: str) -> bool:
         return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
     except ValueError:  # a port that is no number, a broken IPv6 host
         return False
-
-
-def _first_object(value: object) -> Mapping[str, Any]:
-    if isinstance(value, list):
-        value = next((v for v in value if isinstance(v, Mapping)), None)
-    return value if isinstance(value, Mapping) else {}
-
-
-def _text(value: object) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return " ".join(value.split())
-    return None
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if number == number and abs(number) != float("inf") else None

@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import math
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -47,6 +46,7 @@ from pipeline.fetch.visibility import drop_invisible
 from pipeline.fetch.walls import detect_wall
 from pipeline.records.domain import ClaimReview, Document, document_id_for
 from pipeline.util.dates import parse_date
+from pipeline.util.jsonld import first_object, number_of, text_of
 
 if TYPE_CHECKING:
     from trafilatura.settings import Document as TrafilaturaDocument
@@ -254,31 +254,31 @@ def _find_claim_reviews(node: Any, depth: int) -> Iterator[dict[str, Any]]:
 
 
 def _claim_review(node: dict[str, Any], page_url: str | None) -> ClaimReview | None:
-    item = _first_dict(node.get("itemReviewed"))
-    claim = _string(node.get("claimReviewed")) or _string(
+    item = first_object(node.get("itemReviewed"))
+    claim = text_of(node.get("claimReviewed")) or text_of(
         item.get("name") or item.get("text") or item.get("description")
     )
-    rating = _first_dict(node.get("reviewRating"))
+    rating = first_object(node.get("reviewRating"))
     raw_value = rating.get("ratingValue")
-    value = _number(raw_value)
+    value = number_of(raw_value)
     words = (
-        _string(rating.get("alternateName"))
-        or _string(rating.get("name"))
-        or (_string(raw_value) if value is None else None)
+        text_of(rating.get("alternateName"))
+        or text_of(rating.get("name"))
+        or (text_of(raw_value) if value is None else None)
     )
-    best, worst = _number(rating.get("bestRating")), _number(rating.get("worstRating"))
+    best, worst = number_of(rating.get("bestRating")), number_of(rating.get("worstRating"))
     if words is None and value is not None:
         words = f"{value:g}/{best if best is not None else 5:g}"
     if not claim and not words:
         return None
-    link = _string(node.get("url"))
+    link = text_of(node.get("url"))
     return ClaimReview(
         claim_reviewed=claim or "",
         rating=words or "",
         label=rating_to_label(words, value, best, worst),
         reviewer=_author(node.get("author")),
         url=urljoin(page_url or "", link) if link else page_url,
-        date_published=parse_date(_string(node.get("datePublished"))),
+        date_published=parse_date(text_of(node.get("datePublished"))),
     )
 
 
@@ -287,27 +287,5 @@ def _author(author: Any) -> str | None:
         names = [name for name in (_author(a) for a in author) if name]
         return ", ".join(names) or None
     if isinstance(author, dict):
-        return _string(author.get("name")) or _string(author.get("alternateName"))
-    return _string(author)
-
-
-def _first_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, list):
-        value = next((v for v in value if isinstance(v, dict)), None)
-    return value if isinstance(value, dict) else {}
-
-
-def _string(value: Any) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return " ".join(value.split())
-    return None
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
+        return text_of(author.get("name")) or text_of(author.get("alternateName"))
+    return text_of(author)

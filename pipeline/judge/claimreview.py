@@ -28,7 +28,8 @@ _NEGATION_RE = re.compile(
 )
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 
-_STANCE_OF = {
+# The evidence stance a review's label gives the page that carries it.
+STANCE_OF = {
     Label.ACCURATE: Stance.SUPPORTS,
     Label.FALSE: Stance.REFUTES,
     Label.MISLEADING: Stance.CONTEXT,
@@ -123,7 +124,7 @@ class ReviewMatchJudge:
             verdicts.append(self._verdict(claim, best, evidence))
             if best is not None and best[1].document.claim_review is not None:
                 label = best[1].document.claim_review.label or Label.UNVERIFIABLE
-                stances[best[1].id] = _STANCE_OF[label]
+                stances[best[1].id] = STANCE_OF[label]
         updated = tuple(
             dataclasses.replace(e, stance=stances[e.id]) if e.id in stances else e for e in evidence
         )

@@ -19,6 +19,7 @@ from pipeline.records.domain import Label
 from pipeline.records.factchecks import ClaimMatch, FactCheck, FactCheckMatch
 from tests.bots.dashboard.conftest import PASSWORD, sign_in
 from tests.bots.dashboard.factory import make_check, store_checks
+from tests.support.factchecks import store_reviews
 
 BLEACH = FactCheck(
     url="https://www.politifact.com/factchecks/2020/apr/24/bleach/",
@@ -51,11 +52,7 @@ def app(data_dir: Path, embedder: Any) -> Iterator[App]:
         embedder=embedder,
     )
     made.store.users.add("vera", "viewer", PASSWORD)
-    reviews = [BLEACH, HOSTILE]
-    vectors = embedder.embed_sync([r.matching_text() for r in reviews], role="query")
-    made.store.fact_checks.upsert_fact_checks(
-        [(r, f"h{i}", {embedder.name: vectors[i]}) for i, r in enumerate(reviews)]
-    )
+    store_reviews(made.store.fact_checks, [BLEACH, HOSTILE], [embedder])
     yield made
     made.close()
 

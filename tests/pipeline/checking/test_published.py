@@ -21,6 +21,7 @@ from pipeline.records.domain import Basis, ClaimVerdict, Label, Verdict, utcnow
 from pipeline.records.factchecks import ClaimMatch, FactCheck, FactCheckMatch
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
+from tests.support.factchecks import store_reviews
 
 BLEACH = FactCheck(
     url="https://www.politifact.com/factchecks/2020/may/03/viral-image/bleach/",
@@ -54,12 +55,7 @@ def e5() -> E5Embedder:
 @pytest.fixture
 def deps(store: Store, embedder: OnnxEmbedder, e5: E5Embedder) -> CheckDeps:
     load_seed(store.sources)
-    reviews = [BLEACH, FRIES]
-    texts = [r.matching_text() for r in reviews]
-    en, multi = embedder.embed_sync(texts, role="query"), e5.embed_sync(texts, role="query")
-    store.fact_checks.upsert_fact_checks(
-        [(r, f"h{i}", {embedder.name: en[i], e5.name: multi[i]}) for i, r in enumerate(reviews)]
-    )
+    store_reviews(store.fact_checks, [BLEACH, FRIES], [embedder, e5])
     return CheckDeps(
         index=store.documents,
         embedder=embedder,
