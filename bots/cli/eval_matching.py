@@ -115,13 +115,14 @@ def _feed_index(app: App, feed: Path, progress: bool) -> Any:
     folder = app.settings.data_dir / "eval" / "claim-matching" / digest
     folder.mkdir(parents=True, exist_ok=True)
     store = Store.open(folder / "factbot.db")
-    items = read_feed_file(feed, identify=identify_with(app))
+    items = read_feed_file(feed)
     counts = asyncio.run(
         import_fact_checks(
             items,
             index=store.fact_checks,
             embedders=app.resources.fact_check_embedders,
             batch_size=app.settings.factchecks.batch_size,
+            identify=identify_with(app),
         )
     )
     if progress:

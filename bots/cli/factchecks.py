@@ -69,11 +69,12 @@ def import_(ctx: click.Context, source: str, batch_size: int, progress: bool) ->
         with _open(source) as stream:
             counts = asyncio.run(
                 import_fact_checks(
-                    read_feed(stream, source=source, identify=identify),
+                    read_feed(stream, source=source),
                     index=app.store.fact_checks,
                     embedders=embedders,
                     batch_size=batch_size,
                     progress=advance,
+                    identify=identify,
                 )
             )
     except FeedError as exc:

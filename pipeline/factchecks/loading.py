@@ -18,6 +18,7 @@ embedder's or the index's error propagates (the batch in hand is not stored).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -30,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.embedding.embedder import Embedder
-from pipeline.factchecks.reviewitems import Parsed, Skipped
+from pipeline.factchecks.reviewitems import Identify, Parsed, Skipped
 from pipeline.records.factchecks import FactCheck
 
 DEFAULT_BATCH = 256
@@ -113,8 +114,14 @@ async def import_fact_checks(
     embedders: Sequence[Embedder],
     batch_size: int = DEFAULT_BATCH,
     progress: Progress | None = None,
+    identify: Identify | None = None,
 ) -> ImportCounts:
-    """Embed and store the new and changed reviews of items, batch by batch; count the rest."""
+    """Embed and store the new and changed reviews of items, batch by batch; count the rest.
+
+    `identify` names the language of a new or changed review whose feed gives none. It runs
+    after the hash comparison, so a review stored unchanged is neither embedded nor read by
+    the language identifier (the hash is of the review as the feed gave it).
+    """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     started = time.monotonic()
@@ -129,13 +136,17 @@ async def import_fact_checks(
             counts.duplicates += 1
         batch[item.url] = item  # a repeat in the batch: the last copy wins
         if len(batch) >= batch_size:
-            await _store(batch, seen, index=index, embedders=embedders, counts=counts)
+            await _store(
+                batch, seen, index=index, embedders=embedders, counts=counts, identify=identify
+            )
             batch = {}
             counts.seconds = time.monotonic() - started
             if progress is not None:
                 progress(counts)
     if batch:
-        await _store(batch, seen, index=index, embedders=embedders, counts=counts)
+        await _store(
+            batch, seen, index=index, embedders=embedders, counts=counts, identify=identify
+        )
     counts.seconds = time.monotonic() - started
     if progress is not None:
         progress(counts)
@@ -149,6 +160,7 @@ async def _store(
     index: FactCheckStore,
     embedders: Sequence[Embedder],
     counts: ImportCounts,
+    identify: Identify | None = None,
 ) -> None:
     models = [embedder.name for embedder in embedders]
     hashes = {url: fact_check_hash(fc, models) for url, fc in batch.items()}
@@ -163,6 +175,11 @@ async def _store(
     seen.update(keys.values())
     if not todo:
         return
+    if identify is not None:
+        todo = [
+            fc if fc.language else dataclasses.replace(fc, language=identify(fc.claim_reviewed))
+            for fc in todo
+        ]
     texts = [fc.matching_text() for fc in todo]
     matrices = {
         embedder.name: np.asarray(await embedder.embed(texts, role="query"), dtype=np.float32)

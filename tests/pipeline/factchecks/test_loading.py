@@ -181,3 +181,22 @@ async def test_a_large_feed_imports_in_bounded_memory(store: Store, tmp_path: Pa
     # The feed is never held: what grows is the run's URL hashes (~70 bytes a review, 1.4 MB
     # here) beside one batch.
     assert peak < size / 2, f"peak {peak} bytes for a {size}-byte feed"
+
+
+async def test_the_language_is_identified_only_for_new_and_changed_reviews(store: Store) -> None:
+    asked: list[str] = []
+
+    def identify(text: str) -> str | None:
+        asked.append(text)
+        return "es"
+
+    reviews = [review(n, inLanguage=None) for n in range(3)] + [review(9)]
+    first = await load(store, reviews, CountingEmbedder("minilm"), identify=identify)
+    assert first.added == 4 and len(asked) == 3  # the one that names its language is not asked
+    languages = sorted(
+        str(r.language) for r in store.fact_checks.get_fact_checks(range(10)).values()
+    )
+    assert languages == ["en", "es", "es", "es"]
+
+    again = await load(store, reviews, CountingEmbedder("minilm"), identify=identify)
+    assert again.unchanged == 4 and len(asked) == 3  # unchanged: never read again
