@@ -75,7 +75,11 @@ def rich_check() -> Check:
 
 # Fields added to a record since 63135ff, with a default that older rows load as: written
 # rows carry them at their default, which is all that may differ.
-ADDED = {"quotes": {"strength": None}, "correction_items": {"language": "en"}}
+ADDED = {
+    "quotes": {"strength": None},
+    "correction_items": {"language": "en"},
+    "search_status": {"fact_checks": None},
+}
 
 
 def _without_added(column: str, value: object) -> object:

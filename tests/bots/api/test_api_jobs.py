@@ -61,7 +61,7 @@ def test_a_check_is_accepted_as_a_job_then_polled_to_its_result(api: str) -> Non
     done = _poll(api, accepted.headers["location"])
     assert done["status"] == "done" and done["attempts"] == 1 and done["error"] is None
     stages = [s["stage"] for s in done["stages"]]
-    assert stages[:4] == ["language", "claims", "queries", "retrieval"]
+    assert stages[:5] == ["language", "claims", "queries", "fact-checks", "retrieval"]
     assert stages[-1] == "correction"
     assert all(s["status"] == "done" and s["seconds"] >= 0 for s in done["stages"])
     check = httpx.get(f"{api}/api/checks/{done['check_id']}")
