@@ -741,7 +741,7 @@ def m029_fact_checks(db: Database) -> None:
     # The operator's fact-check index (pipeline/factchecks, issue 50): one row a published
     # review, keyed by its URL, with one vector per embedding model in fact_check_vectors.
     # `revision` is the index's change counter (each write's batch takes the next one), so
-    # `FactCheckRepo.fact_check_key` is two aggregates on indexes, the same on both engines.
+    # `FactCheckRepo.fact_check_key` is MAX(revision) on this index and a counter in kv.
     db.execute("""
         CREATE TABLE fact_checks (
             id INTEGER PRIMARY KEY,

@@ -251,7 +251,7 @@ class CheckFactory:
             local_documents=await r.store.call(r.store.documents.document_count),
             off_reason=off_reason(self.settings.search),
             fact_checks=(
-                (await r.store.call(r.store.fact_checks.fact_check_key))[0]
+                await r.store.call(r.store.fact_checks.fact_check_count)
                 if self.settings.factchecks.enabled
                 else None
             ),
