@@ -22,20 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from bots.app.root import App
-from bots.evaluation.claim_matching import read_posts
+from bots.evaluation.claim_matching import read_posts, wilson
 from bots.settings import load_settings
 from pipeline.errors import FactbotError
 from pipeline.inputs.posts import post_from_text
 from pipeline.records.domain import Basis
-
-
-def _wilson(part: int, whole: int) -> list[float] | None:
-    if not whole:
-        return None
-    z, p = 1.96, part / whole
-    centre = (p + z * z / (2 * whole)) / (1 + z * z / whole)
-    half = z * ((p * (1 - p) / whole + z * z / (4 * whole * whole)) ** 0.5) / (1 + z * z / whole)
-    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
 async def run(posts_path: Path, limit: int | None) -> dict[str, object]:
@@ -74,11 +65,11 @@ async def run(posts_path: Path, limit: int | None) -> dict[str, object]:
         "posts": n,
         "refused_as_not_checkable": refused,
         "cites_gold": round(cites / n, 4) if n else None,
-        "cites_gold_ci": _wilson(cites, n),
+        "cites_gold_ci": wilson(cites, n),
         "answered_from_a_match": round(matched / n, 4) if n else None,
-        "answered_from_a_match_ci": _wilson(matched, n),
+        "answered_from_a_match_ci": wilson(matched, n),
         "verdict_agreement": round(agree / rated, 4) if rated else None,
-        "verdict_agreement_ci": _wilson(agree, rated),
+        "verdict_agreement_ci": wilson(agree, rated),
         "verdict_agreement_posts": rated,
         "check_p50_s": round(float(np.percentile(seconds, 50)), 2) if seconds else None,
         "check_p95_s": round(float(np.percentile(seconds, 95)), 2) if seconds else None,

@@ -68,7 +68,7 @@ def claim_matching(
     # The gold reviews are left out of every answer, before the decision: ranked and decided
     # as if the index did not hold them (its BM25 statistics aside), without a second import.
     exclude = frozenset(gold_urls(posts)) if drop_gold else frozenset()
-    matcher, gold_labels = _matcher(app, feed, progress)
+    matcher, gold_labels = _matcher(app, feed, gold_urls(posts), progress)
     outcomes = _run(app, matcher, posts, exclude=exclude, progress=progress)
     report: dict[str, Any] = score(outcomes, drop_gold=drop_gold, gold_labels=gold_labels)
     report.update(
@@ -85,23 +85,21 @@ def claim_matching(
 
 
 def _matcher(
-    app: App, feed: Path | None, progress: bool
+    app: App, feed: Path | None, gold: set[str], progress: bool
 ) -> tuple[FactCheckMatcher, dict[str, Any]]:
     """Return the matcher over the run's index and the gold reviews' mapped labels by URL."""
     from pipeline.factchecks.matching import FactCheckMatcher
 
     resources = app.resources
     index = resources.store.fact_checks if feed is None else _feed_index(app, feed, progress)
-    labels = {url: review.label for url, review in _reviews_by_url(index).items()}
+    labels = {}
+    for url in gold:  # the gold reviews only: not the whole index in memory
+        found = index.fact_check_by_url(url)
+        labels[url] = found[1].label if found is not None else None
     matcher = FactCheckMatcher(
         index, resources.fact_check_embedders, config=resources.fact_checks.config
     )
     return matcher, labels
-
-
-def _reviews_by_url(index: Any) -> dict[str, Any]:
-    ids, _ = index.fact_check_texts()
-    return {r.url: r for r in index.get_fact_checks([int(i) for i in ids]).values()}
 
 
 def _feed_index(app: App, feed: Path, progress: bool) -> Any:

@@ -83,7 +83,8 @@ def _average_precision(urls: Sequence[str], gold: set[str], k: int) -> float:
     return total / len(gold) if gold else 0.0
 
 
-def _wilson(part: int, whole: int, z: float = 1.96) -> tuple[float, float] | None:
+def wilson(part: int, whole: int, z: float = 1.96) -> tuple[float, float] | None:
+    """Return the Wilson 95 % interval of part / whole (None when whole is 0)."""
     if not whole:
         return None
     p = part / whole
@@ -145,10 +146,10 @@ def score(
             "map_at_1": _bootstrap(np.asarray(ap1), seed),
             "map_at_5": _bootstrap(np.asarray(ap5), seed),
             "recall_at_5": _bootstrap(np.asarray(rec5), seed),
-            "match_coverage": _wilson(accepted, n),
-            "match_precision": None if drop_gold else _wilson(correct, accepted),
-            "false_match_rate": _wilson(accepted, n) if drop_gold else None,
-            "verdict_agreement": _wilson(agree, rated),
+            "match_coverage": wilson(accepted, n),
+            "match_precision": None if drop_gold else wilson(correct, accepted),
+            "false_match_rate": wilson(accepted, n) if drop_gold else None,
+            "verdict_agreement": wilson(agree, rated),
         },
         "drop_gold": drop_gold,
     }
