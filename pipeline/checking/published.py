@@ -41,7 +41,7 @@ from pipeline.records.domain import (
     Tier,
     Verdict,
 )
-from pipeline.records.factchecks import ClaimMatch, FactCheck
+from pipeline.records.factchecks import ClaimMatch, FactCheck, outdated
 from pipeline.util.text import word_count
 
 log = logging.getLogger(__name__)
@@ -175,7 +175,6 @@ def with_fact_checks(
     return [*extra, *rest]
 
 
-OUTDATED_AFTER_DAYS = 3 * 365  # a review older than this may be outdated: the reply says so
 _OPPOSED = {
     Label.ACCURATE: {Label.FALSE, Label.MISLEADING},
     Label.PARTLY_ACCURATE: set(),
@@ -189,7 +188,7 @@ def checked_by(review: FactCheck, *, reference: datetime) -> str:
     when = f" on {review.review_date:%-d %B %Y}" if review.review_date else ""
     said = review.rating or f'"{review.headline or review.claim_reviewed}"'
     text = f"Checked by {review.publisher}{when}: {said}."
-    if review.review_date and (reference - review.review_date).days > OUTDATED_AFTER_DAYS:
+    if outdated(review.review_date, reference):
         text += f" The check is from {review.review_date:%Y}; things may have changed since."
     return text
 

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pipeline.records.labels import Label
+
+OUTDATED_AFTER = timedelta(days=3 * 365)  # a review older than this may no longer hold
+
+
+def outdated(reviewed: datetime | None, reference: datetime) -> bool:
+    """Return whether a review of that date may be outdated at reference (unknown: no)."""
+    return reviewed is not None and reference - reviewed > OUTDATED_AFTER
 
 
 @dataclass(frozen=True)

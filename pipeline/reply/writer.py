@@ -36,6 +36,7 @@ from pipeline.records.domain import (
     Verdict,
     utcnow,
 )
+from pipeline.records.factchecks import outdated
 from pipeline.records.search_status import LiveSearch, SearchStatus
 from pipeline.reply.links import has_link, scrub_links
 from pipeline.reply.render import (
@@ -89,7 +90,6 @@ CHECKED_UNRATED_ON = N_("{publisher} checked this claim on {date}: “{headline}
 CHECKED_UNRATED = N_("{publisher} checked this claim: “{headline}”.")
 OUTDATED = N_("The fact-check is from {year}; things may have changed since.")
 DISAGREE = N_("Newer credible evidence says otherwise: factbot does not pick a side.")
-OUTDATED_AFTER_DAYS = 3 * 365
 PARTS = {"date": N_("date"), "place": N_("place"), "number": N_("number")}
 _URL_RE = re.compile(r"https?://\S+")
 MAX_QUOTE = 140
@@ -282,7 +282,7 @@ def _checked(t: Translator, ev: Evidence, basis: Basis) -> str:
         )
     if basis is Basis.CONFLICT:
         text = f"{text} {t.gettext(DISAGREE)}"
-    if when is not None and (utcnow() - when).days > OUTDATED_AFTER_DAYS:
+    if when is not None and outdated(when, utcnow()):
         text = f"{text} {t.gettext(OUTDATED, year=str(when.year))}"
     return text
 
