@@ -37,7 +37,8 @@ class XSettings(BaseModel):
     )
     api_base: str = Field(
         default="https://api.twitter.com",
-        description="API host (scheme, host, port); OAuth 1.0a requests are signed for it",
+        description="API base URL (scheme, host, port, optional path prefix); requests go "
+        "there with its Host, and OAuth 1.0a signs the URL sent",
     )
     poll_seconds: float = Field(default=60.0, gt=0, description="seconds between mention polls")
     mentions_per_poll: int = Field(
@@ -74,14 +75,19 @@ class XSettings(BaseModel):
     notes_feed_size: Literal["small", "large", "xl", "xxl"] = Field(
         default="small", description="size of the eligible-posts feed read for notes"
     )
-    notes_feed_lang: str = Field(default="en", description="language of that feed, or 'all'")
+    notes_feed_lang: str | None = Field(
+        default=None,
+        description="language of that feed (ISO 639-1, or 'all'); unset: each language "
+        "FACTBOT_LANGUAGES serves, in turn, one a read",
+    )
     notes_min_sources: int = Field(
         default=1, ge=1, le=5, description="retrieved source URLs a note must cite"
     )
     notes_status_seconds: float = Field(
         default=21_600,
         ge=300,
-        description="how often the monitor's schedule refreshes written notes' rating status",
+        description="how often the monitor's schedule refreshes written notes' rating status "
+        "(at least 300 seconds: notes_written counts in X's 90 requests / 15 minutes)",
     )
 
     @field_validator("user_id")

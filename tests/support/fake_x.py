@@ -17,11 +17,21 @@ asked, `meta` (newest_id, oldest_id, result_count, next_token). Every answer car
 route answer 429 (with a reset time) or 403 (X's "reply not allowed" problem) or 5xx. X's reply
 policy is enforced: a reply is refused with 403 unless the post replied to mentions the bot or
 is the bot's own. Given the app's and the account's OAuth 1.0a keys (`oauth1=`), a request
-signed with them is refused (401) unless its HMAC-SHA1 signature, computed here per RFC 5849,
-covers the URL the stand-in was actually called at. Unknown routes answer a loud 404 and are
-kept in `unknown`; the stand-in fails on close if any arrived. The Community Notes routes
-validate what X validates (text of 1-280 characters with a URL, a known classification and
-tags, `test_mode`) and record notes.
+signed with them is refused (401) unless its HMAC-SHA1 signature, computed here per RFC 5849
+§3.4.1.2 from the request as received (its scheme, its Host header, its path and query),
+holds. `prefix` serves the API under a path (a proxy's base URL). Unknown routes answer a loud
+404 and are kept in `unknown`; the stand-in fails on close if any arrived.
+
+The Community Notes routes follow X's public contract where it varies: evaluation under
+`POST /2/evaluate_note`, `POST /2/notes/evaluate` or both (`evaluate_paths`; the other answers
+404), a created note answered 201 `{data: {note_id}}` or 200 `{data: {id}}` (`create_answer`),
+the eligible posts with `tweet.fields`/`referenced_tweets` or the newer `post.fields`/
+`referenced_posts` (`spelling`; the newer refuses the older with a 400), `note.fields` choosing
+what `notes_written` shows. They validate what X validates (text of 1-280 characters with a
+URL, a known classification and tags, `test_mode`), record notes, and keep X's documented
+limits (`notes_limit`: 90 requests in 15 minutes across them; `creates_limit`: 250 notes a
+day; fixed windows from the first call, on the clock `now`), answering 429 with
+`x-rate-limit-limit/remaining/reset` past them; each such answer is kept in `limited`.
 """
 
 from __future__ import annotations
@@ -32,10 +42,10 @@ import hmac
 import itertools
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, unquote
 
 from aiohttp import web
@@ -56,6 +66,9 @@ TAGS = (
     "outdated_information",
     "other",
 )
+NOTES_ROUTES = frozenset({"eligible", "written", "evaluate", "notes"})
+EVALUATE_PATHS = ("/2/evaluate_note", "/2/notes/evaluate")
+NOTE_FIELDS = frozenset({"id", "info", "status", "test_result"})
 _URL_RE = re.compile(r"https?://\S+")
 _AUTH_PARAM = re.compile(r'([\w-]+)="([^"]*)"')
 
@@ -86,6 +99,16 @@ def oauth1_signature(
     return base64.b64encode(digest).decode()
 
 
+def base_string_uri(scheme: str, host: str, path: str) -> str:
+    """Return the base string URI of a request (RFC 5849 3.4.1.2): scheme and host in lower
+    case, the port only when it is not the scheme's default, the path as sent."""
+    scheme, host = scheme.lower(), host.lower()
+    default = {"http": ":80", "https": ":443"}.get(scheme, "")
+    if default and host.endswith(default):
+        host = host[: -len(default)]
+    return f"{scheme}://{host}{path or '/'}"
+
+
 @dataclass(frozen=True)
 class Call:
     """One request the stand-in received."""
@@ -104,6 +127,15 @@ class _Scripted:
     reset_in: float = 60.0
     detail: str = ""
     skip: int = 0  # calls answered normally before this one applies
+    style: str = "problem"  # or "code": {code, message}
+
+
+@dataclass
+class _Window:
+    limit: int
+    seconds: float
+    start: float = 0.0
+    used: int = 0
 
 
 @dataclass
@@ -130,10 +162,26 @@ class FakeX(FakeServer):
         bot_id: str = "100",
         bot_username: str = "factbot",
         oauth1: tuple[str, str, str, str] | None = None,
+        prefix: str = "",
+        evaluate_paths: Sequence[str] = ("/2/evaluate_note",),
+        create_answer: Literal["note_id", "id"] = "note_id",
+        spelling: Literal["tweets", "posts"] = "tweets",
+        notes_limit: tuple[int, float] = (90, 15 * 60.0),
+        creates_limit: tuple[int, float] = (250, 24 * 3600.0),
+        now: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
         self.bot_id = bot_id
         self.oauth1 = oauth1  # consumer key, consumer secret, access token, token secret
+        self.prefix = prefix.rstrip("/")
+        self.evaluate_paths = tuple(evaluate_paths)
+        self.create_answer = create_answer
+        self.spelling = spelling
+        self.now = now
+        self.windows = {"notes": _Window(*notes_limit), "create": _Window(*creates_limit)}
+        self.limited: list[Call] = []  # calls answered 429 because a documented limit was passed
+        self.missing: list[Call] = []  # calls of an evaluate path this X does not have
+        self.unknown_fields: set[str] = set()  # post fields this X refuses (400) when asked
         self.bot_username = bot_username
         self.users: dict[str, dict[str, Any]] = {}
         self.tweets: dict[str, dict[str, Any]] = {}
@@ -155,7 +203,7 @@ class FakeX(FakeServer):
     @property
     def api_base(self) -> str:
         """Return the base URL to give the adapter (FACTBOT_X__API_BASE)."""
-        return self.url
+        return self.url + self.prefix
 
     # -- content ---------------------------------------------------------------------------
 
@@ -186,9 +234,12 @@ class FakeX(FakeServer):
         urls: Mapping[str, str] | None = None,
         likes: int = 0,
         created_at: str | None = None,
+        lang: str = "en",
+        **fields: Any,
     ) -> dict[str, Any]:
         """Add a post (posted now, unless created_at says when); `urls` maps t.co links in the
-        text to what they expand to."""
+        text to what they expand to; `fields` are more post fields (`note_tweet`,
+        `suggested_source_links_with_counts`, ...), shown when asked for."""
         if created_at is None:
             created_at = x_time(datetime.now(UTC))
         refs = []
@@ -210,6 +261,8 @@ class FakeX(FakeServer):
                 "quote_count": 0,
             },
             "edit_history_tweet_ids": [tweet_id],
+            "lang": lang,
+            **fields,
         }
         if refs:
             tweet["referenced_tweets"] = refs
@@ -245,10 +298,11 @@ class FakeX(FakeServer):
         reset_in: float = 60.0,
         detail: str = "",
         after: int = 0,
+        style: Literal["problem", "code"] = "problem",
     ) -> None:
         """Make `times` calls of route ("create", "mentions", "notes"...) fail with status,
-        after letting `after` calls through."""
-        scripted = [_Scripted(status, reset_in, detail) for _ in range(times)]
+        after letting `after` calls through; the body a problem JSON or {code, message}."""
+        scripted = [_Scripted(status, reset_in, detail, style=style) for _ in range(times)]
         scripted[0].skip = after
         self._scripts.setdefault(route, []).extend(scripted)
 
@@ -284,9 +338,20 @@ class FakeX(FakeServer):
         ("POST", re.compile(r"/2/tweets"), "create"),
         ("GET", re.compile(r"/2/notes/search/posts_eligible_for_notes"), "eligible"),
         ("GET", re.compile(r"/2/notes/search/notes_written"), "written"),
-        ("POST", re.compile(r"/2/evaluate_note"), "evaluate"),
+        ("POST", re.compile(r"/2/evaluate_note|/2/notes/evaluate"), "evaluate"),
         ("POST", re.compile(r"/2/notes"), "notes"),
     )
+
+    def _route(self, method: str, path: str) -> tuple[str, re.Match[str] | None]:
+        if self.prefix:
+            if not path.startswith(self.prefix + "/"):
+                return "unknown", None
+            path = path[len(self.prefix) :]
+        for wanted, pattern, name in self._ROUTES:
+            found = pattern.fullmatch(path)
+            if found and method == wanted:
+                return name, found
+        return "unknown", None
 
     async def _dispatch(self, request: web.Request) -> web.Response:
         raw = await request.read()
@@ -296,16 +361,12 @@ class FakeX(FakeServer):
                 body = await request.json()
             except ValueError:
                 body = raw.decode(errors="replace")
-        route, match = "unknown", None
-        for method, pattern, name in self._ROUTES:
-            found = pattern.fullmatch(request.path)
-            if found and request.method == method:
-                route, match = name, found
-                break
+        route, match = self._route(request.method, request.path)
+        path = request.path[len(self.prefix) :] if route != "unknown" else request.path
         call = Call(
             route,
             request.method,
-            request.path,
+            path,
             dict(request.query),
             dict(request.headers),
             body if body is not None else {},
@@ -314,6 +375,9 @@ class FakeX(FakeServer):
         if route == "unknown":
             self.unknown.append(call)
             return self._problem(404, "Not Found", f"no route {request.method} {request.path}")
+        if route == "evaluate" and path not in self.evaluate_paths:
+            self.missing.append(call)  # a spelling this X does not have: what X answers
+            return self._problem(404, "Not Found", f"no route {request.method} {path}")
         auth = request.headers.get("Authorization", "")
         if not (auth.startswith("OAuth ") or auth.startswith("Bearer ")):
             return self._problem(401, "Unauthorized", "no user authentication")
@@ -325,9 +389,41 @@ class FakeX(FakeServer):
             scripts[0].skip -= 1
         elif scripts:
             return self._scripted(scripts.pop(0))
+        limited = self._over_limit(call)
+        if limited is not None:
+            return limited
         handler = getattr(self, f"_{route}")
         answer: web.Response = handler(call, *(match.groups() if match else ()))
+        if route in NOTES_ROUTES:
+            answer.headers.update(self._window_headers(self.windows["notes"]))
         return answer
+
+    def _over_limit(self, call: Call) -> web.Response | None:
+        """Count a Community Notes call in X's windows; answer 429 past a documented limit."""
+        if call.route not in NOTES_ROUTES:
+            return None
+        names = ["notes", "create"] if call.route == "notes" else ["notes"]
+        now = self.now()
+        for name in names:
+            window = self.windows[name]
+            if now >= window.start + window.seconds:
+                window.start, window.used = now, 0
+        full = [self.windows[n] for n in names if self.windows[n].used >= self.windows[n].limit]
+        if full:
+            self.limited.append(call)
+            body = {"title": "Too Many Requests", "detail": "Too Many Requests", "status": 429}
+            headers = self._window_headers(max(full, key=lambda w: w.start + w.seconds))
+            return web.json_response(body, status=429, headers=headers)
+        for name in names:
+            self.windows[name].used += 1
+        return None
+
+    def _window_headers(self, window: _Window) -> dict[str, str]:
+        return {
+            "x-rate-limit-limit": str(window.limit),
+            "x-rate-limit-remaining": str(max(0, window.limit - window.used)),
+            "x-rate-limit-reset": str(int(window.start + window.seconds)),
+        }
 
     def _unsigned(self, request: web.Request, raw: bytes, auth: str) -> str:
         """Return why an OAuth 1.0a request's signature is refused ("" when it holds)."""
@@ -344,19 +440,18 @@ class FakeX(FakeServer):
         params += parse_qsl(query, keep_blank_values=True)
         if request.content_type == "application/x-www-form-urlencoded":
             params += parse_qsl(raw.decode(), keep_blank_values=True)
-        # the URL this server was reached at, whatever the client thinks it signed
-        expected = oauth1_signature(
-            request.method, self.api_base + path, params, consumer_secret, token_secret
-        )
+        # RFC 5849 3.4.1.2: the URI of the request as received, its host from the Host header
+        received = base_string_uri(request.scheme, request.headers.get("Host", ""), path)
+        expected = oauth1_signature(request.method, received, params, consumer_secret, token_secret)
         if not hmac.compare_digest(expected, given.get("oauth_signature", "")):
-            return f"invalid signature for {request.method} {self.api_base}{path}"
+            return f"bad oauth_signature for {request.method} {received}"
         return ""
 
     def _headers(self, remaining: int = 99, reset_in: float = 900.0) -> dict[str, str]:
         return {
             "x-rate-limit-limit": "100",
             "x-rate-limit-remaining": str(remaining),
-            "x-rate-limit-reset": str(int(time.time() + reset_in)),
+            "x-rate-limit-reset": str(int(self.now() + reset_in)),
         }
 
     def _json(self, data: Any, status: int = 200) -> web.Response:
@@ -377,6 +472,9 @@ class FakeX(FakeServer):
             return web.json_response(body, status=429, headers=self._headers(0, s.reset_in))
         if s.status == 403:
             return self._problem(403, "Forbidden", s.detail or NOT_ALLOWED)
+        if s.style == "code":  # the older error shape: {code, message}
+            body = {"code": s.status, "message": s.detail or "scripted failure"}
+            return web.json_response(body, status=s.status, headers=self._headers())
         return self._problem(s.status, "Error", s.detail or "scripted failure")
 
     # -- expansions ------------------------------------------------------------------------
@@ -385,14 +483,21 @@ class FakeX(FakeServer):
         self, call: Call, tweets: list[dict[str, Any]], more: str | None = None
     ) -> web.Response:
         expansions = set(filter(None, call.query.get("expansions", "").split(",")))
-        fields = set(filter(None, call.query.get("tweet.fields", "").split(",")))
+        asked = call.query.get("tweet.fields") or call.query.get("post.fields") or ""
+        fields = set(filter(None, asked.split(",")))
+        refs = "referenced_posts" if self.spelling == "posts" else "referenced_tweets"
         users: dict[str, Any] = {}
         media: dict[str, Any] = {}
         included: dict[str, Any] = {}
 
         def shown(t: dict[str, Any]) -> dict[str, Any]:
             keep = {"id", "text", "edit_history_tweet_ids"} | fields
-            return {k: v for k, v in t.items() if k in keep}
+            if "referenced_tweets" in keep or "referenced_posts" in keep:
+                keep.add("referenced_tweets")
+            found = {k: v for k, v in t.items() if k in keep}
+            if "referenced_tweets" in found:
+                found[refs] = found.pop("referenced_tweets")
+            return found
 
         def expand(t: dict[str, Any], prefix: str) -> None:
             if f"{prefix}author_id" in expansions and t.get("author_id") in self.users:
@@ -404,12 +509,12 @@ class FakeX(FakeServer):
 
         for t in tweets:
             expand(t, "")
-            if "referenced_tweets.id" in expansions:
+            if f"{refs}.id" in expansions:
                 for ref in t.get("referenced_tweets") or []:
                     target = self.tweets.get(ref["id"])
                     if target is not None:
                         included[target["id"]] = shown(target)
-                        expand(target, "referenced_tweets.id.")
+                        expand(target, f"{refs}.id.")
         body: dict[str, Any] = {"data": [shown(t) for t in tweets]} if tweets else {}
         includes: dict[str, Any] = {}
         if users:
@@ -500,8 +605,24 @@ class FakeX(FakeServer):
     def _eligible(self, call: Call) -> web.Response:
         if "test_mode" not in call.query:
             return self._problem(400, "Invalid Request", "test_mode is required")
-        size = int(call.query.get("max_results") or 10)
-        return self._page(call, [self.tweets[i] for i in self.eligible[:size]])
+        if self.spelling == "posts" and "tweet.fields" in call.query:
+            detail = "The query parameters [tweet.fields] is not one of [post.fields, ...]"
+            return self._problem(400, "Invalid Request", detail)
+        asked = call.query.get("tweet.fields") or call.query.get("post.fields") or ""
+        unknown = sorted(f for f in asked.split(",") if f and f in self.unknown_fields)
+        if unknown:
+            detail = f"The `post.fields` query parameter value [{unknown[0]}] is not one of [...]"
+            return self._problem(400, "Invalid Request", detail)
+        selection = dict(
+            part.split(":", 1) for part in call.query.get("post_selection", "").split(",") if part
+        )
+        wanted = selection.get("feed_lang", "all")
+        found = [
+            self.tweets[i]
+            for i in self.eligible
+            if wanted == "all" or self.tweets[i].get("lang", "en") == wanted
+        ]
+        return self._page(call, found[: int(call.query.get("max_results") or 10)])
 
     def _evaluate(self, call: Call) -> web.Response:
         body = call.body if isinstance(call.body, dict) else {}
@@ -534,10 +655,18 @@ class FakeX(FakeServer):
             return self._problem(409, "Conflict", "a note by this writer exists on that post")
         note = Note(str(next(self._ids)), str(body["post_id"]), text, body, bool(body["test_mode"]))
         self.notes.append(note)
+        if self.create_answer == "id":  # the spec's answer; the quickstart's is 201 note_id
+            return self._json({"data": {"id": note.note_id}}, status=200)
         return self._json({"data": {"note_id": note.note_id}}, status=201)
 
     def _written(self, call: Call) -> web.Response:
         test_mode = call.query.get("test_mode") == "true"
+        # what X shows by default is the id and the note; status and test_result when asked
+        fields = {"id", "info"} | set(call.query.get("note.fields", "").split(","))
+        unknown = sorted(f for f in fields if f and f not in NOTE_FIELDS)
+        if unknown:
+            detail = f"The `note.fields` query parameter value [{unknown[0]}] is not one of [...]"
+            return self._problem(400, "Invalid Request", detail)
         data = []
         for note in self.notes:
             if note.test_mode != test_mode:
@@ -549,5 +678,5 @@ class FakeX(FakeServer):
             }
             if note.test_result:
                 item["test_result"] = {"evaluation_outcome": note.test_result}
-            data.append(item)
+            data.append({k: v for k, v in item.items() if k in fields})
         return self._json({"data": data, "meta": {"result_count": len(data)}})

@@ -69,9 +69,12 @@ async def test_notes_are_validated_like_x_does() -> None:
         async with http.post(f"{x.api_base}/2/notes", json=good) as r:
             assert r.status == 409
         x.set_note_status("1000", "currently_rated_helpful", UrlValidity="high")
-        async with http.get(
-            f"{x.api_base}/2/notes/search/notes_written", params={"test_mode": "true"}
-        ) as r:
+        written = f"{x.api_base}/2/notes/search/notes_written"
+        async with http.get(written, params={"test_mode": "true"}) as r:
+            [note] = (await r.json())["data"]
+        assert set(note) == {"id", "info"}  # status and test_result only when asked
+        fields = {"test_mode": "true", "note.fields": "status,test_result"}
+        async with http.get(written, params=fields) as r:
             [note] = (await r.json())["data"]
         assert note["status"] == "currently_rated_helpful"
         assert note["test_result"]["evaluation_outcome"][0]["evaluator_type"] == "UrlValidity"

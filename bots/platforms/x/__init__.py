@@ -6,8 +6,9 @@ persisted `since_id`; the reply job posts the thread under the mention (`XSender
 per post). `candidate_sources()` gives the monitor recent search, watched accounts, hashtags and
 the eligible-posts feed; `job_handlers()` runs `x:note` and `x:notes-status`; `mount` serves
 `GET /api/x/notes/summary`. Only this package imports tweepy, and only inside its private
-modules: `_client` (the API), `_events` (payload → request), `_render`, `_sender`,
-`_mentions`, `_sources`, `_notes` (writing and scoring) and `_notes_jobs`.
+modules: `_client` (the API, its limits), `_community` (the Community Notes calls),
+`_events` (payload → request), `_render`, `_sender`, `_mentions`, `_sources`, `_notes`
+(writing and scoring) and `_notes_jobs`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class XAdapter:
 
     def __init__(self, context: PlatformContext) -> None:
         from bots.platforms.x._client import XApi
+        from bots.platforms.x._community import NotesApi
         from bots.platforms.x._mentions import MentionPoller
         from bots.platforms.x._sender import XSender
 
@@ -37,6 +39,7 @@ class XAdapter:
         store = context.store
         self.notes = XNotesRepo(store.db, clock=context.clock)
         self.api = XApi(settings, ApiCosts(store.db, clock=context.clock), clock=context.clock)
+        self.notes_api = NotesApi(self.api)  # one per client: it remembers X's spellings
         self._sender = XSender(settings, self.api, store.state)
         self.poller = MentionPoller(
             settings, self.api, context.service, store.state, clock=context.clock
@@ -66,7 +69,14 @@ class XAdapter:
         """Return the monitor's sources on X (`bots.runtime.monitor.candidates.CandidateSource`)."""
         from bots.platforms.x._sources import build_sources
 
-        return build_sources(self.context.settings.x, self.api, self.context.clock)
+        settings = self.context.settings
+        return build_sources(
+            settings.x,
+            self.api,
+            self.context.clock,
+            notes=self.notes_api,
+            languages=settings.languages.split(","),
+        )
 
     def job_handlers(self) -> Mapping[str, Any]:
         """Return the handlers of `x:note` and `x:notes-status`."""
@@ -74,8 +84,8 @@ class XAdapter:
 
         settings = self.context.settings
         return {
-            NOTE_KIND: NoteJobs(settings, self.context.store, self.api, self.notes),
-            NOTES_STATUS_KIND: NoteStatusJobs(settings, self.api, self.notes),
+            NOTE_KIND: NoteJobs(settings, self.context.store, self.notes_api, self.notes),
+            NOTES_STATUS_KIND: NoteStatusJobs(settings, self.notes_api, self.notes),
         }
 
 

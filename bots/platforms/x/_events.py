@@ -4,7 +4,13 @@ A mention asks factbot to check the post it replies to or quotes (its target), e
 The target's text, author, time and media come in the same response, through expansions
 (`referenced_tweets.id`, `referenced_tweets.id.author_id`,
 `referenced_tweets.id.attachments.media_keys`): `includes.tweets`, `includes.users`,
-`includes.media`. A long post's full text is in `note_tweet.text`.
+`includes.media`. A long post's full text is in `note_tweet.text`. Newer API versions spell
+`referenced_tweets` as `referenced_posts` (and may answer `includes.posts`): both are read.
+
+A post eligible for a Community Note may carry what the people who asked for one pointed at
+(`suggested_source_links`, `suggested_source_links_with_counts`, `note_request_suggestions`):
+`note_leads` returns those URLs, most suggested first, as leads for retrieval; and notes X
+matched to its media (`matched_media_notes`): `media_note` says the claim is in the media.
 
 The text is the post's own, with X's t.co links replaced by the URLs they stand for (the
 pipeline fetches those) and media links dropped (the media are image references). Nothing in a
@@ -32,6 +38,7 @@ UNREAD_PARENT = N_("The post this mention answers could not be read; its own tex
 PLATFORM = "x"
 _MEDIA_HOSTS = ("pic.twitter.com", "pic.x.com")
 _LEADING_HANDLES = re.compile(r"^(?:\s*@\w{1,15})+\s*")
+_LEAD_URL = re.compile(r"https?://[^\s\"'<>]+", re.IGNORECASE)
 
 
 class MalformedPayloadError(ValueError):
@@ -50,8 +57,9 @@ class Includes:
     def of(cls, body: Mapping[str, Any]) -> Includes:
         """Return the includes of a response body."""
         inc = body.get("includes") or {}
+        posts = [*(inc.get("tweets") or []), *(inc.get("posts") or [])]
         return cls(
-            tweets={str(t["id"]): t for t in inc.get("tweets") or [] if "id" in t},
+            tweets={str(t["id"]): t for t in posts if "id" in t},
             users={str(u["id"]): u for u in inc.get("users") or [] if "id" in u},
             media={str(m["media_key"]): m for m in inc.get("media") or [] if "media_key" in m},
         )
@@ -69,8 +77,44 @@ def tweets_of(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def target_id(tweet: Mapping[str, Any]) -> str | None:
     """Return the id of the post a post replies to or quotes, or None."""
-    refs = {str(r.get("type")): str(r.get("id")) for r in tweet.get("referenced_tweets") or []}
+    refs = {str(r.get("type")): str(r.get("id")) for r in references(tweet)}
     return refs.get("replied_to") or refs.get("quoted")
+
+
+def references(tweet: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Return the posts a post references (`referenced_tweets`, or `referenced_posts`)."""
+    refs = tweet.get("referenced_tweets") or tweet.get("referenced_posts") or []
+    return [r for r in refs if isinstance(r, Mapping)]
+
+
+def _urls_in(item: Any) -> list[str]:
+    if isinstance(item, str):
+        return [m.group(0) for m in _LEAD_URL.finditer(item)]
+    if isinstance(item, Mapping):
+        found: list[str] = []
+        for key in ("url", "link", "source_link", "expanded_url", "text", "source", "links"):
+            found += _urls_in(item.get(key))
+        return found
+    if isinstance(item, list):
+        return [url for part in item for url in _urls_in(part)]
+    return []
+
+
+def note_leads(tweet: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the URLs note requesters suggested as sources, the most suggested first."""
+    counted = []
+    for entry in tweet.get("suggested_source_links_with_counts") or []:
+        count = entry.get("count", 0) if isinstance(entry, Mapping) else 0
+        counted += [(-int(count or 0), url) for url in _urls_in(entry)]
+    ranked = [url for _, url in sorted(counted, key=lambda pair: pair[0])]
+    ranked += _urls_in(tweet.get("suggested_source_links") or [])
+    ranked += _urls_in(tweet.get("note_request_suggestions") or [])
+    return tuple(dict.fromkeys(url.rstrip(".,;)") for url in ranked))
+
+
+def media_note(tweet: Mapping[str, Any]) -> bool:
+    """Return whether X matched notes to the post's media (the claim is in an image)."""
+    return bool(tweet.get("matched_media_notes"))
 
 
 def post_text(tweet: Mapping[str, Any]) -> str:

@@ -156,8 +156,7 @@ class MentionPoller:
         while not stop.is_set():
             wait = self.settings.poll_seconds
             try:
-                await self.poll_once()
-                wait = max(wait, self.api.pause_for("mentions"))
+                await self.poll_once()  # a spent window is waited out on the next poll
             except XRateLimitedError as exc:
                 wait = max(wait, exc.retry_after)
             except XApiError as exc:

@@ -8,16 +8,21 @@ records what X later says of the notes written.
 2. the note is written and scored locally and stored (one row per post: a retried job finds
    it and goes on from there); a note whose scores would not pass, or written while notes are
    off, is `withheld` and never submitted;
-3. `POST /2/evaluate_note` — its `claim_opinion_score` is recorded;
+3. the note is evaluated (`POST /2/evaluate_note`, else `POST /2/notes/evaluate`: `_community`)
+   — its `claim_opinion_score` is recorded, once: a retried attempt does not evaluate again;
 4. `POST /2/notes` with `test_mode` while the writer is not admitted — the note id is recorded
    (`submitted`). A retried attempt first looks in `notes_written` for a note on the post, so a
    worker that died after X took the note does not submit a second one.
 
-A 429 retries the job when the window resets; another refusal (403 `client-not-enrolled`, 400)
-marks the note `rejected` with X's reason and ends the job: resubmitting would not help.
+A rate limit (a 429, or the client's own windows: `_client.Limits`) retries the job when the
+window resets. An evaluation X could not give — no evaluate route answering (404 on both), a
+5xx, no connection — retries the job later: it says nothing of the note. A refusal of the note
+itself (403 `client-not-enrolled`, 400) marks it `rejected` with X's reason and ends the job:
+resubmitting would not help.
 
-`x:notes-status` reads `GET /2/notes/search/notes_written` and records each note's status
-(helpful / not helpful / needs more ratings) and, in test mode, the evaluator's buckets.
+`x:notes-status` reads `GET /2/notes/search/notes_written` (with `note.fields`) and records each
+note's status (helpful / not helpful / needs more ratings) and, in test mode, the evaluator's
+buckets.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ import functools
 import logging
 from typing import Any
 
-from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
+from bots.platforms.x._client import XApiError, XRateLimitedError
+from bots.platforms.x._community import NotesApi
 from bots.platforms.x._notes import Draft, Scores, score, write_note
 from bots.runtime.workers.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
 from bots.settings import Settings
@@ -43,16 +49,16 @@ RATING = {
     "currently_rated_not_helpful": "not_helpful",
     "needs_more_ratings": "needs_more_ratings",
 }
-STATUS_PAGES = 5
+EVALUATE_RETRY = 15 * 60.0  # seconds before a job whose note X could not evaluate tries again
 
 
 class NoteJobs:
     """Runs `x:note` jobs."""
 
-    def __init__(self, settings: Settings, store: Any, api: XApi, repo: XNotesRepo) -> None:
+    def __init__(self, settings: Settings, store: Any, notes: NotesApi, repo: XNotesRepo) -> None:
         self.settings = settings
         self.store = store  # storage.Store: checks and jobs are read through it
-        self.api = api
+        self.notes = notes
         self.repo = repo
 
     async def run(self, job: Job) -> Outcome:
@@ -144,12 +150,8 @@ class NoteJobs:
                     )
                     log.info("community note found already submitted", extra={"post": note.post_id})
                     return
-            evaluated = await self.api.raw(
-                "POST", "/2/evaluate_note", json={"note_text": note.text, "post_id": note.post_id}
-            )
-            value = (evaluated.get("data") or {}).get("claim_opinion_score")
-            if isinstance(value, int | float):
-                await self.store.call(self.repo.update, note.id, claim_opinion_score=float(value))
+            if note.claim_opinion_score is None:
+                await self._evaluate(note)
             body = {
                 "test_mode": test_mode,
                 "post_id": note.post_id,
@@ -160,7 +162,7 @@ class NoteJobs:
                     "trustworthy_sources": note.trustworthy_sources,
                 },
             }
-            answer = await self.api.raw("POST", "/2/notes", json=body)
+            note_id = await self.notes.create(body)
         except XRateLimitedError as exc:
             raise RetryLaterError(str(exc), retry_after=exc.retry_after) from exc
         except XApiError as exc:
@@ -173,48 +175,48 @@ class NoteJobs:
                 "community note refused by X", extra={"post": note.post_id, "error": str(exc)}
             )
             return
-        data = answer.get("data") or {}
-        note_id = str(data.get("note_id") or data.get("id") or "") or None
         await self.store.call(self.repo.update, note.id, status="submitted", api_note_id=note_id)
         log.info("community note submitted", extra={"post": note.post_id, "test_mode": test_mode})
 
+    async def _evaluate(self, note: XNote) -> None:
+        """Record X's claim_opinion_score of the note; an evaluation X could not give (no
+        route answering, X's trouble) retries the job later and never rejects the note."""
+        try:
+            value = await self.notes.evaluate(note.text, note.post_id)
+        except XRateLimitedError:
+            raise
+        except XApiError as exc:
+            if exc.status == 404 or exc.status >= 500:
+                log.warning(
+                    "community note not evaluated; trying again later",
+                    extra={"post": note.post_id, "error": str(exc)},
+                )
+                raise RetryLaterError(str(exc), retry_after=EVALUATE_RETRY) from exc
+            raise
+        if value is not None:
+            await self.store.call(self.repo.update, note.id, claim_opinion_score=value)
+
     async def _written(self, post_id: str, test_mode: bool) -> str | None:
         """Return the id of a note X already has from factbot on post_id, or None."""
-        async for item in written_notes(self.api, test_mode):
+        async for item in self.notes.written(test_mode):
             if str((item.get("info") or {}).get("post_id")) == post_id:
                 return str(item.get("id"))
         return None
 
 
-async def written_notes(api: XApi, test_mode: bool) -> Any:
-    """Yield the notes factbot wrote, as `notes_written` lists them (a few pages)."""
-    token: str | None = None
-    for _ in range(STATUS_PAGES):
-        params: dict[str, Any] = {"test_mode": str(test_mode).lower(), "max_results": 100}
-        if token:
-            params["pagination_token"] = token
-        body = await api.raw("GET", "/2/notes/search/notes_written", params=params)
-        for item in body.get("data") or []:
-            if isinstance(item, dict):
-                yield item
-        token = (body.get("meta") or {}).get("next_token")
-        if not token:
-            return
-
-
 class NoteStatusJobs:
     """Runs `x:notes-status` jobs: record the notes' later status."""
 
-    def __init__(self, settings: Settings, api: XApi, repo: XNotesRepo) -> None:
+    def __init__(self, settings: Settings, notes: NotesApi, repo: XNotesRepo) -> None:
         self.settings = settings
-        self.api = api
+        self.notes = notes
         self.repo = repo
 
     async def run(self, job: Job) -> Outcome:
         """Read notes_written and record each note's rating status and evaluation."""
         changed = 0
         try:
-            async for item in written_notes(self.api, self.settings.x.notes_test_mode):
+            async for item in self.notes.written(self.settings.x.notes_test_mode):
                 post_id = str((item.get("info") or {}).get("post_id") or "")
                 outcomes = (item.get("test_result") or {}).get("evaluation_outcome") or []
                 evaluation = {

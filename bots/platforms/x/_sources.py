@@ -9,17 +9,28 @@ The eligible-posts feed is named ``x:notes:eligible``: its candidates are posts 
 Community Note for, so the monitor routes them to `x:note`, never to a reply (X refuses a
 programmatic reply under a post whose author did not mention the bot anyway). The feed has no
 `since_id`; it answers what is eligible now, and the monitor's dedupe keeps a post checked once.
-A rate limit or an outage raises `SourceUnavailableError` with the wait X asked for.
+Its language (`feed_lang`) is `FACTBOT_X__NOTES_FEED_LANG`, else each language the deployment
+serves (`FACTBOT_LANGUAGES`) in turn, one a read. A rate limit (X's, or the client's own) or an
+outage raises `SourceUnavailableError` with the wait.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+import itertools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
-from bots.platforms.x._events import Includes, MalformedPayloadError, actor, to_post, tweets_of
+from bots.platforms.x._community import NotesApi
+from bots.platforms.x._events import (
+    Includes,
+    MalformedPayloadError,
+    actor,
+    references,
+    to_post,
+    tweets_of,
+)
 from bots.runtime.monitor.candidates import (
     Batch,
     Candidate,
@@ -28,18 +39,50 @@ from bots.runtime.monitor.candidates import (
 )
 from bots.runtime.platform.contract import Destination
 from bots.settings import XSettings
+from pipeline.records.domain import Post
 from pipeline.util.clock import Clock
 
 NOTES_FEED = "x:notes:eligible"
-NOTES_FEED_FIELDS = "author_id,created_at,referenced_tweets,entities,attachments,note_tweet"
 
 Fetch = Callable[[str | None, int], Awaitable[dict[str, Any]]]
 
 
+def with_context(post: Post, tweet: Mapping[str, Any], includes: Includes) -> Post:
+    """Return post with the text, links and images of the posts it quotes or replies to
+    (expanded in the same response): what a note on it must answer may be there."""
+    texts, links, images = [post.text], list(post.links), list(post.image_refs)
+    for ref in references(tweet):
+        target = includes.tweets.get(str(ref.get("id")))
+        if target is None:
+            continue
+        try:
+            quoted = to_post(target, includes)
+        except MalformedPayloadError:
+            continue
+        texts.append(quoted.text)
+        links += quoted.links
+        images += quoted.image_refs
+    if len(texts) == 1:
+        return post
+    return replace(
+        post,
+        text="\n\n".join(texts),
+        links=tuple(dict.fromkeys(links)),
+        image_refs=tuple(dict.fromkeys(images)),
+    )
+
+
 def candidates_of(
-    body: Mapping[str, Any], source: str, me: str, clock: Clock, *, topics: tuple[str, ...] = ()
+    body: Mapping[str, Any],
+    source: str,
+    me: str,
+    clock: Clock,
+    *,
+    topics: tuple[str, ...] = (),
+    context: bool = False,
 ) -> list[Candidate]:
-    """Return the candidates of a response's posts (malformed posts left out)."""
+    """Return the candidates of a response's posts (malformed posts left out); with context,
+    each post's text followed by the posts it quotes or replies to."""
     includes = Includes.of(body)
     found = []
     for tweet in tweets_of(body):
@@ -47,6 +90,8 @@ def candidates_of(
             post = to_post(tweet, includes)
         except MalformedPayloadError:
             continue
+        if context:
+            post = with_context(post, tweet, includes)
         author_id = str(tweet.get("author_id") or "")
         user = includes.users.get(author_id) or {}
         metrics = tweet.get("public_metrics") or {}
@@ -101,13 +146,22 @@ class XSource:
             raise SourceUnavailableError(str(exc), retry_after=exc.retry_after) from exc
         except XApiError as exc:
             raise SourceUnavailableError(str(exc)) from exc
-        found = candidates_of(body, self.name, me, self.clock, topics=self.topics)[-limit:]
+        found = candidates_of(
+            body, self.name, me, self.clock, topics=self.topics, context=self.name == NOTES_FEED
+        )[-limit:]
         newest = (body.get("meta") or {}).get("newest_id") if self.cursor_from_meta else None
         return Batch(candidates=found, cursor=str(newest) if newest else None)
 
 
-def build_sources(settings: XSettings, api: XApi, clock: Clock) -> list[CandidateSource]:
-    """Return the sources the settings name."""
+def build_sources(
+    settings: XSettings,
+    api: XApi,
+    clock: Clock,
+    *,
+    notes: NotesApi | None = None,
+    languages: Sequence[str] = (),
+) -> list[CandidateSource]:
+    """Return the sources the settings name (`languages`: those the deployment serves)."""
     sources: list[CandidateSource] = []
     for query in settings.watch_queries:
         sources.append(XSource(f"x:search:{query}", api, clock, _search(api, query)))
@@ -119,7 +173,14 @@ def build_sources(settings: XSettings, api: XApi, clock: Clock) -> list[Candidat
         sources.append(XSource(f"x:hashtag:{tag}", api, clock, _search(api, query), (tag,)))
     if settings.notes_enabled:
         sources.append(
-            XSource(NOTES_FEED, api, clock, _feed(api, settings), ("community-notes",), False)
+            XSource(
+                NOTES_FEED,
+                api,
+                clock,
+                _feed(notes or NotesApi(api), settings, feed_languages(settings, languages)),
+                ("community-notes",),
+                False,
+            )
         )
     return sources
 
@@ -138,24 +199,25 @@ def _timeline(api: XApi, user_id: str) -> Fetch:
     return read
 
 
-def _feed(api: XApi, settings: XSettings) -> Fetch:
+def feed_languages(settings: XSettings, served: Sequence[str]) -> tuple[str, ...]:
+    """Return the `feed_lang` values to read in turn: the setting's, else the languages the
+    deployment serves (ISO 639-1: zh-Hans and zh-Hant read zh), else English."""
+    if settings.notes_feed_lang:
+        return (settings.notes_feed_lang,)
+    codes = [code.split("-")[0].lower() for code in served if code.strip()]
+    return tuple(dict.fromkeys(codes)) or ("en",)
+
+
+def _feed(notes: NotesApi, settings: XSettings, languages: Sequence[str]) -> Fetch:
+    turn = itertools.cycle(languages)
+
     async def read(cursor: str | None, limit: int) -> dict[str, Any]:
         del cursor  # the feed answers what is eligible now
-        body = await api.raw(
-            "GET",
-            "/2/notes/search/posts_eligible_for_notes",
-            params={
-                "test_mode": str(settings.notes_test_mode).lower(),
-                "max_results": max(1, min(100, limit)),
-                "post_selection": f"feed_size:{settings.notes_feed_size},"
-                f"feed_lang:{settings.notes_feed_lang}",
-                "tweet.fields": NOTES_FEED_FIELDS,
-                "expansions": "author_id,attachments.media_keys",
-                "media.fields": "url,preview_image_url,alt_text,type",
-                "user.fields": "username,public_metrics",
-            },
+        return await notes.eligible(
+            test_mode=settings.notes_test_mode,
+            limit=limit,
+            size=settings.notes_feed_size,
+            lang=next(turn),
         )
-        api.bill_reads(body, "notes:eligible")
-        return body
 
     return read

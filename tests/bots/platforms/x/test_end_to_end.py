@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bots.platforms.x._client import Limits
 from bots.platforms.x._mentions import SINCE_KEY
 from pipeline.evidence.ingest import Ingester
 from pipeline.reply.thread import x_weighted
@@ -92,6 +93,7 @@ async def test_a_429_between_posts_resumes_the_thread_without_repeating(
     make_bot: Any, fake: FakeX
 ) -> None:
     bot: XBot = await make_bot(fake, max_posts=3, post_chars=120)
+    bot.adapter.api.keep = Limits(max_wait=0.0)  # no wait in place: the job is retried
     await bot.adapter.poller.poll_once()
     fake.script("create", 429, reset_in=0)  # the first post is refused with a rate limit
     await bot.drain()

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from bots.platforms.x._client import Limits
 from bots.platforms.x._sources import NOTES_FEED
 from bots.runtime.checking.check_jobs import submit_check
 from storage.x_notes import XNotesRepo, enqueue_note, enqueue_notes_status, notes_summary
@@ -145,6 +146,7 @@ async def test_a_note_refused_by_x_is_rejected_not_retried(make_bot: Any, fake: 
 @pytest.mark.slow  # a real check over the index: 10-20 s here
 async def test_a_429_on_submit_is_retried_and_submits_once(make_bot: Any, fake: FakeX) -> None:
     bot: XBot = await make_bot(fake, notes_enabled=True)
+    bot.adapter.api.keep = Limits(max_wait=0.0)  # no wait in place: the job is retried
     fake.script("notes", 429, reset_in=0)
     notes = await _notes_for_feed(bot, fake)
     submitted = [n for n in notes if n.status == "submitted"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -72,9 +73,20 @@ def settings(fake: FakeX, **changes: object) -> XSettings:
     return XSettings(**base)  # type: ignore[arg-type]
 
 
-def sender_for(fake: FakeX, store: Store, **changes: object) -> XSender:
+class Wall:
+    """Epoch seconds that a test moves forward (the machine's, plus what it skipped)."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.skipped
+
+
+def sender_for(fake: FakeX, store: Store, wall: Wall | None = None, **changes: object) -> XSender:
     s = settings(fake, **changes)
-    return XSender(s, XApi(s, ApiCosts(store.db)), store.state)
+    api = XApi(s, ApiCosts(store.db), wall=wall or time.time)
+    return XSender(s, api, store.state)
 
 
 DEST = Destination(
@@ -137,7 +149,8 @@ async def test_each_part_replies_to_the_previous_and_is_billed(fake: FakeX, stor
 async def test_a_429_mid_thread_resumes_after_the_last_posted_part(
     fake: FakeX, store: Store
 ) -> None:
-    sender = sender_for(fake, store, post_chars=140, max_posts=9)
+    wall = Wall()
+    sender = sender_for(fake, store, wall, post_chars=140, max_posts=9)
     rendered = sender.render(Answer("correction", correction=correction(2)), DEST)
     assert len(rendered.texts) >= 3
     fake.script("create", 429, reset_in=30, after=1)  # the second part is rate limited
@@ -145,7 +158,12 @@ async def test_a_429_mid_thread_resumes_after_the_last_posted_part(
         await sender.send(DEST, rendered)
     assert 25 <= err.value.retry_after <= 32  # from x-rate-limit-reset
     assert len(fake.created()) == 1
-    await sender.send(DEST, rendered)  # the retried job
+    calls = len(fake.calls("create"))
+    with pytest.raises(XReplyRateLimitedError):  # a job retried early waits for the reset
+        await sender_for(fake, store, wall, post_chars=140, max_posts=9).send(DEST, rendered)
+    assert len(fake.calls("create")) == calls  # nothing was sent before the reset
+    wall.skipped = 32.0
+    await sender.send(DEST, rendered)  # the retried job, once the window reset
     posts = fake.created()
     assert [p["text"] for p in posts] == list(rendered.texts)
     assert posts[1]["reply"]["in_reply_to_tweet_id"] == posts[0]["_created"]
