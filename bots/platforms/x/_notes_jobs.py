@@ -183,16 +183,14 @@ class NoteJobs:
         route answering, X's trouble) retries the job later and never rejects the note."""
         try:
             value = await self.notes.evaluate(note.text, note.post_id)
-        except XRateLimitedError:
-            raise
         except XApiError as exc:
-            if exc.status == 404 or exc.status >= 500:
-                log.warning(
-                    "community note not evaluated; trying again later",
-                    extra={"post": note.post_id, "error": str(exc)},
-                )
-                raise RetryLaterError(str(exc), retry_after=EVALUATE_RETRY) from exc
-            raise
+            if exc.status != 404:
+                raise  # a 5xx or no connection: retried after the back-off (`_submit`)
+            log.warning(
+                "community note not evaluated: no evaluate route answers; trying again later",
+                extra={"post": note.post_id, "error": str(exc)},
+            )
+            raise RetryLaterError(str(exc), retry_after=EVALUATE_RETRY) from exc
         if value is not None:
             await self.store.call(self.repo.update, note.id, claim_opinion_score=value)
 

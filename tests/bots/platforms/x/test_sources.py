@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from bots.platforms.x._client import XApi
-from bots.platforms.x._sources import NOTES_FEED, build_sources
+from bots.platforms.x._community import NotesApi
+from bots.platforms.x._events import media_note, note_leads
+from bots.platforms.x._sources import NOTES_FEED, build_sources, feed_languages
 from bots.runtime.monitor.candidates import SourceUnavailableError
 from bots.settings import Settings, XSettings
 from pipeline.errors import ConfigError
@@ -113,3 +115,56 @@ def test_x_is_on_with_a_user_token_and_lists_come_from_json(
     monkeypatch.setenv("FACTBOT_X__WATCH_ACCOUNTS", '["@alice"]')
     with pytest.raises(ValueError, match="numeric user ids"):
         Settings()
+
+
+@pytest.mark.parametrize("spelling", ["tweets", "posts"])
+async def test_the_eligible_feed_brings_quoted_posts_long_text_and_leads(
+    store: Store, spelling: str
+) -> None:
+    async with FakeX(spelling=spelling) as x:  # type: ignore[arg-type]
+        x.add_user("200", "alice")
+        x.add_tweet("900", "201", "Drinking bleach cures COVID-19, doctors confirm.")
+        x.add_tweet(
+            "901",
+            "200",
+            "This!",
+            quoted="900",
+            note_tweet={"text": "This! " + "Read it all. " * 30},
+            suggested_source_links_with_counts=[
+                {"url": "https://fda.example/bleach", "count": 2},
+                {"url": "https://who.example/bleach", "count": 5},
+            ],
+            note_request_suggestions=[{"text": "see https://cdc.example/bleach."}],
+        )
+        x.add_tweet("902", "201", "Hola", lang="es")
+        x.eligible = ["901", "902"]
+        x.unknown_fields = {"matched_media_notes"}  # an X that does not know this field yet
+        s = XSettings(bearer_token="t", api_base=x.api_base, user_id="100", notes_enabled=True)
+        api = XApi(s, ApiCosts(store.db))
+        [feed] = build_sources(s, api, FakeClock(), languages=["en", "es"])
+        batch = await feed.fetch(None, 5)  # type: ignore[attr-defined]
+        [candidate] = batch.candidates
+        assert "Drinking bleach cures COVID-19" in candidate.post.text  # the quoted post's text
+        assert "Read it all." in candidate.post.text  # a long post's note_tweet.text
+        asked = x.calls("eligible")[-1].query
+        assert asked["post_selection"] == "feed_size:small,feed_lang:en"
+        refs = "referenced_posts" if spelling == "posts" else "referenced_tweets"
+        assert f"{refs}.id" in asked["expansions"].split(",")
+        [spanish] = (await feed.fetch(None, 5)).candidates  # type: ignore[attr-defined]
+        assert spanish.post.platform_id == "902"  # the deployment's languages, in turn
+        body = await NotesApi(api).eligible(test_mode=True, limit=5, size="small", lang="en")
+        [tweet] = body["data"]
+        assert note_leads(tweet) == (
+            "https://who.example/bleach",
+            "https://fda.example/bleach",
+            "https://cdc.example/bleach",
+        )
+        assert not media_note(tweet) and media_note({"matched_media_notes": [{"id": "1"}]})
+        await api.close()
+
+
+def test_feed_languages_follow_the_setting_else_the_deployment() -> None:
+    s = XSettings(bearer_token="t")
+    assert feed_languages(s, ["en", "zh-Hans", "zh-Hant"]) == ("en", "zh")
+    assert feed_languages(s, []) == ("en",)
+    assert feed_languages(XSettings(bearer_token="t", notes_feed_lang="all"), ["en"]) == ("all",)
