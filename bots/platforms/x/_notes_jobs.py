@@ -4,11 +4,13 @@ records what X later says of the notes written.
 `x:note` (payload {check_id, check_job, post_id, key}; enqueued by the monitor through
 `storage.x_notes.enqueue_note`, waiting for the check job):
 
-1. the check ended dead, or its verdict does not qualify (`_notes.write_note`): done, no note;
+1. the check ended dead, or the decision (`pipeline.communitynotes.drafting`) is "no note
+   needed" or "not enough evidence": done, no note (the decision is logged);
 2. the note is written and scored locally and stored (one row per post: a retried job finds
    it and goes on from there); a note whose scores would not pass, or written while notes are
    off, is `withheld` and never submitted;
-3. `POST /2/evaluate_note` — its `claim_opinion_score` is recorded;
+3. `POST /2/evaluate_note` — its `claim_opinion_score` is recorded beside factbot's own; a
+   score below 0 withholds the note (X's evaluator reads it as opinion or off the claim);
 4. `POST /2/notes` with `test_mode` while the writer is not admitted — the note id is recorded
    (`submitted`). A retried attempt first looks in `notes_written` for a note on the post, so a
    worker that died after X took the note does not submit a second one.
@@ -31,9 +33,12 @@ from bots.platforms.x._client import XApi, XApiError, XRateLimitedError
 from bots.platforms.x._notes import Draft, Scores, score, write_note
 from bots.runtime.workers.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
 from bots.settings import Settings
+from pipeline.communitynotes.claimopinion import ClaimOpinionScorer
+from pipeline.embedding.e5 import E5Embedder
 from pipeline.errors import NotFoundError
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.records.domain import new_id
+from pipeline.verifier.stance import StanceModel
 from storage.x_notes import XNote, XNotesRepo
 
 log = logging.getLogger(__name__)
@@ -54,6 +59,16 @@ class NoteJobs:
         self.store = store  # storage.Store: checks and jobs are read through it
         self.api = api
         self.repo = repo
+        self._scorer: ClaimOpinionScorer | None = None
+
+    @property
+    def scorer(self) -> ClaimOpinionScorer:
+        """Return the ClaimOpinion scorer (its models load once a process, on first use)."""
+        if self._scorer is None:
+            vs = self.settings.verifier
+            stance = StanceModel(vs.model_dir, batch_size=vs.batch_size, threads=vs.threads)
+            self._scorer = ClaimOpinionScorer(stance, E5Embedder(threads=vs.threads))
+        return self._scorer
 
     async def run(self, job: Job) -> Outcome:
         """Write, score and submit the note of the job's post (at most one per post)."""
@@ -77,12 +92,23 @@ class NoteJobs:
                 check = await self.store.call(self.store.checks.get, str(payload["check_id"]))
             except NotFoundError as exc:
                 raise PermanentJobError(f"check {payload['check_id']} is not stored") from exc
-            draft = write_note(check, min_sources=self.settings.x.notes_min_sources)
+            scorer = self.scorer
+            plan, draft = await asyncio.to_thread(
+                functools.partial(
+                    write_note,
+                    check,
+                    stance=scorer.stance,
+                    min_sources=self.settings.x.notes_min_sources,
+                )
+            )
             if draft is None:
-                log.info("no note: the verdict does not call for one", extra={"post": post_id})
+                log.info(
+                    "no note",
+                    extra={"post": post_id, "decision": plan.decision, "reason": plan.reason},
+                )
                 return Outcome()
             async with Fetcher(self.settings.fetch.policy()) as fetcher:
-                scores = await score(draft, fetcher)
+                scores = await score(draft, fetcher, scorer)
             note = await self.store.call(
                 self.repo.add, self._record(job, post_id, check.id, draft, scores)
             )
@@ -121,7 +147,12 @@ class NoteJobs:
             url_validity=scores.url_validity,
             claim_opinion=scores.claim_opinion,
             harassment_abuse=scores.harassment_abuse,
-            score_detail={**scores.detail, **({"withheld": withheld} if withheld else {})},
+            score_detail={
+                **scores.detail,
+                "is_media_note": draft.is_media_note,
+                "language": draft.language,
+                **({"withheld": withheld} if withheld else {}),
+            },
             test_mode=x.notes_test_mode,
             status="withheld" if withheld else "scored",
             api_note_id=None,
@@ -150,6 +181,13 @@ class NoteJobs:
             value = (evaluated.get("data") or {}).get("claim_opinion_score")
             if isinstance(value, int | float):
                 await self.store.call(self.repo.update, note.id, claim_opinion_score=float(value))
+                if value < 0:  # X's evaluator reads it as opinion or off the claim: drop it
+                    reason = f"X's claim_opinion_score is {value} (below 0)"
+                    await self.store.call(
+                        self.repo.update, note.id, status="withheld", error=reason
+                    )
+                    log.info("community note dropped", extra={"post": note.post_id, "score": value})
+                    return
             body = {
                 "test_mode": test_mode,
                 "post_id": note.post_id,
@@ -158,6 +196,7 @@ class NoteJobs:
                     "classification": note.classification,
                     "misleading_tags": list(note.misleading_tags),
                     "trustworthy_sources": note.trustworthy_sources,
+                    **({"is_media_note": True} if note.is_media_note else {}),
                 },
             }
             answer = await self.api.raw("POST", "/2/notes", json=body)
