@@ -63,6 +63,7 @@ CREDIBLE = (Tier.HIGH, Tier.MEDIUM)
 _PRIMARY_RE = re.compile(
     r"(?:^|\.)(?:gov|gob|gouv|gv|bund|admin|gc|int|edu|ac|europa|who|un|nasa)(?:\.[a-z]{2,3})*$"
 )
+_NUMBER_RE = re.compile(r"(?<![^\W\d_])\d(?:[\d.,]*\d)?(?![^\W\d_])")  # not 5G, not B52
 _FACT_CHECK, _PRIMARY, _PUBLISHER = 0, 1, 2
 SOURCE_KINDS = ("fact-check", "primary", "publisher")
 
@@ -140,7 +141,7 @@ def plan_note(
         if checkworthiness(claim.text) <= 0.2:
             reasons.append("the claim reads as an opinion, a question or a joke")
             continue
-        sources = rank_sources(check, item)
+        sources = rank_sources(check, item, language=t.language)
         if len(sources) < max(min_sources, 1):
             reasons.append("too few credible retrieved sources")
             continue
@@ -173,9 +174,12 @@ def _kind(document: Document, reviewed: set[str]) -> int:
     return _PRIMARY if _PRIMARY_RE.search(document.domain.split("/", 1)[0]) else _PUBLISHER
 
 
-def rank_sources(check: Check, item: CorrectionItem) -> list[Source]:
-    """Return the credible references an item cites, the best first."""
+def rank_sources(check: Check, item: CorrectionItem, *, language: str) -> list[Source]:
+    """Return the credible references an item cites, the best first; a published fact-check
+    is left out when it is in another language than the note or rates other figures."""
     refs: dict[int, Reference] = {r.number: r for r in check.correction.references}
+    claim = _claim_of(check, item)
+    kept = {fc.id for fc in _reviews(check, claim) if catalogue_code(fc.language) == language}
     reviewed = {m.match.fact_check.id for m in check.fact_checks if m.match.accepted}
     best: dict[str, Evidence] = {}
     for ev in check.evidence:
@@ -189,6 +193,8 @@ def rank_sources(check: Check, item: CorrectionItem) -> list[Source]:
         if ref is None or ev is None or ev.tier not in CREDIBLE:
             continue
         doc = ev.document
+        if _kind(doc, reviewed) == _FACT_CHECK and doc.id not in kept:
+            continue
         name = doc.publisher or doc.domain
         found.append((_kind(doc, reviewed), ev.tier.rank, position, Source(
             ref.url, name, _kind(doc, reviewed), ev.tier, doc.id
@@ -198,13 +204,31 @@ def rank_sources(check: Check, item: CorrectionItem) -> list[Source]:
 
 
 def _content(text: str) -> set[str]:
-    return {w.lower() for w in words(text) if len(w) > 2 and w.lower() not in ALL_STOPWORDS}
+    """Return the content words of a text, crudely stemmed (their first five letters)."""
+    return {w.lower()[:5] for w in words(text) if len(w) > 2 and w.lower() not in ALL_STOPWORDS}
+
+
+def numbers_in(text: str) -> set[str]:
+    """Return the numbers of a text, their group and decimal separators dropped (9,500 and
+    9.500 are both 9500)."""
+    return {re.sub(r"[.,\s]", "", n) for n in _NUMBER_RE.findall(text)}
 
 
 def bears_on(claim: str, sentence: str, stance: StanceModel | None) -> bool:
-    """Return whether a source sentence bears on the claim: a shared content word and, with a
-    stance model, a refutes probability of at least `BEARING`."""
-    if not _content(claim) & _content(sentence):
+    """Return whether a source sentence bears on the claim and holds the contradicting fact.
+
+    It shares two content words with the claim (or all of a shorter claim's) and one of the
+    names it gives (capitalised words after the first); where the claim states a number, the sentence states one the claim does not; with a stance model, the
+    sentence refutes the claim at `BEARING` or more.
+    """
+    wanted, got = _content(claim), _content(sentence)
+    if len(wanted & got) < min(2, len(wanted)) or not wanted:
+        return False
+    names = _content(" ".join(w for w in words(claim)[1:] if w[:1].isupper()))
+    if names and not names & got:
+        return False  # a claim about the Eiffel Tower is not answered by a sentence on Everest
+    claimed = numbers_in(claim)
+    if claimed and not numbers_in(sentence) - claimed:
         return False
     if stance is None:
         return True
@@ -295,23 +319,31 @@ def _corrections(
             yield "fact-check", body, source, review.headline
     if not english:
         return
-    for sentence, source in _refuting(check, claim, by_doc):
+    for sentence, source in _refuting(check, claim, by_doc, stance):
         if bears_on(claim.text, sentence, stance):
             yield "quote", t.gettext(CONTRARY, source=source.name, quote=sentence), source, sentence
 
 
 def _reviews(check: Check, claim: Claim) -> list[FactCheck]:
+    """Return the rated fact-checks accepted for the claim that are about the same figures: a
+    review of "500 metres" is no correction of a post that says 330 (the post is right)."""
+    said = numbers_in(claim.text) | numbers_in(check.post.text)
     return [
         m.match.fact_check
         for m in check.fact_checks
-        if m.match.accepted and m.claim_id == claim.id and m.match.fact_check.label is not None
+        if m.match.accepted
+        and m.claim_id == claim.id
+        and m.match.fact_check.label is not None
+        and numbers_in(m.match.fact_check.claim_reviewed) <= said
     ]
 
 
 def _refuting(
-    check: Check, claim: Claim, by_doc: dict[str, Source]
+    check: Check, claim: Claim, by_doc: dict[str, Source], stance: StanceModel | None
 ) -> list[tuple[str, Source]]:
-    """Return the refuting sentences the check quoted for the claim, strongest first."""
+    """Return candidate refuting sentences for the claim: those the check quoted (strongest
+    first), then every sentence of the cited sources' passages (with a stance model, the most
+    refuting first)."""
     evidence = {ev.id: ev for ev in check.evidence if ev.claim_id == claim.id}
     found: list[tuple[float, str, Source]] = []
     for quote in check.quotes:
@@ -322,4 +354,14 @@ def _refuting(
         for sentence in split_sentences(quote.text) or [quote.text]:
             found.append((-(quote.strength or 0.0), sentence.strip(), source))
     found.sort(key=lambda f: f[0])
-    return list({(s, src.url): (s, src) for _, s, src in found}.values())
+    rest = [
+        (sentence, source)
+        for source in by_doc.values()
+        for sentence in _sentences(check, claim, source.document_id)
+    ]
+    if stance is not None and rest:
+        probs = stance.probabilities([(claim.text, sentence) for sentence, _ in rest])
+        order = sorted(range(len(rest)), key=lambda i: -float(probs[i][1]))
+        rest = [rest[i] for i in order]
+    pairs = [(s, src) for _, s, src in found] + rest
+    return list({(s, src.url): (s, src) for s, src in pairs}.values())

@@ -45,29 +45,18 @@ from pipeline.verifier.stance import StanceModel
 
 NOTE_CHARS = 280
 MISLEADING = "misinformed_or_potentially_misleading"
-_ABUSE = (
-    r"\bidiots?\b",
-    r"\bmorons?\b",
-    r"\bstupid\b",
-    r"\bdumb\b",
-    r"\bclowns?\b",
-    r"\bscum\b",
-    r"\btrolls?\b",
-    r"\blosers?\b",
-    r"\bpathetic\b",
-    r"\bshut up\b",
-    r"\bkill\b",
-    r"\bdie\b",
-    r"\bhate\b",
-    r"\bdisgrace\b",
-    r"\bimbeciles?\b",
-    r"\bgarbage\b",
-    r"\byou are an?\b",
-    r"\byou're an?\b",
-    r"\byou people\b",
-    r"(?<![\w@])@\w+",
-)
-_ABUSE_RE = [re.compile(p, re.IGNORECASE) for p in _ABUSE]
+# Insults and threats per language: English words are read only in English notes (the German
+# article "die" is not a threat). An aimed @handle is abuse in every language.
+_ABUSE = {
+    "en": r"idiots?|morons?|stupid|dumb|clowns?|scum|trolls?|losers?|pathetic|shut up|kill|die|"
+    r"hate|disgrace|imbeciles?|garbage|you are an?|you're an?|you people",
+    "es": r"idiotas?|imbéciles?|estúpid[oa]s?|payas[oa]s?|basura|cállate|muérete|odio",
+    "pt": r"idiotas?|imbecis|imbecil|estúpid[oa]s?|palhaç[oa]s?|lixo|cala a boca|morra|ódio",
+    "fr": r"idiots?|imbéciles?|crétins?|stupides?|clowns?|ordures?|ta gueule|crève|haine",
+    "de": r"idioten?|trottel|dumm(?:kopf|e|er)?|clowns?|abschaum|halt die klappe|stirb|hass",
+}
+_ABUSE_RE = {k: re.compile(rf"\b(?:{v})\b", re.IGNORECASE) for k, v in _ABUSE.items()}
+_HANDLE_RE = re.compile(r"(?<![\w@])@\w+")
 _TAG_WORDS = {
     "outdated_information": ("outdated", "no longer", "out of date", "old footage"),
     "misinterpreted_satire": ("satire", "satirical", "parody"),
@@ -177,10 +166,13 @@ def claim_opinion(draft: Draft, scorer: ClaimOpinionScorer) -> OpinionScore:
     )
 
 
-def harassment_abuse(note: str) -> tuple[str, dict[str, Any]]:
-    """Return the HarassmentAbuse level of a note: low on any abusive marker, else high."""
+def harassment_abuse(note: str, language: str = "en") -> tuple[str, dict[str, Any]]:
+    """Return the HarassmentAbuse level of a note in a language: low on any abusive marker of
+    that language (or an aimed @handle), else high."""
     text = re.sub(r"https?://\S+", "", note)
-    hits = [m.group(0) for rx in _ABUSE_RE for m in rx.finditer(text)]
+    words = _ABUSE_RE.get(language)
+    hits = [m.group(0) for m in words.finditer(text)] if words is not None else []
+    hits += [m.group(0) for m in _HANDLE_RE.finditer(text)]
     return ("low" if hits else "high"), {"abuse_markers": hits}
 
 
@@ -202,7 +194,7 @@ async def score(draft: Draft, fetcher: Fetcher, scorer: ClaimOpinionScorer) -> S
     """Return the local admission scores of a draft."""
     urls, url_detail = await url_validity(draft.urls, fetcher)
     opinion = claim_opinion(draft, scorer)
-    abuse, abuse_detail = harassment_abuse(draft.text)
+    abuse, abuse_detail = harassment_abuse(draft.text, draft.language)
     length = x_weighted(draft.text)
     if not 1 <= length <= NOTE_CHARS:
         urls = "low"  # X refuses a note outside 1-280 characters: never submit it
