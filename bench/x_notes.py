@@ -179,6 +179,7 @@ def figures(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "url_not_200": sum(
             1 for n in written if any(s != 200 for s in n["url_statuses"].values())
         ),
+        "internal_scores": sum(1 for n in written if "p =" in n["text"] or "stance" in n["text"]),
         "wrong_language": sum(
             1 for o in notes if o.note is not None and o.note["language"] != o.post["lang"]
         ),
@@ -201,9 +202,15 @@ def figures(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-async def run(limit: int | None = None, kinds: Sequence[str] = ()) -> dict[str, Any]:
-    """Check every post of the set and return the figures."""
-    posts = [p for p in _read(POSTS) if not kinds or p["kind"] in kinds][:limit]
+async def run(
+    limit: int | None = None, kinds: Sequence[str] = (), ids: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Check every post of the set (or those of kinds, or of ids) and return the figures."""
+    posts = [
+        p
+        for p in _read(POSTS)
+        if (not kinds or p["kind"] in kinds) and (not ids or p["id"] in ids)
+    ][:limit]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, serve() as pages:
         settings = Settings(

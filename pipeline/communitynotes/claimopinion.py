@@ -5,9 +5,10 @@ X's evaluator answers `claim_opinion_score` (negative: the note is opinion or of
 and, in test mode, a High / Medium / Low bucket. factbot's score reads the (post, note) pair
 with its own models:
 
-- **addresses** (0..1): the stance model's probability that the note, read as a passage,
-  refutes the post's claim (a note that answers the claim directly reads as refuting it; one
-  about something else reads as not enough info). The stance model reads English; for a note
+- **addresses** (0..1): the stance model's probability that the note refutes the post's
+  claim, read as a whole, sentence by sentence and quote by quote, the most decisive reading
+  kept (a note that answers the claim directly reads as refuting it; one about something else
+  reads as not enough info). The stance model reads English; for a note
   in another language it is the multilingual embedder's cosine of claim and note, mapped onto
   0..1 between `COSINE_FLOOR` and `COSINE_FULL` (0 without an embedder);
 - **supported** (0..1): the same reading of the source sentence the note quotes against the
@@ -15,7 +16,8 @@ with its own models:
 - **states**: the claim detector reads the note's first sentence as a statement, not an
   opinion or a question (`checkworthiness` > 0.2);
 - **markers**: words of opinion or loaded language (first-person stances, judgement adverbs,
-  insults of a view, "!", words in capitals the post does not have), in en, es, pt, fr, de.
+  insults of a view, "!", two or more words in capitals the post does not have), in en, es,
+  pt, fr, de.
 
     score = 2 × (0.6 × addresses + 0.4 × supported) − 1 − 0.5 × markers − (0.5 unless states)
 
@@ -57,6 +59,7 @@ _OPINION = (
 )
 _OPINION_RE = [re.compile(p, re.IGNORECASE) for p in _OPINION]
 _CAPS_RE = re.compile(r"\b[A-Z]{4,}\b")
+_QUOTED_RE = re.compile(r"[“«„\"]\s*([^”»“\"]+?)\s*[”»“\"]")
 
 
 class Encoder(Protocol):
@@ -104,7 +107,9 @@ def markers_in(note: str, post: str) -> tuple[str, ...]:
     """Return the opinion and loaded-language markers of a note (the post's acronyms are not)."""
     body = _body(note)
     found = [m.group(0) for rx in _OPINION_RE for m in rx.finditer(body)]
-    found += [w for w in _CAPS_RE.findall(body) if w not in post]
+    shouted = [w for w in _CAPS_RE.findall(body) if w not in post]
+    if len(shouted) >= 2:  # one word in capitals is a name (NASA), two or more are shouting
+        found += shouted
     return tuple(found)
 
 
@@ -141,9 +146,10 @@ class ClaimOpinionScorer:
         """Return the ClaimOpinion reading of a note on a post's claim."""
         body = _body(note)
         if language == "en":
-            addresses, supported = (self._refutes(claim, [body, quote]) + [0.0])[:2]
-            if not quote:
-                supported = 0.0
+            parts = [body, *split_sentences(body), *_QUOTED_RE.findall(body)]
+            readings = self._refutes(claim, [*parts, quote] if quote else parts)
+            addresses = max(readings[: len(parts)])
+            supported = readings[-1] if quote else 0.0
         else:
             addresses = self._near(claim, body)
             supported = self._near(claim, quote) if quote else 0.0
