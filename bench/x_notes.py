@@ -79,7 +79,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 def _html(title: str, text: str) -> str:
-    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"
+    head = f"<head><title>{title}</title></head>"
+    return f"<html>{head}<body><h1>{title}</h1><p>{text}</p></body></html>"
 
 
 async def _index(app: App, pages: LocalServer, folder: Path) -> None:
@@ -126,7 +127,9 @@ async def _one(
         check = await app.check(given)
     except EmptyPostError:
         return Outcome(post, "no check-worthy statement", "the claim detector found none", None)
-    plan, draft = await asyncio.to_thread(write_note, check, language=post["lang"], stance=scorer.stance)
+    plan, draft = await asyncio.to_thread(
+        write_note, check, language=post["lang"], stance=scorer.stance
+    )
     if draft is None:
         return Outcome(post, plan.decision.value, plan.reason, None)
     scores = await score(draft, fetcher, scorer)
@@ -176,9 +179,7 @@ def figures(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "over_280": sum(1 for n in written if n["chars"] > 280),
         "without_url": sum(1 for n in written if not n["urls"]),
         "url_not_retrieved": sum(1 for n in written if not n["retrieved"]),
-        "url_not_200": sum(
-            1 for n in written if any(s != 200 for s in n["url_statuses"].values())
-        ),
+        "url_not_200": sum(1 for n in written if any(s != 200 for s in n["url_statuses"].values())),
         "internal_scores": sum(1 for n in written if "p =" in n["text"] or "stance" in n["text"]),
         "wrong_language": sum(
             1 for o in notes if o.note is not None and o.note["language"] != o.post["lang"]
@@ -207,9 +208,7 @@ async def run(
 ) -> dict[str, Any]:
     """Check every post of the set (or those of kinds, or of ids) and return the figures."""
     posts = [
-        p
-        for p in _read(POSTS)
-        if (not kinds or p["kind"] in kinds) and (not ids or p["id"] in ids)
+        p for p in _read(POSTS) if (not kinds or p["kind"] in kinds) and (not ids or p["id"] in ids)
     ][:limit]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, serve() as pages:

@@ -19,9 +19,11 @@ them) and the adapter (which runs them) share one definition without importing e
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
@@ -380,3 +382,25 @@ def notes_summary(repo: XNotesRepo, *, window: int = SUMMARY_WINDOW) -> NotesSum
     )
     today = repo.submitted_since(repo.clock.now() - timedelta(days=1))
     return summarize(notes, notes_today=today, window=window)
+
+
+def standing_at(path: Path, *, database_url: str | None = None) -> NotesSummary | None:
+    """Return the notes summary of a database opened read-only (`factbot doctor`), or None
+    when it has no notes table yet or cannot be read."""
+    if database_url:
+        from storage.pg import PgDatabase
+
+        try:
+            db: Any = PgDatabase(database_url)
+        except Exception:  # noqa: BLE001 - failure policy: the doctor reports the database
+            return None
+    elif path.exists():
+        db = Database(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True))
+    else:
+        return None
+    try:
+        return notes_summary(XNotesRepo(db))
+    except Exception:  # noqa: BLE001 - an older schema without x_notes: nothing to say
+        return None
+    finally:
+        db.close()

@@ -51,8 +51,11 @@ class Standing:
 def standing(buckets: Sequence[Mapping[str, str]], *, window: int = WINDOW) -> Standing:
     """Return the standing of the newest notes' buckets (newest first; each maps an evaluator
     name to "high", "medium" or "low"); notes missing a bucket are left out."""
-    whole = [b for b in buckets if all(str(b.get(e, "")).lower() in ("high", "medium", "low")
-                                       for e in EVALUATORS)][:window]
+    whole = [
+        b
+        for b in buckets
+        if all(str(b.get(e, "")).lower() in ("high", "medium", "low") for e in EVALUATORS)
+    ][:window]
     n = len(whole)
     if not n:
         return Standing(0, NOT_ENOUGH, None, None, None, None)

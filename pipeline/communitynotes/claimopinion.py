@@ -40,6 +40,7 @@ from typing import Protocol
 import numpy as np
 
 from pipeline.claims.heuristic import checkworthiness
+from pipeline.embedding.embedder import Role, Vectors
 from pipeline.util.text import URL_RE, split_sentences
 from pipeline.verifier.stance import REFUTES, StanceModel
 
@@ -65,7 +66,7 @@ _QUOTED_RE = re.compile(r"[“«„\"]\s*([^”»“\"]+?)\s*[”»“\"]")
 class Encoder(Protocol):
     """The part of `pipeline.embedding.embedder.Embedder` the scorer uses."""
 
-    def embed_sync(self, texts: Sequence[str], *, role: str = ...) -> np.ndarray:
+    def embed_sync(self, texts: Sequence[str], *, role: Role = ...) -> Vectors:
         """Return one L2-normalised vector per text."""
         ...
 

@@ -67,7 +67,7 @@ _NUMBER_RE = re.compile(r"(?<![^\W\d_])\d(?:[\d.,]*\d)?(?![^\W\d_])")  # not 5G,
 _FACT_CHECK, _PRIMARY, _PUBLISHER = 0, 1, 2
 SOURCE_KINDS = ("fact-check", "primary", "publisher")
 
-CONFLICT = N_('The post says {claimed}, but {source} reports {actual}: “{quote}”')
+CONFLICT = N_("The post says {claimed}, but {source} reports {actual}: “{quote}”")
 CONFLICT_SHORT = N_("The post says {claimed}, but {source} reports {actual}.")
 FACT_CHECKED = N_("{source} checked this claim and rated it {verdict}: “{headline}”")
 CONTRARY = N_("Contrary to this post, {source} reports: “{quote}”")
@@ -189,16 +189,21 @@ def rank_sources(check: Check, item: CorrectionItem, *, language: str) -> list[S
     found = []
     for position, number in enumerate(item.cited):
         ref = refs.get(number)
-        ev = best.get(ref.document_id) if ref is not None else None
-        if ref is None or ev is None or ev.tier not in CREDIBLE:
+        cited = best.get(ref.document_id) if ref is not None else None
+        if ref is None or cited is None or cited.tier not in CREDIBLE:
             continue
-        doc = ev.document
+        doc = cited.document
         if _kind(doc, reviewed) == _FACT_CHECK and doc.id not in kept:
             continue
         name = doc.publisher or doc.domain
-        found.append((_kind(doc, reviewed), ev.tier.rank, position, Source(
-            ref.url, name, _kind(doc, reviewed), ev.tier, doc.id
-        )))
+        found.append(
+            (
+                _kind(doc, reviewed),
+                ev.tier.rank,
+                position,
+                Source(ref.url, name, _kind(doc, reviewed), ev.tier, doc.id),
+            )
+        )
     found.sort(key=lambda f: f[:3])
     return list({f[3].url: f[3] for f in found}.values())
 
@@ -218,8 +223,9 @@ def bears_on(claim: str, sentence: str, stance: StanceModel | None) -> bool:
     """Return whether a source sentence bears on the claim and holds the contradicting fact.
 
     It shares two content words with the claim (or all of a shorter claim's) and one of the
-    names it gives (capitalised words after the first); where the claim states a number, the sentence states one the claim does not; with a stance model, the
-    sentence refutes the claim at `BEARING` or more.
+    names it gives (capitalised words after the first); where the claim states a number, the
+    sentence states one the claim does not; with a stance model, the sentence refutes the
+    claim at `BEARING` or more.
     """
     wanted, got = _content(claim), _content(sentence)
     if len(wanted & got) < min(2, len(wanted)) or not wanted:

@@ -14,7 +14,9 @@ def test_a_quote_must_hold_the_contradicting_figure_and_name_the_claims_subject(
     right = "Mount Everest is 8,849 metres tall, China and Nepal announced jointly in 2020."
     assert bears_on(EVEREST, right, stance)
     # the sentence quoted for this claim before: no bearing on the height
-    assert not bears_on(EVEREST, "On the summit of Everest water boils at about 70 degrees.", stance)
+    assert not bears_on(
+        EVEREST, "On the summit of Everest water boils at about 70 degrees.", stance
+    )
     # the same figure as the claim contradicts nothing (a quote cut before the fact)
     assert not bears_on(EVEREST, "Posts say Mount Everest is 9,500 metres tall.", stance)
     # another subject, even with the claim's words and a figure

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
+from bots.cli.doctor import notes_lines
 from bots.platforms.x._notes import harassment_abuse, tags_for, url_validity
+from pipeline.communitynotes.admission import NOT_ENOUGH
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.records.domain import Label
-from pipeline.communitynotes.admission import NOT_ENOUGH
-from storage.x_notes import XNote, summarize
+from storage import Store
+from storage.x_notes import XNote, XNotesRepo, standing_at, summarize
+from tests.conftest import fresh_database
 from tests.support.httpserver import Response, serve
 
 CLAIM = "5G networks spread the coronavirus."
@@ -126,3 +130,18 @@ def test_admission_from_xs_recorded_buckets_is_kept_apart() -> None:
     assert summary.admission.meets  # factbot's own scores: all high
     assert summary.admission_api.state == "does not meet admission"  # X's: half low
     assert summary.admission_api.claim_opinion_low == 0.5
+
+
+def test_doctor_reads_the_standing_from_the_database(
+    tmp_path: Path, migrated_database: Path
+) -> None:
+    path = fresh_database(migrated_database, tmp_path / "factbot.db")
+    with Store.open(path) as store:
+        repo = XNotesRepo(store.db)
+        for n in range(2):
+            repo.add(_note(n, status="rejected"))
+    summary = standing_at(path)
+    assert summary is not None and summary.rejected == 2 and not summary.meets_admission
+    lines = "\n".join(notes_lines(summary.to_json()))
+    assert "admission not enough notes yet" in lines
+    assert "today: 0 of 250 notes a day" in lines
