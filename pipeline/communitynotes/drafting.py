@@ -52,7 +52,14 @@ from pipeline.records.domain import (
 from pipeline.records.factchecks import FactCheck
 from pipeline.reply.links import scrub_links
 from pipeline.reply.thread import defuse_mentions, x_weighted
-from pipeline.util.i18n import N_, Translator, available, catalogue_code, translator
+from pipeline.util.i18n import (
+    N_,
+    UNDETERMINED,
+    Translator,
+    available,
+    catalogue_code,
+    translator,
+)
 from pipeline.util.text import ALL_STOPWORDS, split_sentences, words
 from pipeline.verifier.stance import StanceModel
 
@@ -153,11 +160,20 @@ def plan_note(
 
 
 def _note_language(check: Check, language: str | None) -> str | None:
+    """Return the note's catalogue: the post's language (X's `lang`, else the one identified),
+    or, where no language was determined at all, the correction's; None where the post is in a
+    language factbot has no catalogue for (a note in another language is no note)."""
     have = set(available())
-    for given in (language, check.post.language, *(c.language for c in check.claims)):
-        code = catalogue_code(given)
+    codes = [
+        catalogue_code(given)
+        for given in (language, check.post.language, *(c.language for c in check.claims))
+    ]
+    for code in codes:
         if code in have:
             return code
+    if all(code == UNDETERMINED for code in codes):
+        code = catalogue_code(check.correction.language)
+        return code if code in have else None
     return None
 
 
@@ -193,8 +209,8 @@ def rank_sources(check: Check, item: CorrectionItem, *, language: str) -> list[S
         if ref is None or cited is None or cited.tier not in CREDIBLE:
             continue
         doc = cited.document
-        if _kind(doc, reviewed) == _FACT_CHECK and doc.id not in kept:
-            continue
+        if doc.id in reviewed and doc.id not in kept:
+            continue  # a matched review in another language, or of other figures
         name = doc.publisher or doc.domain
         found.append(
             (
@@ -323,11 +339,35 @@ def _corrections(
                 FACT_CHECKED, source=source.name, verdict=t.verdict(label), headline=review.headline
             )
             yield "fact-check", body, source, review.headline
+    yield from _reviewed_pages(check, claim, sources, t)
     if not english:
         return
     for sentence, source in _refuting(check, claim, by_doc, stance):
         if bears_on(claim.text, sentence, stance):
             yield "quote", t.gettext(CONTRARY, source=source.name, quote=sentence), source, sentence
+
+
+def _reviewed_pages(
+    check: Check, claim: Claim, sources: Sequence[Source], t: Translator
+) -> Iterable[tuple[str, str, Source, str]]:
+    """Yield fact-check corrections from cited pages that carry their own ClaimReview (an
+    ingested fact-check article): rated false or misleading, about the post's figures, their
+    title in the note's language (it shares two content words with the claim)."""
+    said = numbers_in(claim.text) | numbers_in(check.post.text)
+    documents = {ev.document.id: ev.document for ev in check.evidence}
+    for source in sources:
+        doc = documents.get(source.document_id)
+        review = doc.claim_review if doc is not None else None
+        if doc is None or review is None or review.label not in (Label.FALSE, Label.MISLEADING):
+            continue
+        title = doc.title.strip()
+        if title == review.claim_reviewed.strip() or not numbers_in(review.claim_reviewed) <= said:
+            continue
+        if len(_content(title) & _content(claim.text)) < 2:
+            continue
+        verdict = t.verdict(review.label.value)
+        body = t.gettext(FACT_CHECKED, source=source.name, verdict=verdict, headline=title)
+        yield "fact-check", body, source, title
 
 
 def _reviews(check: Check, claim: Claim) -> list[FactCheck]:

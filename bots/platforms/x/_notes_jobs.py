@@ -103,7 +103,9 @@ class NoteJobs:
             )
             if draft is None:
                 log.info(
-                    "no note",
+                    "no note: %s (%s)",
+                    plan.decision.value,
+                    plan.reason,
                     extra={"post": post_id, "decision": plan.decision, "reason": plan.reason},
                 )
                 return Outcome()
