@@ -19,13 +19,17 @@ them) and the adapter (which runs them) share one definition without importing e
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
+from pipeline.communitynotes.admission import NOTES_PER_DAY, WINDOW, Standing, standing
+from pipeline.communitynotes.claimopinion import Agreement, agreement
 from pipeline.records.domain import new_id
 from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out
@@ -35,7 +39,7 @@ NOTE_KIND = "x:note"
 NOTES_STATUS_KIND = "x:notes-status"
 LEVELS = ("high", "medium", "low")
 RATINGS = ("helpful", "not_helpful", "needs_more_ratings")
-SUMMARY_WINDOW = 50  # the admission evaluator scores a writer's last 50 notes
+SUMMARY_WINDOW = WINDOW  # the admission evaluator scores a writer's last 50 notes
 
 
 @dataclass(frozen=True)
@@ -65,16 +69,36 @@ class XNote:
     created_at: datetime | None
     updated_at: datetime | None
 
+    @property
+    def is_media_note(self) -> bool:
+        """Return whether the note is about the post's image (kept with the local scores)."""
+        return bool(self.score_detail.get("is_media_note"))
+
+    @property
+    def local_buckets(self) -> dict[str, str]:
+        """Return factbot's own buckets, named as X's evaluators are."""
+        return {
+            "ClaimOpinion": self.claim_opinion,
+            "UrlValidity": self.url_validity,
+            "HarassmentAbuse": self.harassment_abuse,
+        }
+
+    @property
+    def local_claim_opinion_score(self) -> float | None:
+        """Return factbot's ClaimOpinion number, when it was measured (not the old heuristic)."""
+        value = self.score_detail.get("claim_opinion_local")
+        return float(value) if isinstance(value, int | float) else None
+
 
 @dataclass(frozen=True)
 class NotesSummary:
     """The last notes at a glance, against what admission asks of an AI note writer."""
 
-    notes: int
+    notes: int  # every note in the window, whatever its status
     submitted: int
     withheld: int
     rejected: int
-    claim_opinion_high: float  # shares of the notes in the window, 0..1
+    claim_opinion_high: float  # shares of the submitted notes in the window, 0..1
     claim_opinion_low: float
     url_validity_high: float
     harassment_abuse_high: float
@@ -83,11 +107,28 @@ class NotesSummary:
     not_helpful: int
     needs_more_ratings: int
     hit_rate: float | None  # (helpful - not helpful) / rated notes
-    meets_admission: bool  # the thresholds of the admission evaluator, on local scores
+    # the last 50 submitted notes against admission: from factbot's own scores, and from the
+    # buckets X's evaluators recorded in test mode; under 50: "not enough notes yet"
+    admission: Standing
+    admission_api: Standing
+    claim_opinion_agreement: Agreement  # factbot's score against X's, where both were recorded
+    notes_today: int  # notes submitted in the last 24 hours
+    daily_limit: int  # the POST /2/notes limit X documents (it follows the hit rate)
+
+    @property
+    def meets_admission(self) -> bool:
+        """Return whether the last 50 submitted notes meet admission (never under 50)."""
+        return self.admission.meets
 
     def to_json(self) -> dict[str, Any]:
         """Return the summary as a JSON object (the dashboard's)."""
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["admission"] = self.admission.to_json()
+        out["admission_api"] = self.admission_api.to_json()
+        out["claim_opinion_agreement"] = self.claim_opinion_agreement.to_json()
+        out["meets_admission"] = self.meets_admission
+        out["admission_state"] = self.admission.state
+        return out
 
 
 class XNotesRepo:
@@ -169,49 +210,64 @@ class XNotesRepo:
         )
         return cursor.rowcount == 1
 
-    def recent(self, limit: int = SUMMARY_WINDOW) -> list[XNote]:
-        """Return the newest notes, newest first."""
+    def recent(self, limit: int = SUMMARY_WINDOW, *, status: str | None = None) -> list[XNote]:
+        """Return the newest notes (of one status, or all), newest first."""
+        where, args = ("WHERE status = ? ", [status]) if status else ("", [])
         rows = self.db.query(
-            "SELECT * FROM x_notes ORDER BY created_at DESC, id DESC LIMIT ?", [limit]
+            f"SELECT * FROM x_notes {where}ORDER BY created_at DESC, id DESC LIMIT ?",
+            [*args, limit],
         )
         return [_note(r) for r in rows]
 
+    def submitted_since(self, since: datetime) -> int:
+        """Return how many notes were submitted since a time (the daily limit's use)."""
+        row = self.db.execute(
+            "SELECT count(*) FROM x_notes WHERE status = 'submitted' AND updated_at >= ?",
+            [dt_out(since)],
+        ).fetchone()
+        return int(row[0])
 
-def summarize(notes: Sequence[XNote]) -> NotesSummary:
-    """Return the summary of notes against the admission thresholds (>= 30 % high and <= 30 %
-    low ClaimOpinion, >= 95 % high UrlValidity, >= 98 % high HarassmentAbuse)."""
-    n = len(notes)
+
+def summarize(
+    notes: Sequence[XNote], *, notes_today: int = 0, window: int = SUMMARY_WINDOW
+) -> NotesSummary:
+    """Return the summary of notes (newest first) against the admission thresholds (>= 30 %
+    high and <= 30 % low ClaimOpinion, >= 95 % high UrlValidity, >= 98 % high HarassmentAbuse
+    over the last 50 submitted notes; fewer: "not enough notes yet")."""
+    sent = [x for x in notes if x.status == "submitted"][:window]
+    n = len(sent)
 
     def share(predicate: Any) -> float:
-        return sum(1 for note in notes if predicate(note)) / n if n else 0.0
+        return sum(1 for note in sent if predicate(note)) / n if n else 0.0
 
     scores = [x.claim_opinion_score for x in notes if x.claim_opinion_score is not None]
     ratings = [x.rating_status for x in notes]
     helpful, unhelpful = ratings.count("helpful"), ratings.count("not_helpful")
     rated = helpful + unhelpful + ratings.count("needs_more_ratings")
-    high = share(lambda x: x.claim_opinion == "high")
-    low = share(lambda x: x.claim_opinion == "low")
-    urls = share(lambda x: x.url_validity == "high")
-    harassment = share(lambda x: x.harassment_abuse == "high")
+    both = [
+        (x.local_claim_opinion_score, x.claim_opinion_score)
+        for x in notes
+        if x.local_claim_opinion_score is not None and x.claim_opinion_score is not None
+    ]
     return NotesSummary(
-        notes=n,
+        notes=len(notes),
         submitted=sum(1 for x in notes if x.status == "submitted"),
         withheld=sum(1 for x in notes if x.status == "withheld"),
         rejected=sum(1 for x in notes if x.status == "rejected"),
-        claim_opinion_high=high,
-        claim_opinion_low=low,
-        url_validity_high=urls,
-        harassment_abuse_high=harassment,
+        claim_opinion_high=share(lambda x: x.claim_opinion == "high"),
+        claim_opinion_low=share(lambda x: x.claim_opinion == "low"),
+        url_validity_high=share(lambda x: x.url_validity == "high"),
+        harassment_abuse_high=share(lambda x: x.harassment_abuse == "high"),
         mean_claim_opinion_score=sum(scores) / len(scores) if scores else None,
         helpful=helpful,
         not_helpful=unhelpful,
         needs_more_ratings=ratings.count("needs_more_ratings"),
         hit_rate=(helpful - unhelpful) / rated if rated else None,
-        meets_admission=n > 0
-        and high >= 0.3
-        and low <= 0.3
-        and urls >= 0.95
-        and harassment >= 0.98,
+        admission=standing([x.local_buckets for x in sent], window=window),
+        admission_api=standing([x.evaluation for x in sent], window=window),
+        claim_opinion_agreement=agreement([(a, b) for a, b in both if a is not None]),
+        notes_today=notes_today,
+        daily_limit=NOTES_PER_DAY,
     )
 
 
@@ -314,5 +370,37 @@ def _note(r: dict[str, Any]) -> XNote:
 
 
 def notes_summary(repo: XNotesRepo, *, window: int = SUMMARY_WINDOW) -> NotesSummary:
-    """Return the dashboard summary of the last `window` notes (50: what admission reads)."""
-    return summarize(repo.recent(window))
+    """Return the dashboard summary: the last `window` notes, and the last `window` submitted
+    ones against admission (50: what admission reads), with the day's use of the limit."""
+    latest = repo.recent(window)
+    sent = repo.recent(window, status="submitted")
+    known = {x.id for x in latest}
+    notes = sorted(
+        [*latest, *(x for x in sent if x.id not in known)],
+        key=lambda x: (x.created_at or datetime.min.replace(tzinfo=UTC), x.id),
+        reverse=True,
+    )
+    today = repo.submitted_since(repo.clock.now() - timedelta(days=1))
+    return summarize(notes, notes_today=today, window=window)
+
+
+def standing_at(path: Path, *, database_url: str | None = None) -> NotesSummary | None:
+    """Return the notes summary of a database opened read-only (`factbot doctor`), or None
+    when it has no notes table yet or cannot be read."""
+    if database_url:
+        from storage.pg import PgDatabase
+
+        try:
+            db: Any = PgDatabase(database_url)
+        except Exception:  # noqa: BLE001 - failure policy: the doctor reports the database
+            return None
+    elif path.exists():
+        db = Database(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True))
+    else:
+        return None
+    try:
+        return notes_summary(XNotesRepo(db))
+    except Exception:  # noqa: BLE001 - an older schema without x_notes: nothing to say
+        return None
+    finally:
+        db.close()

@@ -167,7 +167,7 @@ async def diagnose(
         web_citations=web_citations(settings.retrieval.unrated_sources) if live == "on" else "",
         model=model,
         embedder=_embedder(settings, problems),
-        platforms=_platforms(settings, problems),
+        platforms=_with_notes(settings, _platforms(settings, problems)),
         database=database,
         problems=tuple(problems),
         queue_engine=engine,
@@ -459,6 +459,22 @@ def _platforms(settings: Settings, problems: list[Problem]) -> dict[str, dict[st
             detail = problem
         out[name] = {"available": True, "credentials": configured, "detail": detail}
     return out
+
+
+def _with_notes(
+    settings: Settings, platforms: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Add the X Community Notes standing (admission, the day's limit) when X is configured."""
+    from storage.x_notes import standing_at
+
+    x = platforms.get("x")
+    if not x or not x.get("credentials"):
+        return platforms
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    summary = standing_at(settings.database_path, database_url=url)
+    if summary is not None:
+        x["notes"] = summary.to_json()
+    return platforms
 
 
 def _setting_for(platform: str) -> str:

@@ -60,6 +60,7 @@ def render_full(diagnosis: Diagnosis) -> str:
         f"  embedder: {d.embedder['model']} ({d.embedder['status']}: {d.embedder['path']})",
         "Platforms:",
         *(f"  {name}: {p['detail']}" for name, p in d.platforms.items()),
+        *_notes_lines(d),
         "Database:",
         f"  {_database_line(d)}",
         f"  engine: {d.database.engine}"
@@ -75,6 +76,39 @@ def render_full(diagnosis: Diagnosis) -> str:
     else:
         lines.append("No problems found.")
     return "\n".join(lines)
+
+
+def notes_lines(summary: dict[str, Any]) -> list[str]:
+    """Return the X Community Notes lines: admission standing and the day's note limit."""
+    own, api = summary["admission"], summary["admission_api"]
+
+    def shares(s: dict[str, Any]) -> str:
+        if not s["notes"]:
+            return "no scored notes"
+        return (
+            f"ClaimOpinion high {s['claim_opinion_high']:.0%} / low {s['claim_opinion_low']:.0%}, "
+            f"UrlValidity high {s['url_validity_high']:.0%}, "
+            f"HarassmentAbuse high {s['harassment_abuse_high']:.0%} over {s['notes']}"
+        )
+
+    agree = summary["claim_opinion_agreement"]
+    lines = [
+        f"  x notes: admission {own['state']} (factbot's scores: {shares(own)})",
+        f"    X's recorded buckets: {api['state']} ({shares(api)})",
+        f"    today: {summary['notes_today']} of {summary['daily_limit']} notes a day "
+        "(X's documented limit; it follows the hit rate once admitted)",
+    ]
+    if agree["notes"]:
+        lines.append(
+            f"    ClaimOpinion, factbot vs X: buckets agree on {agree['bucket_agreement']:.0%} "
+            f"of {agree['notes']} notes, r = {agree['correlation']}"
+        )
+    return lines
+
+
+def _notes_lines(d: Diagnosis) -> list[str]:
+    notes = d.platforms.get("x", {}).get("notes")
+    return notes_lines(notes) if notes else []
 
 
 def _database_line(d: Diagnosis) -> str:

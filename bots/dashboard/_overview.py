@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from bots.dashboard._access import Access, Principal
 from bots.dashboard._deps import needs
 from bots.dashboard._views import Views
+from storage.x_notes import XNotesRepo, notes_summary
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -57,7 +58,14 @@ class Figures:
             "cost_per_day": {d: round(c, 4) for d, c in browse.cost_per_day(since).items()},
             "references": browse.reachability(),
             "agreement": browse.agreement(since),
+            "x_notes": self._x_notes(),
         }
+
+    def _x_notes(self) -> dict[str, Any] | None:
+        """Return the X Community Notes summary (admission, daily limit), when X is set up."""
+        if not self.app.settings.x.configured:
+            return None
+        return notes_summary(XNotesRepo(self.app.store.db, clock=self.app.clock)).to_json()
 
 
 def router(access: Access, views: Views) -> APIRouter:

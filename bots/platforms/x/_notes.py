@@ -1,11 +1,9 @@
 """A Community Note from a check, and the local scores of what X's admission measures.
 
-Which checks get a note: the post's verdict is false or misleading, and a shown claim with
-that verdict cites at least `min_sources` references whose evidence comes from a credible
-publisher (tier high or medium). The note is that claim's explanation without factbot's
-internal match scores (and the verified quote when it fits), then the URLs of those
-references — only URLs the pipeline retrieved — within 280 characters as X counts them (a URL
-counts 23).
+Which checks get a note, and what it says, is `pipeline.communitynotes.drafting` (write / no
+note needed / not enough evidence, leaning to no note; the specific correction first, in the
+post's language, the best retrieved source first). This module maps the draft onto the API's
+fields and scores it as X's admission evaluators would.
 
 Mapping factbot's verdict and reasons to the API's fields (`misleading_tags`):
 
@@ -17,18 +15,15 @@ Mapping factbot's verdict and reasons to the API's fields (`misleading_tags`):
       "manipulated", "altered"                               + manipulated_media
     reasons saying "disputed", "unproven", "no evidence"     + disputed_claim_as_fact
 
-Local scores (high is better), what the open-source admission evaluator measures:
+`is_media_note` is set when the claim was read from the post's image, not its text.
+
+Local scores (high is better), what X's admission evaluators measure:
 
 - UrlValidity: every URL of the note answers 200, fetched through the SSRF-safe fetcher
   (`pipeline.fetch.fetcher`) — `high`, else `low` (with each URL's status or error).
-- ClaimOpinion, a documented heuristic: the note *addresses the claim* when it shares at least
-  two content words (4+ letters, not stop words) with the claim, or a third of the claim's; it
-  *expresses opinion* through each marker found: first-person stances ("I think", "we
-  believe"), judgement adverbs ("obviously", "clearly", "sadly"), loaded words ("lie",
-  "propaganda", "ridiculous"), exhortations ("should", "must"), "!" and words in capitals
-  that the claim does not have (shouting; the claim's own acronyms are not).
-  high: addresses it with no marker; low: two markers or more, or one without addressing it;
-  medium otherwise.
+- ClaimOpinion: factbot's measured score of the (post, note) pair
+  (`pipeline.communitynotes.claimopinion`: the stance model and the claim detector), in X's
+  High / Medium / Low buckets; the number is kept beside the API's `claim_opinion_score`.
 - HarassmentAbuse: a word list of insults and threats, an @handle aimed at someone, and
   second-person attacks ("you are a", "you people") — any hit is `low`, none `high`.
 """
@@ -40,80 +35,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.communitynotes.claimopinion import ClaimOpinionScorer, OpinionScore
+from pipeline.communitynotes.drafting import NotePlan, plan_note
 from pipeline.errors import FetchError, UnsafeURLError
 from pipeline.fetch.fetcher import Fetcher
-from pipeline.records.domain import Check, CorrectionItem, Label, Reference, Tier
-from pipeline.reply.links import scrub_links
-from pipeline.reply.thread import defuse_mentions, x_weighted
+from pipeline.records.domain import Check, Label
+from pipeline.reply.thread import x_weighted
+from pipeline.verifier.stance import StanceModel
 
 NOTE_CHARS = 280
 MISLEADING = "misinformed_or_potentially_misleading"
-CREDIBLE = (Tier.HIGH, Tier.MEDIUM)
-_WORD_RE = re.compile(r"[a-z][a-z0-9']{3,}")
-_STOP = frozenset(
-    "this that with from have were they them their there which what when where about would "
-    "could should into than then also been being some more most such only over very post "
-    "claim claims says said does true false misleading sources source evidence".split()
-)
-_OPINION = (
-    r"\bi (?:think|believe|feel|guess|suspect)\b",
-    r"\bwe (?:think|believe|feel)\b",
-    r"\bin my (?:view|opinion)\b",
-    r"\bobviously\b",
-    r"\bclearly\b",
-    r"\bsadly\b",
-    r"\bunfortunately\b",
-    r"\bhopefully\b",
-    r"\bof course\b",
-    r"\bridiculous\b",
-    r"\babsurd\b",
-    r"\bshameful\b",
-    r"\bdisgusting\b",
-    r"\bpropaganda\b",
-    r"\bfake news\b",
-    r"\blies\b",
-    r"\blie\b",
-    r"\bliars?\b",
-    r"\bshould\b",
-    r"\bmust\b",
-    r"\bterrible\b",
-    r"\bawful\b",
-    r"\bamazing\b",
-    r"\bprobably\b",
-    r"\bseems?\b",
-    r"!",
-)
-_OPINION_RE = [re.compile(p, re.IGNORECASE) for p in _OPINION]
-_CAPS_RE = re.compile(r"\b[A-Z]{4,}\b")
-_ABUSE = (
-    r"\bidiots?\b",
-    r"\bmorons?\b",
-    r"\bstupid\b",
-    r"\bdumb\b",
-    r"\bclowns?\b",
-    r"\bscum\b",
-    r"\btrolls?\b",
-    r"\blosers?\b",
-    r"\bpathetic\b",
-    r"\bshut up\b",
-    r"\bkill\b",
-    r"\bdie\b",
-    r"\bhate\b",
-    r"\bdisgrace\b",
-    r"\bimbeciles?\b",
-    r"\bgarbage\b",
-    r"\byou are an?\b",
-    r"\byou're an?\b",
-    r"\byou people\b",
-    r"(?<![\w@])@\w+",
-)
-_ABUSE_RE = [re.compile(p, re.IGNORECASE) for p in _ABUSE]
+# Insults and threats per language: English words are read only in English notes (the German
+# article "die" is not a threat). An aimed @handle is abuse in every language.
+_ABUSE = {
+    "en": r"idiots?|morons?|stupid|dumb|clowns?|scum|trolls?|losers?|pathetic|shut up|kill|die|"
+    r"hate|disgrace|imbeciles?|garbage|you are an?|you're an?|you people",
+    "es": r"idiotas?|imbéciles?|estúpid[oa]s?|payas[oa]s?|basura|cállate|muérete|odio",
+    "pt": r"idiotas?|imbecis|imbecil|estúpid[oa]s?|palhaç[oa]s?|lixo|cala a boca|morra|ódio",
+    "fr": r"idiots?|imbéciles?|crétins?|stupides?|clowns?|ordures?|ta gueule|crève|haine",
+    "de": r"idioten?|trottel|dumm(?:kopf|e|er)?|clowns?|abschaum|halt die klappe|stirb|hass",
+}
+_ABUSE_RE = {k: re.compile(rf"\b(?:{v})\b", re.IGNORECASE) for k, v in _ABUSE.items()}
+_HANDLE_RE = re.compile(r"(?<![\w@])@\w+")
 _TAG_WORDS = {
     "outdated_information": ("outdated", "no longer", "out of date", "old footage"),
     "misinterpreted_satire": ("satire", "satirical", "parody"),
     "disputed_claim_as_fact": ("disputed", "unproven", "no evidence"),
 }
-_SCORE_RE = re.compile(r"\s*\(match \d+(?:\.\d+)?\)")  # the review matcher's own score
 _MEDIA_WORDS = (
     "image",
     "photo",
@@ -136,6 +84,11 @@ class Draft:
     classification: str
     misleading_tags: tuple[str, ...]
     trustworthy_sources: bool
+    is_media_note: bool = False
+    quote: str = ""  # the source's sentence the correction rests on
+    language: str = "en"
+    fact_checked: bool = False  # the first source is a published fact-check
+    post: str = ""  # the post's text (ClaimOpinion reads the pair)
 
 
 @dataclass(frozen=True)
@@ -157,17 +110,6 @@ class Scores:
         )
 
 
-def _credible_refs(check: Check, item: CorrectionItem) -> list[Reference]:
-    by_number = {r.number: r for r in check.correction.references}
-    tiers: dict[str, Tier] = {}
-    for ev in check.evidence:
-        best = tiers.get(ev.document.id)
-        if best is None or ev.tier.rank < best.rank:
-            tiers[ev.document.id] = ev.tier
-    refs = [by_number[n] for n in item.cited if n in by_number]
-    return [r for r in refs if tiers.get(r.document_id) in CREDIBLE]
-
-
 def tags_for(label: Label, reasons: str, *, has_media: bool) -> tuple[str, ...]:
     """Return the API's misleading tags for a verdict and its reasons (see the table above)."""
     lowered = reasons.lower()
@@ -180,75 +122,57 @@ def tags_for(label: Label, reasons: str, *, has_media: bool) -> tuple[str, ...]:
     return tuple(tags)
 
 
-def _fit(body: str, urls: Sequence[str]) -> str:
-    tail = " " + " ".join(urls)
-    if x_weighted(body + tail) <= NOTE_CHARS:
-        return body + tail
-    words = body.split()
-    while words and x_weighted(" ".join(words) + "…" + tail) > NOTE_CHARS:
-        words.pop()
-    return " ".join(words) + "…" + tail
+def write_note(
+    check: Check,
+    *,
+    language: str | None = None,
+    stance: StanceModel | None = None,
+    min_sources: int = 1,
+) -> tuple[NotePlan, Draft | None]:
+    """Return the decision on a check and, when it is to write, the note with its API fields."""
+    plan = plan_note(check, language=language, stance=stance, min_sources=min_sources)
+    note = plan.draft
+    if note is None:
+        return plan, None
+    reasons = " ".join(
+        [v.rationale for v in check.verdict.claims if v.label is note.label]
+        + [item.explanation for item in check.correction.items if item.claim == note.claim]
+    )
+    draft = Draft(
+        text=note.text,
+        urls=note.urls,
+        claim=note.claim,
+        classification=MISLEADING,
+        misleading_tags=tags_for(note.label, reasons, has_media=bool(check.post.image_refs)),
+        trustworthy_sources=True,
+        is_media_note=note.is_media_note,
+        quote=note.quote,
+        language=note.language,
+        fact_checked=note.source_kind == "fact-check",
+        post=check.post.text,
+    )
+    return plan, draft
 
 
-def write_note(check: Check, *, min_sources: int = 1, max_urls: int = 2) -> Draft | None:
-    """Return the note for a false or misleading check with credible evidence, or None."""
-    if check.verdict.label not in (Label.FALSE, Label.MISLEADING):
-        return None
-    for item in check.correction.items:
-        if item.label not in (Label.FALSE, Label.MISLEADING):
-            continue
-        refs = _credible_refs(check, item)
-        if len(refs) < min_sources:
-            continue
-        urls = tuple(dict.fromkeys(r.url for r in refs))[:max_urls]
-        explained = _SCORE_RE.sub("", item.explanation)  # a public note shows no internal score
-        body = defuse_mentions(" ".join(scrub_links(explained).split()))
-        if item.quote is not None:
-            quoted = " ".join(scrub_links(item.quote.text).split())
-            with_quote = f'{body.rstrip(".")}. The source says: "{quoted}"'
-            if x_weighted(with_quote + " " + " ".join(urls)) <= NOTE_CHARS:
-                body = with_quote
-        reasons = " ".join(
-            [item.explanation]
-            + [v.rationale for v in check.verdict.claims if v.label is item.label]
-        )
-        return Draft(
-            text=_fit(body, urls),
-            urls=urls,
-            claim=item.claim,
-            classification=MISLEADING,
-            misleading_tags=tags_for(item.label, reasons, has_media=bool(check.post.image_refs)),
-            trustworthy_sources=True,
-        )
-    return None
+def claim_opinion(draft: Draft, scorer: ClaimOpinionScorer) -> OpinionScore:
+    """Return factbot's ClaimOpinion reading of a draft on its post's claim."""
+    return scorer.score(
+        post=draft.post or draft.claim,
+        claim=draft.claim,
+        note=draft.text,
+        quote=draft.quote,
+        language=draft.language,
+        fact_checked=draft.fact_checked,
+    )
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(scrub_links(text).lower()) if w not in _STOP}
-
-
-def claim_opinion(note: str, claim: str) -> tuple[str, dict[str, Any]]:
-    """Return the ClaimOpinion level of a note (see the module docstring) and its evidence."""
+def harassment_abuse(note: str, language: str = "en") -> tuple[str, dict[str, Any]]:
+    """Return the HarassmentAbuse level of a note in a language: low on any abusive marker of
+    that language (or an aimed @handle), else high."""
     text = re.sub(r"https?://\S+", "", note)
-    claim_words, note_words = _content_words(claim), _content_words(text)
-    shared = claim_words & note_words
-    addresses = len(shared) >= 2 or (bool(claim_words) and len(shared) * 3 >= len(claim_words))
-    markers = [m.group(0) for rx in _OPINION_RE for m in rx.finditer(text)]
-    # shouting: a word in capitals the claim does not have (acronyms such as COVID it has)
-    markers += [w for w in _CAPS_RE.findall(text) if w not in claim]
-    if addresses and not markers:
-        level = "high"
-    elif len(markers) >= 2 or (markers and not addresses):
-        level = "low"
-    else:
-        level = "medium"
-    return level, {"shared_words": sorted(shared), "opinion_markers": markers}
-
-
-def harassment_abuse(note: str) -> tuple[str, dict[str, Any]]:
-    """Return the HarassmentAbuse level of a note: low on any abusive marker, else high."""
-    text = re.sub(r"https?://\S+", "", note)
-    hits = [m.group(0) for rx in _ABUSE_RE for m in rx.finditer(text)]
+    words = _ABUSE_RE.get(language)
+    hits = [m.group(0) for m in words.finditer(text)] if words is not None else []
+    hits += [m.group(0) for m in _HANDLE_RE.finditer(text)]
     return ("low" if hits else "high"), {"abuse_markers": hits}
 
 
@@ -266,14 +190,13 @@ async def url_validity(urls: Sequence[str], fetcher: Fetcher) -> tuple[str, dict
     return ("high" if ok else "low"), {"urls": statuses}
 
 
-async def score(draft: Draft, fetcher: Fetcher) -> Scores:
+async def score(draft: Draft, fetcher: Fetcher, scorer: ClaimOpinionScorer) -> Scores:
     """Return the local admission scores of a draft."""
     urls, url_detail = await url_validity(draft.urls, fetcher)
-    opinion, opinion_detail = claim_opinion(draft.text, draft.claim)
-    abuse, abuse_detail = harassment_abuse(draft.text)
+    opinion = claim_opinion(draft, scorer)
+    abuse, abuse_detail = harassment_abuse(draft.text, draft.language)
     length = x_weighted(draft.text)
     if not 1 <= length <= NOTE_CHARS:
         urls = "low"  # X refuses a note outside 1-280 characters: never submit it
-    return Scores(
-        urls, opinion, abuse, {**url_detail, **opinion_detail, **abuse_detail, "chars": length}
-    )
+    detail = {**url_detail, **opinion.detail(), **abuse_detail, "chars": length}
+    return Scores(urls, opinion.bucket, abuse, detail)

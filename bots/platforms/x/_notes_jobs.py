@@ -4,12 +4,15 @@ records what X later says of the notes written.
 `x:note` (payload {check_id, check_job, post_id, key}; enqueued by the monitor through
 `storage.x_notes.enqueue_note`, waiting for the check job):
 
-1. the check ended dead, or its verdict does not qualify (`_notes.write_note`): done, no note;
+1. the check ended dead, or the decision (`pipeline.communitynotes.drafting`) is "no note
+   needed" or "not enough evidence": done, no note (the decision is logged);
 2. the note is written and scored locally and stored (one row per post: a retried job finds
    it and goes on from there); a note whose scores would not pass, or written while notes are
    off, is `withheld` and never submitted;
 3. the note is evaluated (`POST /2/evaluate_note`, else `POST /2/notes/evaluate`: `_community`)
-   — its `claim_opinion_score` is recorded, once: a retried attempt does not evaluate again;
+   — its `claim_opinion_score` is recorded beside factbot's own, once: a retried attempt does
+   not evaluate again; a score below 0 withholds the note (X's evaluator reads it as opinion or
+   off the claim);
 4. `POST /2/notes` with `test_mode` while the writer is not admitted — the note id is recorded
    (`submitted`). A retried attempt first looks in `notes_written` for a note on the post, so a
    worker that died after X took the note does not submit a second one.
@@ -37,9 +40,12 @@ from bots.platforms.x._community import NotesApi
 from bots.platforms.x._notes import Draft, Scores, score, write_note
 from bots.runtime.workers.jobtypes import Job, Outcome, PermanentJobError, RetryLaterError
 from bots.settings import Settings
+from pipeline.communitynotes.claimopinion import ClaimOpinionScorer
+from pipeline.embedding.e5 import E5Embedder
 from pipeline.errors import NotFoundError
 from pipeline.fetch.fetcher import Fetcher
 from pipeline.records.domain import new_id
+from pipeline.verifier.stance import StanceModel
 from storage.x_notes import XNote, XNotesRepo
 
 log = logging.getLogger(__name__)
@@ -60,6 +66,16 @@ class NoteJobs:
         self.store = store  # storage.Store: checks and jobs are read through it
         self.notes = notes
         self.repo = repo
+        self._scorer: ClaimOpinionScorer | None = None
+
+    @property
+    def scorer(self) -> ClaimOpinionScorer:
+        """Return the ClaimOpinion scorer (its models load once a process, on first use)."""
+        if self._scorer is None:
+            vs = self.settings.verifier
+            stance = StanceModel(vs.model_dir, batch_size=vs.batch_size, threads=vs.threads)
+            self._scorer = ClaimOpinionScorer(stance, E5Embedder(threads=vs.threads))
+        return self._scorer
 
     async def run(self, job: Job) -> Outcome:
         """Write, score and submit the note of the job's post (at most one per post)."""
@@ -83,12 +99,25 @@ class NoteJobs:
                 check = await self.store.call(self.store.checks.get, str(payload["check_id"]))
             except NotFoundError as exc:
                 raise PermanentJobError(f"check {payload['check_id']} is not stored") from exc
-            draft = write_note(check, min_sources=self.settings.x.notes_min_sources)
+            scorer = self.scorer
+            plan, draft = await asyncio.to_thread(
+                functools.partial(
+                    write_note,
+                    check,
+                    stance=scorer.stance,
+                    min_sources=self.settings.x.notes_min_sources,
+                )
+            )
             if draft is None:
-                log.info("no note: the verdict does not call for one", extra={"post": post_id})
+                log.info(
+                    "no note: %s (%s)",
+                    plan.decision.value,
+                    plan.reason,
+                    extra={"post": post_id, "decision": plan.decision, "reason": plan.reason},
+                )
                 return Outcome()
             async with Fetcher(self.settings.fetch.policy()) as fetcher:
-                scores = await score(draft, fetcher)
+                scores = await score(draft, fetcher, scorer)
             note = await self.store.call(
                 self.repo.add, self._record(job, post_id, check.id, draft, scores)
             )
@@ -127,7 +156,12 @@ class NoteJobs:
             url_validity=scores.url_validity,
             claim_opinion=scores.claim_opinion,
             harassment_abuse=scores.harassment_abuse,
-            score_detail={**scores.detail, **({"withheld": withheld} if withheld else {})},
+            score_detail={
+                **scores.detail,
+                "is_media_note": draft.is_media_note,
+                "language": draft.language,
+                **({"withheld": withheld} if withheld else {}),
+            },
             test_mode=x.notes_test_mode,
             status="withheld" if withheld else "scored",
             api_note_id=None,
@@ -150,8 +184,14 @@ class NoteJobs:
                     )
                     log.info("community note found already submitted", extra={"post": note.post_id})
                     return
-            if note.claim_opinion_score is None:
-                await self._evaluate(note)
+            score = note.claim_opinion_score
+            if score is None:
+                score = await self._evaluate(note)
+            if score is not None and score < 0:  # X's evaluator: opinion or off the claim
+                reason = f"X's claim_opinion_score is {score} (below 0)"
+                await self.store.call(self.repo.update, note.id, status="withheld", error=reason)
+                log.info("community note dropped", extra={"post": note.post_id, "score": score})
+                return
             body = {
                 "test_mode": test_mode,
                 "post_id": note.post_id,
@@ -160,6 +200,7 @@ class NoteJobs:
                     "classification": note.classification,
                     "misleading_tags": list(note.misleading_tags),
                     "trustworthy_sources": note.trustworthy_sources,
+                    **({"is_media_note": True} if note.is_media_note else {}),
                 },
             }
             note_id = await self.notes.create(body)
@@ -178,9 +219,9 @@ class NoteJobs:
         await self.store.call(self.repo.update, note.id, status="submitted", api_note_id=note_id)
         log.info("community note submitted", extra={"post": note.post_id, "test_mode": test_mode})
 
-    async def _evaluate(self, note: XNote) -> None:
-        """Record X's claim_opinion_score of the note; an evaluation X could not give (no
-        route answering, X's trouble) retries the job later and never rejects the note."""
+    async def _evaluate(self, note: XNote) -> float | None:
+        """Record and return X's claim_opinion_score of the note; an evaluation X could not
+        give (no route answering, X's trouble) retries the job later, never rejecting it."""
         try:
             value = await self.notes.evaluate(note.text, note.post_id)
         except XApiError as exc:
@@ -193,6 +234,7 @@ class NoteJobs:
             raise RetryLaterError(str(exc), retry_after=EVALUATE_RETRY) from exc
         if value is not None:
             await self.store.call(self.repo.update, note.id, claim_opinion_score=value)
+        return value
 
     async def _written(self, post_id: str, test_mode: bool) -> str | None:
         """Return the id of a note X already has from factbot on post_id, or None."""

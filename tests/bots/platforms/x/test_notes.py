@@ -3,52 +3,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
-from bots.platforms.x._notes import (
-    claim_opinion,
-    harassment_abuse,
-    tags_for,
-    url_validity,
-)
+from bots.cli.doctor import notes_lines
+from bots.platforms.x._notes import harassment_abuse, tags_for, url_validity
+from pipeline.communitynotes.admission import NOT_ENOUGH
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.records.domain import Label
-from storage.x_notes import XNote, summarize
+from storage import Store
+from storage.x_notes import XNote, XNotesRepo, standing_at, summarize
+from tests.conftest import fresh_database
 from tests.support.httpserver import Response, serve
 
 CLAIM = "5G networks spread the coronavirus."
-
-
-def test_a_factual_note_on_the_claim_scores_high() -> None:
-    note = (
-        "Radio waves from 5G networks cannot spread a virus; the coronavirus spreads "
-        "between people. https://a.example/x"
-    )
-    level, detail = claim_opinion(note, CLAIM)
-    assert level == "high"
-    assert {"networks", "spread", "coronavirus"} <= set(detail["shared_words"])
-
-
-def test_opinion_words_lower_claim_opinion() -> None:
-    one = "Obviously 5G networks do not spread the coronavirus. https://a.example/x"
-    assert claim_opinion(one, CLAIM)[0] == "medium"
-    two = "I think this is ridiculous: 5G networks do not spread the coronavirus! https://a.example"
-    level, detail = claim_opinion(two, CLAIM)
-    assert level == "low" and len(detail["opinion_markers"]) >= 2
-    off_topic = "Clearly the weather was lovely in April. https://a.example"
-    assert claim_opinion(off_topic, CLAIM)[0] == "low"
-
-
-def test_the_claims_own_acronyms_are_not_shouting() -> None:
-    claim = "Drinking bleach protects you against COVID-19."
-    note = "Drinking bleach does not protect against COVID-19 and harms you. https://a.example"
-    assert claim_opinion(note, claim)[0] == "high"
-    assert claim_opinion("Drinking bleach is NEVER safe against COVID-19.", claim)[0] == "medium"
-
-
-def test_a_note_unrelated_to_the_claim_without_opinion_is_medium() -> None:
-    assert (
-        claim_opinion("The report was published in 2020. https://a.example", CLAIM)[0] == "medium"
-    )
 
 
 def test_abuse_and_aimed_handles_score_low() -> None:
@@ -120,12 +87,13 @@ def _note(n: int, **fields: object) -> XNote:
 
 
 def test_the_summary_applies_the_admission_thresholds() -> None:
-    good = [_note(n) for n in range(10)]
+    good = [_note(n) for n in range(50)]
     assert summarize(good).meets_admission
-    one_bad_url = [*good[:9], _note(9, url_validity="low")]
+    one_bad_url = [*good[:46], *(_note(n, url_validity="low") for n in range(46, 50))]
     summary = summarize(one_bad_url)
-    assert summary.url_validity_high == 0.9 and not summary.meets_admission
-    mostly_low = [_note(n, claim_opinion="low" if n < 4 else "high") for n in range(10)]
+    assert summary.url_validity_high == 0.92 and not summary.meets_admission
+    assert summary.admission.failing == ("UrlValidity high 92% < 95 %",)
+    mostly_low = [_note(n, claim_opinion="low" if n < 20 else "high") for n in range(50)]
     assert not summarize(mostly_low).meets_admission  # 40 % low > 30 %
     rated = [
         _note(0, rating_status="helpful"),
@@ -136,3 +104,44 @@ def test_the_summary_applies_the_admission_thresholds() -> None:
     s = summarize(rated)
     assert (s.helpful, s.not_helpful, s.hit_rate) == (2, 1, 1 / 3)
     assert summarize([]).meets_admission is False
+
+
+def test_admission_needs_fifty_submitted_notes() -> None:
+    """Defect 4: 0 submitted and 2 rejected said `"meets_admission": true`."""
+    rejected = [_note(n, status="rejected", api_note_id=None) for n in range(2)]
+    summary = summarize(rejected)
+    assert summary.submitted == 0 and summary.rejected == 2
+    assert summary.meets_admission is False
+    assert summary.to_json()["meets_admission"] is False
+    assert summary.admission.state == NOT_ENOUGH == "not enough notes yet"
+    # 49 perfect submitted notes are still not enough; the 50th decides
+    assert summarize([_note(n) for n in range(49)]).admission.state == NOT_ENOUGH
+    assert summarize([_note(n) for n in range(50)]).admission.state == "meets admission"
+    # withheld and rejected notes never count toward the window
+    mixed = [*(_note(n, status="withheld") for n in range(10)), *(_note(n) for n in range(45))]
+    assert summarize(mixed).admission.notes == 45 and not summarize(mixed).meets_admission
+
+
+def test_admission_from_xs_recorded_buckets_is_kept_apart() -> None:
+    high = {"ClaimOpinion": "high", "UrlValidity": "high", "HarassmentAbuse": "high"}
+    low = {**high, "ClaimOpinion": "low"}
+    notes = [_note(n, evaluation=low if n % 2 else high) for n in range(50)]
+    summary = summarize(notes)
+    assert summary.admission.meets  # factbot's own scores: all high
+    assert summary.admission_api.state == "does not meet admission"  # X's: half low
+    assert summary.admission_api.claim_opinion_low == 0.5
+
+
+def test_doctor_reads_the_standing_from_the_database(
+    tmp_path: Path, migrated_database: Path
+) -> None:
+    path = fresh_database(migrated_database, tmp_path / "factbot.db")
+    with Store.open(path) as store:
+        repo = XNotesRepo(store.db)
+        for n in range(2):
+            repo.add(_note(n, status="rejected"))
+    summary = standing_at(path)
+    assert summary is not None and summary.rejected == 2 and not summary.meets_admission
+    lines = "\n".join(notes_lines(summary.to_json()))
+    assert "admission not enough notes yet" in lines
+    assert "today: 0 of 250 notes a day" in lines
