@@ -51,7 +51,22 @@ from babel.numbers import format_decimal
 DOMAIN = "factbot"
 LOCALES = Path(__file__).resolve().parents[1] / "locales"
 SOURCE_LANGUAGE = "en"
-DEFAULT_LANGUAGES = ("en", "es", "pt", "fr", "de", "ar", "hi", "zh")
+DEFAULT_LANGUAGES = (
+    "en",
+    "es",
+    "pt",
+    "fr",
+    "de",
+    "ar",
+    "hi",
+    "zh",
+    "ru",
+    "ja",
+    "ko",
+    "it",
+    "nl",
+    "pl",
+)
 RTL_LANGUAGES = frozenset({"ar", "fa", "he", "ur"})
 UNDETERMINED = "und"
 LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"

@@ -43,6 +43,12 @@ CLAIMS = {
     "ar": "تقول منظمة WHO إن أبراج 5G تنشر فيروس كورونا منذ عام 2020.",
     "hi": "WHO का कहना है कि 5G टावर 2020 से कोरोना वायरस फैला रहे हैं।",
     "zh": "世卫组织WHO称5G基站自2020年起传播新冠病毒。",
+    "ru": "Организация WHO заявляет, что вышки 5G распространяют коронавирус с 2020 года.",
+    "ja": "WHOは、5Gの基地局が2020年から新型コロナウイルスを広げていると述べている。",
+    "ko": "WHO는 5G 기지국이 2020년부터 코로나바이러스를 퍼뜨린다고 말한다.",
+    "it": "L'OMS dice che le antenne 5G diffondono il coronavirus dal 2020.",
+    "nl": "De WHO zegt dat 5G-masten sinds 2020 het coronavirus verspreiden.",
+    "pl": "WHO twierdzi, że maszty 5G roznoszą koronawirusa od 2020 roku.",
 }
 
 
@@ -113,7 +119,7 @@ def test_chinese_variants_and_regional_codes_read_their_base_catalogue() -> None
     ("language", "notice"),
     [
         ("sw", "(factbot does not reply in Swahili yet, so this reply is in English.)"),
-        ("ko", "(factbot does not reply in Korean yet, so this reply is in English.)"),
+        ("th", "(factbot does not reply in Thai yet, so this reply is in English.)"),
         ("und", "(factbot could not tell which language this post is in, so it replies in "),
         (None, "(factbot could not tell which language this post is in, so it replies in "),
     ],
@@ -147,6 +153,30 @@ def test_a_catalogue_not_in_use_answers_in_english_and_an_unknown_one_is_refused
         ("de", {1: "1 weitere Behauptung wurde", 3: "3 weitere Behauptungen wurden"}),
         ("hi", {1: "1 और दावे की", 2: "2 और दावों की"}),
         ("zh", {1: "另有 1 条", 7: "另有 7 条"}),
+        ("ja", {1: "ほかに1件の主張", 7: "ほかに7件の主張"}),
+        ("it", {1: "un'altra affermazione", 2: "altre 2 affermazioni"}),
+        (
+            "ru",
+            {
+                1: "ещё 1 утверждение;",
+                3: "ещё 3 утверждения;",
+                5: "ещё 5 утверждений;",
+                12: "ещё 12 утверждений;",
+                21: "ещё 21 утверждение;",
+                22: "ещё 22 утверждения;",
+            },
+        ),
+        (
+            "pl",
+            {
+                1: "jeszcze 1 twierdzenie;",
+                2: "jeszcze 2 twierdzenia;",
+                5: "jeszcze 5 twierdzeń;",
+                12: "jeszcze 12 twierdzeń;",
+                22: "jeszcze 22 twierdzenia;",
+                25: "jeszcze 25 twierdzeń;",
+            },
+        ),
         (
             "ar",
             {
@@ -172,6 +202,10 @@ def test_lists_and_dates_are_written_per_locale() -> None:
     assert translator("en").join(["[1]", "[2]"]) == "[1] and [2]"
     assert translator("de").date(date(2026, 12, 5)) == "05.12.2026"
     assert translator("zh").date(date(2026, 12, 5)) == "2026年12月5日"
+    assert translator("ru").join(["[1]", "[2]"]) == "[1] и [2]"
+    assert translator("ko").join(["[1]", "[2]", "[3]"]) == "[1], [2] 및 [3]"
+    assert translator("ja").date(date(2026, 12, 5)) == "2026/12/05"
+    assert translator("ru").date(date(2012, 5, 3)) == "3 мая 2012\u202fг."  # narrow no-break
 
 
 async def test_arabic_replies_isolate_latin_runs_but_not_urls_or_markers() -> None:
