@@ -3,13 +3,17 @@ plural forms per locale, right-to-left isolation, and every platform's budget in
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from pipeline.records.domain import (
     Basis,
     Claim,
+    ClaimReview,
     ClaimVerdict,
     Correction,
+    CorrectionItem,
     Document,
     Evidence,
     Label,
@@ -206,6 +210,53 @@ def test_lists_and_dates_are_written_per_locale() -> None:
     assert translator("ko").join(["[1]", "[2]", "[3]"]) == "[1], [2] 및 [3]"
     assert translator("ja").date(date(2026, 12, 5)) == "2026/12/05"
     assert translator("ru").date(date(2012, 5, 3)) == "3 мая 2012\u202fг."  # narrow no-break
+    # Polish medium dates leave the month in the nominative ("3 maj 2012"): the long form.
+    assert translator("pl").date(date(2012, 5, 3)) == "3 maja 2012"
+    assert translator("pl").date(date(2026, 12, 5)) == "5 grudnia 2026"
+
+
+@pytest.mark.parametrize("language", ["zh", "ja"])
+def test_markers_stand_before_the_full_stop_where_sentences_have_no_space(language: str) -> None:
+    t = translator(language)
+    explanation = t.gettext("The cited sources contradict it.")
+    item = CorrectionItem(1, "x", Label.FALSE, explanation, references=(1, 2), language=language)
+    assert item.explained() == f"{explanation[:-1]}[1][2]。"
+    spaced = CorrectionItem(1, "x", Label.FALSE, "Las fuentes lo contradicen.", (1,), language="es")
+    assert spaced.explained() == "Las fuentes lo contradicen. [1]"
+
+
+async def test_a_japanese_fact_check_sentence_runs_on_without_spaces() -> None:
+    url = "https://www.politifact.com/factchecks/2020/may/03/5g/"
+    when = datetime(2020, 5, 3, tzinfo=UTC)
+    review = ClaimReview(
+        "5G spreads the virus", "Pants on Fire", Label.FALSE, "PolitiFact", url, when
+    )
+    doc = Document(
+        id=document_id_for(url),
+        url=url,
+        domain="politifact.com",
+        title="5G",
+        text="No.",
+        claim_review=review,
+    )
+    evidence = Evidence(
+        id="fc-1",
+        claim_id="c0",
+        passage=Passage(id="p0", document_id=doc.id, position=0, text="No."),
+        document=doc,
+        relevance=0.9,
+        tier=Tier.HIGH,
+        stance=Stance.REFUTES,
+    )
+    claim = Claim(id="c0", post_id="p", text=CLAIMS["ja"], position=0)
+    cv = ClaimVerdict("c0", Label.FALSE, "rated false", ("fc-1",), basis=Basis.REVIEW)
+    correction = await write_correction(
+        [claim], Verdict(Label.FALSE, (cv,)), [evidence], language=CATALOGUES.for_language("ja")
+    )
+    assert correction.items[0].explanation == (
+        "PolitiFactによる検証（2020/05/03）：Pants on Fire (誤り)。"
+        "このファクトチェックは2020年のものです。その後、状況が変わっている可能性があります。"
+    )
 
 
 async def test_arabic_replies_isolate_latin_runs_but_not_urls_or_markers() -> None:
