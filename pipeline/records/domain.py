@@ -350,7 +350,11 @@ class CorrectionItem:
                 explanation=escape(self.explanation.rstrip(".。।")),
                 sources=t.join(marks),
             )
-        return t.isolate(f"{escape(self.explanation)}{t.space}{' '.join(marks)}".rstrip())
+        text = escape(self.explanation)
+        if marks and not t.space:  # Chinese, Japanese: "…示しています[1][2]。", not "。[1]"
+            body = text.rstrip("。.")
+            return t.isolate(f"{body}{''.join(marks)}{text[len(body) :]}")
+        return t.isolate(f"{text}{t.space}{' '.join(marks)}".rstrip())
 
     @property
     def text(self) -> str:

@@ -189,7 +189,7 @@ async def write_correction(
             if wrong:
                 wrong = wrong[0].upper() + wrong[1:]
                 rest = "" if explanation.lower().startswith(wrong[:20].lower()) else explanation
-                explanation = f"{wrong} {rest}".strip()
+                explanation = f"{wrong}{t.space}{rest}".strip()
             chosen = _best_quote(cv.label, cv.evidence_ids, quotes)
             if chosen is not None and chosen.evidence_id in by_id and not has_link(chosen.text):
                 quote = CorrectionQuote(
@@ -229,7 +229,7 @@ async def write_correction(
         live = scrub_links(sources.live_problem(short=True))
         live = f"({live[0].upper()}{live[1:]}.)"
         live = live if t.language == SOURCE_LANGUAGE else t.gettext(LIVE_FAILED)
-        note = " ".join(filter(None, (note, live)))
+        note = t.space.join(filter(None, (note, live)))
     headline = " ".join(filter(None, (headline, t.notice)))
     correction = Correction(
         label=verdict.label,
@@ -281,9 +281,9 @@ def _checked(t: Translator, ev: Evidence, basis: Basis) -> str:
             CHECKED_ON if when else CHECKED, publisher=publisher, date=day, rating=rating
         )
     if basis is Basis.CONFLICT:
-        text = f"{text} {t.gettext(DISAGREE)}"
+        text = f"{text}{t.space}{t.gettext(DISAGREE)}"
     if when is not None and outdated(when, utcnow()):
-        text = f"{text} {t.gettext(OUTDATED, year=str(when.year))}"
+        text = f"{text}{t.space}{t.gettext(OUTDATED, year=str(when.year))}"
     return text
 
 

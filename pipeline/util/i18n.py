@@ -51,7 +51,22 @@ from babel.numbers import format_decimal
 DOMAIN = "factbot"
 LOCALES = Path(__file__).resolve().parents[1] / "locales"
 SOURCE_LANGUAGE = "en"
-DEFAULT_LANGUAGES = ("en", "es", "pt", "fr", "de", "ar", "hi", "zh")
+DEFAULT_LANGUAGES = (
+    "en",
+    "es",
+    "pt",
+    "fr",
+    "de",
+    "ar",
+    "hi",
+    "zh",
+    "ru",
+    "ja",
+    "ko",
+    "it",
+    "nl",
+    "pl",
+)
 RTL_LANGUAGES = frozenset({"ar", "fa", "he", "ur"})
 UNDETERMINED = "und"
 LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"
@@ -61,6 +76,9 @@ _URL_RE = re.compile(r"^(?:https?://|www\.)", re.IGNORECASE)
 _LTR = frozenset({"L", "EN"})
 _NUMBER_RE = re.compile(r"\d[\d.,:/%\-]*[.,:/%\-][\d.,:/%\-]*\d|\d+%")
 SPACELESS = frozenset({"zh", "ja", "th"})  # sentences follow one another with no space
+# A date in a sentence is written in the medium format, except where that reads wrong: Polish
+# medium dates put the month in the nominative ("3 maj 2012"); the long one declines it.
+DATE_FORMATS = {"pl": "long"}
 _RTL = frozenset({"R", "AL", "AN"})
 _MARK_RE = re.compile("\x00(\\d+)\x00")
 
@@ -159,8 +177,9 @@ class Translator:
         return self.isolate(format_list(list(items), locale=self.locale))
 
     def date(self, day: date) -> str:
-        """Return a date as the locale writes it (medium format: "5 Dec 2026")."""
-        return self.isolate(format_date(day, format="medium", locale=self.locale))
+        """Return a date as the locale writes it (medium format: "5 Dec 2026"; Polish: long)."""
+        shape = DATE_FORMATS.get(self.language, "medium")
+        return self.isolate(format_date(day, format=shape, locale=self.locale))
 
     def isolate(self, text: str) -> str:
         """Return text with its left-to-right runs isolated when the language is right to left."""

@@ -29,6 +29,12 @@ POSTS = {
     "ar": "أكدت التقارير أن شبكات الجيل الخامس تنشر فيروس كورونا.",
     "hi": "5G नेटवर्क कोरोना वायरस फैलाते हैं और कोई इसके बारे में बात नहीं करता।",
     "zh": "5G网络正在传播新冠病毒，却没有人谈论这件事。",
+    "ru": "Сети 5G распространяют коронавирус, и никто об этом не говорит.",
+    "ja": "5Gのネットワークが新型コロナウイルスを広げているのに、誰もそのことを話さない。",
+    "ko": "5G 네트워크가 코로나바이러스를 퍼뜨리는데 아무도 이 얘기를 하지 않는다.",
+    "it": "Le reti 5G diffondono il coronavirus, e nessuno ne parla.",
+    "nl": "De 5G-netwerken verspreiden het coronavirus, en niemand praat erover.",
+    "pl": "Sieci 5G roznoszą koronawirusa, a nikt o tym nie mówi.",
 }
 assert tuple(POSTS) == DEFAULT_LANGUAGES
 

@@ -75,7 +75,7 @@ PLATFORMS = [
     ("mastodon", 500, url_weighted),
     ("discord", 2000, len),
 ]
-READERS = [*DEFAULT_LANGUAGES, "ru", "und"]  # ru: no catalogue; und: not identified
+READERS = [*DEFAULT_LANGUAGES, "sw", "und"]  # sw: no catalogue; und: not identified
 
 
 @pytest.mark.parametrize("language", READERS)
@@ -110,10 +110,10 @@ def test_arabic_messages_are_right_to_left_with_latin_runs_isolated() -> None:
 
 
 def test_a_language_without_a_catalogue_gets_english_with_the_notice() -> None:
-    refusal = messages.say(messages.NOT_IN_CHANNEL, CATALOGUES.for_language("ru"))
+    refusal = messages.say(messages.NOT_IN_CHANNEL, CATALOGUES.for_language("sw"))
     assert refusal == (
         "factbot is not enabled in this channel. "
-        "(factbot does not reply in Russian yet, so this reply is in English.)"
+        "(factbot does not reply in Swahili yet, so this reply is in English.)"
     )
     only_spanish = Catalogues(["en", "es"]).for_language("de")
     limited = messages.rate_limited("channel", 600, only_spanish)

@@ -21,6 +21,9 @@ from tests.bots.runtime.test_platform_runtime import Sender, _drain, _request, _
 SPANISH = "El gobierno anunció que las vacunas contra el covid causan autismo en los niños."
 ARABIC = "أعلنت وزارة الصحة أن لقاحات كورونا تسبب العقم لدى النساء في مصر."
 RUSSIAN = "Минздрав заявил, что вакцина от гриппа вызывает бесплодие у женщин."
+GREEK = (
+    "Το υπουργείο Υγείας ανακοίνωσε ότι το εμβόλιο της γρίπης προκαλεί στειρότητα στις γυναίκες."
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +68,18 @@ def test_a_language_without_a_catalogue_is_refused_in_english_with_the_notice(
     settings = _settings(tmp_path, guards=GuardSettings(max_post_chars=100))
     with Store.open(tmp_path / "f.db") as store:
         service = PlatformService(store, settings, languages=languages)
-        long = asyncio.run(service.intake(_request("e1", text=f"{RUSSIAN} {RUSSIAN}")))
+        long = asyncio.run(service.intake(_request("e1", text=f"{GREEK} {GREEK}")))
         assert long.answer is not None
         assert long.answer.message == (
-            "This message is too long to check (135 characters; the limit is 100). Quote the part "
-            "you want checked. (factbot does not reply in Russian yet, so this reply is in "
+            "This message is too long to check (183 characters; the limit is 100). Quote the part "
+            "you want checked. (factbot does not reply in Greek yet, so this reply is in "
             "English.)"
+        )
+        # Russian has its catalogue: the same refusal is in Russian, with no notice.
+        russian = asyncio.run(service.intake(_request("e3", text=f"{RUSSIAN} {RUSSIAN}")))
+        assert russian.answer is not None and russian.answer.message == (
+            "Это сообщение слишком длинное для проверки (135 симв.; лимит — 100). "
+            "Процитируйте часть, которую нужно проверить."
         )
         # Arabic is right to left: the too-long refusal isolates nothing but Latin runs.
         arabic = asyncio.run(service.intake(_request("e2", text=f"{ARABIC} {ARABIC}")))
@@ -109,14 +118,18 @@ def test_an_answer_to_the_requester_is_in_their_language_or_plain_english(tmp_pa
         assert spanish.message == (
             "Lo sentimos, factbot no pudo terminar esta verificación. Inténtalo de nuevo más tarde."
         )
-        # Japanese has no catalogue: the asker's own language gets plain English, ...
-        assert service.answer_for_error(failed, language="ja", requester=True).message == (
+        # Greek has no catalogue: the asker's own language gets plain English, ...
+        assert service.answer_for_error(failed, language="el", requester=True).message == (
             "Sorry, factbot could not finish this check. Please try again later."
         )
         # ... while a post in it gets English with the notice.
         assert (
-            "does not reply in Japanese yet"
-            in service.answer_for_error(failed, language="ja").message
+            "does not reply in Greek yet" in service.answer_for_error(failed, language="el").message
+        )
+        japanese = service.answer_for_error(failed, language="ja", requester=True)
+        assert japanese.message == (
+            "申し訳ありません。factbotはこの検証を完了できませんでした。"
+            "しばらくしてからもう一度お試しください。"
         )
         optout = asyncio.run(service.set_opt_out("discord", "user", "42", True, language="zh-Hans"))
         assert optout.message == "已完成：factbot 将不再核查你的消息，也不再接受你的请求。"

@@ -3,13 +3,17 @@ plural forms per locale, right-to-left isolation, and every platform's budget in
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from pipeline.records.domain import (
     Basis,
     Claim,
+    ClaimReview,
     ClaimVerdict,
     Correction,
+    CorrectionItem,
     Document,
     Evidence,
     Label,
@@ -43,6 +47,12 @@ CLAIMS = {
     "ar": "تقول منظمة WHO إن أبراج 5G تنشر فيروس كورونا منذ عام 2020.",
     "hi": "WHO का कहना है कि 5G टावर 2020 से कोरोना वायरस फैला रहे हैं।",
     "zh": "世卫组织WHO称5G基站自2020年起传播新冠病毒。",
+    "ru": "Организация WHO заявляет, что вышки 5G распространяют коронавирус с 2020 года.",
+    "ja": "WHOは、5Gの基地局が2020年から新型コロナウイルスを広げていると述べている。",
+    "ko": "WHO는 5G 기지국이 2020년부터 코로나바이러스를 퍼뜨린다고 말한다.",
+    "it": "L'OMS dice che le antenne 5G diffondono il coronavirus dal 2020.",
+    "nl": "De WHO zegt dat 5G-masten sinds 2020 het coronavirus verspreiden.",
+    "pl": "WHO twierdzi, że maszty 5G roznoszą koronawirusa od 2020 roku.",
 }
 
 
@@ -113,7 +123,7 @@ def test_chinese_variants_and_regional_codes_read_their_base_catalogue() -> None
     ("language", "notice"),
     [
         ("sw", "(factbot does not reply in Swahili yet, so this reply is in English.)"),
-        ("ko", "(factbot does not reply in Korean yet, so this reply is in English.)"),
+        ("th", "(factbot does not reply in Thai yet, so this reply is in English.)"),
         ("und", "(factbot could not tell which language this post is in, so it replies in "),
         (None, "(factbot could not tell which language this post is in, so it replies in "),
     ],
@@ -147,6 +157,30 @@ def test_a_catalogue_not_in_use_answers_in_english_and_an_unknown_one_is_refused
         ("de", {1: "1 weitere Behauptung wurde", 3: "3 weitere Behauptungen wurden"}),
         ("hi", {1: "1 और दावे की", 2: "2 और दावों की"}),
         ("zh", {1: "另有 1 条", 7: "另有 7 条"}),
+        ("ja", {1: "ほかに1件の主張", 7: "ほかに7件の主張"}),
+        ("it", {1: "un'altra affermazione", 2: "altre 2 affermazioni"}),
+        (
+            "ru",
+            {
+                1: "ещё 1 утверждение;",
+                3: "ещё 3 утверждения;",
+                5: "ещё 5 утверждений;",
+                12: "ещё 12 утверждений;",
+                21: "ещё 21 утверждение;",
+                22: "ещё 22 утверждения;",
+            },
+        ),
+        (
+            "pl",
+            {
+                1: "jeszcze 1 twierdzenie;",
+                2: "jeszcze 2 twierdzenia;",
+                5: "jeszcze 5 twierdzeń;",
+                12: "jeszcze 12 twierdzeń;",
+                22: "jeszcze 22 twierdzenia;",
+                25: "jeszcze 25 twierdzeń;",
+            },
+        ),
         (
             "ar",
             {
@@ -172,6 +206,57 @@ def test_lists_and_dates_are_written_per_locale() -> None:
     assert translator("en").join(["[1]", "[2]"]) == "[1] and [2]"
     assert translator("de").date(date(2026, 12, 5)) == "05.12.2026"
     assert translator("zh").date(date(2026, 12, 5)) == "2026年12月5日"
+    assert translator("ru").join(["[1]", "[2]"]) == "[1] и [2]"
+    assert translator("ko").join(["[1]", "[2]", "[3]"]) == "[1], [2] 및 [3]"
+    assert translator("ja").date(date(2026, 12, 5)) == "2026/12/05"
+    assert translator("ru").date(date(2012, 5, 3)) == "3 мая 2012\u202fг."  # narrow no-break
+    # Polish medium dates leave the month in the nominative ("3 maj 2012"): the long form.
+    assert translator("pl").date(date(2012, 5, 3)) == "3 maja 2012"
+    assert translator("pl").date(date(2026, 12, 5)) == "5 grudnia 2026"
+
+
+@pytest.mark.parametrize("language", ["zh", "ja"])
+def test_markers_stand_before_the_full_stop_where_sentences_have_no_space(language: str) -> None:
+    t = translator(language)
+    explanation = t.gettext("The cited sources contradict it.")
+    item = CorrectionItem(1, "x", Label.FALSE, explanation, references=(1, 2), language=language)
+    assert item.explained() == f"{explanation[:-1]}[1][2]。"
+    spaced = CorrectionItem(1, "x", Label.FALSE, "Las fuentes lo contradicen.", (1,), language="es")
+    assert spaced.explained() == "Las fuentes lo contradicen. [1]"
+
+
+async def test_a_japanese_fact_check_sentence_runs_on_without_spaces() -> None:
+    url = "https://www.politifact.com/factchecks/2020/may/03/5g/"
+    when = datetime(2020, 5, 3, tzinfo=UTC)
+    review = ClaimReview(
+        "5G spreads the virus", "Pants on Fire", Label.FALSE, "PolitiFact", url, when
+    )
+    doc = Document(
+        id=document_id_for(url),
+        url=url,
+        domain="politifact.com",
+        title="5G",
+        text="No.",
+        claim_review=review,
+    )
+    evidence = Evidence(
+        id="fc-1",
+        claim_id="c0",
+        passage=Passage(id="p0", document_id=doc.id, position=0, text="No."),
+        document=doc,
+        relevance=0.9,
+        tier=Tier.HIGH,
+        stance=Stance.REFUTES,
+    )
+    claim = Claim(id="c0", post_id="p", text=CLAIMS["ja"], position=0)
+    cv = ClaimVerdict("c0", Label.FALSE, "rated false", ("fc-1",), basis=Basis.REVIEW)
+    correction = await write_correction(
+        [claim], Verdict(Label.FALSE, (cv,)), [evidence], language=CATALOGUES.for_language("ja")
+    )
+    assert correction.items[0].explanation == (
+        "PolitiFactによる検証（2020/05/03）：Pants on Fire (誤り)。"
+        "このファクトチェックは2020年のものです。その後、状況が変わっている可能性があります。"
+    )
 
 
 async def test_arabic_replies_isolate_latin_runs_but_not_urls_or_markers() -> None:
