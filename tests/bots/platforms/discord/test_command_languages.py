@@ -95,7 +95,9 @@ async def test_a_missing_or_refused_translation_falls_back_to_english(
     command: app_commands.Command[Any, Any, Any] = app_commands.Command(
         name=app_commands.locale_str("factcheck"), description="x", callback=callback
     )
-    name = app_commands.TranslationContext(location=where.command_name, data=command)
+    name: app_commands.TranslationContextTypes = app_commands.TranslationContext(
+        location=where.command_name, data=command
+    )
     es, hi = discordpy.Locale.spain_spanish, discordpy.Locale.hindi
     with caplog.at_level(logging.WARNING):
         # "Verificar Esto" has a capital and a space: not a slash command's name
@@ -109,6 +111,8 @@ async def test_a_missing_or_refused_translation_falls_back_to_english(
         """Unused."""
 
     menu = app_commands.ContextMenu(name="Fact-check this message", callback=on_message)
-    menu_name = app_commands.TranslationContext(location=where.command_name, data=menu)
+    menu_name: app_commands.TranslationContextTypes = app_commands.TranslationContext(
+        location=where.command_name, data=menu
+    )
     message = app_commands.locale_str("Fact-check this message")
     assert await translator.translate(message, es, menu_name) is None
