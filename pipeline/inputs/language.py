@@ -79,7 +79,7 @@ LONG_TEXT = 60
 # Each script's main language, taken over lingua's answer on the evidence of its function words.
 PREFERRED: dict[str, str] = {"latin": "en", "devanagari": "hi"}
 # The most frequent closed-class words of each language lingua tells apart in those scripts
-# (lower case, as `_LATIN_WORD` cuts them); a word two languages share counts for both.
+# (lower case, as `_WORD` cuts them); a word two languages share counts for both.
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     code: frozenset(words.split())
     for code, words in {
