@@ -8,6 +8,7 @@ from bots.runtime.checking.uploads import upload_name
 from pipeline.records.domain import Check
 from pipeline.records.image import ImageReport
 from pipeline.reply.render import item_json, reference_json
+from pipeline.util.i18n import REPLY_REASONS, UNDETERMINED, display_name, reply_reason
 
 
 def render_text(check: Check) -> str:
@@ -18,6 +19,7 @@ def render_text(check: Check) -> str:
         lines += [f"  [{r.number}] {r.title} — {r.url}" for r in check.correction.references]
         lines.append("")
     lines.append(f"Verdict: {check.verdict.label.value}  (judge: {check.judge})")
+    lines.append(_language_line(check))
     texts = {c.id: c.text for c in check.claims}
     for n, cv in enumerate(check.verdict.claims, start=1):
         lines.append(f"  claim {n}: {cv.label.value} — {texts.get(cv.claim_id, '')[:100]}")
@@ -48,6 +50,39 @@ def render_text(check: Check) -> str:
         f"Check {check.id} — {len(check.evidence)} evidence items, {total:.2f}s ({stages})"
     )
     return "\n".join(lines)
+
+
+def _named(code: str | None) -> str:
+    """Return a language code with its English name: "Hindi (hi)", "undetermined (und)"."""
+    code = code or UNDETERMINED
+    return f"undetermined ({code})" if code == UNDETERMINED else f"{display_name(code)} ({code})"
+
+
+def _language_line(check: Check) -> str:
+    """Return the line saying which language the post was read as and the reply is in, and why."""
+    reply = check.correction.language
+    reason = REPLY_REASONS[reply_reason(check.post.language, reply)]
+    return f"Language: the post reads as {_named(check.post.language)}; {reason} ({_named(reply)})"
+
+
+def language_json(check: Check) -> dict[str, Any]:
+    """Return which language the post was read as, the claims' where they differ, and the reply's.
+
+    `reply_reason` is a `pipeline.util.i18n.REPLY_REASONS` key ("post language",
+    "undetermined", "no catalogue") and `reply_note` its sentence.
+    """
+    post = check.post.language or UNDETERMINED
+    reply = check.correction.language
+    reason = reply_reason(post, reply)
+    return {
+        "post": post,
+        "post_name": display_name(post) if post != UNDETERMINED else "undetermined",
+        "claims": {c.id: c.language for c in check.claims if c.language and c.language != post},
+        "reply": reply,
+        "reply_name": display_name(reply),
+        "reply_reason": reason,
+        "reply_note": REPLY_REASONS[reason],
+    }
 
 
 def _source(ref: str) -> str:
@@ -136,12 +171,15 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "author": check.post.author,
             "created_at": check.post.created_at.isoformat() if check.post.created_at else None,
             "text": check.post.text,
+            "language": check.post.language,
         },
+        "language": language_json(check),
         "verdict": check.verdict.label.value,
         "claims": [
             {
                 "id": c.id,
                 "text": c.text,
+                "language": c.language,
                 "verdict": claims[c.id].label.value if c.id in claims else "unverifiable",
                 "rationale": claims[c.id].rationale if c.id in claims else "",
                 "evidence_ids": list(claims[c.id].evidence_ids) if c.id in claims else [],
@@ -173,6 +211,7 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "items": [item_json(item) for item in check.correction.items],
             "note": check.correction.note,
             "could_not_search": check.correction.could_not_search or None,
+            "language": check.correction.language,
         },
         "images": images_to_json(check.images),
         "search": check.search.to_json(),

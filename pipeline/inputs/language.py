@@ -12,6 +12,15 @@ confidence reaches `min_confidence`; the platform's own language field (`hint`: 
 likely as its best, so a two-word post in a known language is not `und`. Romanised Hindi and
 Arabizi (Arabic written with Latin letters and digits) are `und`: no supported model reads them.
 
+Function words have the last say where lingua errs on short texts (`_by_words`): in Latin
+script a claim full of names ("Michelle Obama ordered $400 worth of lobster and caviar at a New
+York hotel.") can look German to the n-grams, and in Devanagari a short Hindi post Marathi. Each
+script's main language (`PREFERRED`: English, Hindi) is taken instead of lingua's answer, `und`
+included, when the text holds more of its function words than of any other language of that
+script (`FUNCTION_WORDS`, the most frequent closed-class words, written for this): "of", "and",
+"at" outvote nothing; a Spanish "la", "de", "que" outvote an English "in". Another language's
+function words decide only a text lingua left `und`.
+
 Codes are ISO 639-1, `zh-Hans`/`zh-Hant`, or `und` (undetermined).
 
 Failure policy: never raises; text with no letters is `und`.
@@ -67,6 +76,52 @@ SUPPORTED: frozenset[str] = frozenset(
 # rarely preempted on a loaded machine; the ~1 ms ones were, and waited ~8 ms for a core
 # (docs/results, the languages page). Two-word posts and short claims keep every n-gram size.
 LONG_TEXT = 60
+# Each script's main language, taken over lingua's answer on the evidence of its function words.
+PREFERRED: dict[str, str] = {"latin": "en", "devanagari": "hi"}
+# The most frequent closed-class words of each language lingua tells apart in those scripts
+# (lower case, as `_WORD` cuts them); a word two languages share counts for both.
+FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    code: frozenset(words.split())
+    for code, words in {
+        "en": "the of and to in is was for that on with as by at from his her she it its they "
+        "their them are were be been being has have had will would not this these those who "
+        "whom which what when where an a or but than after about over into says said did does "
+        "do can could should there our we you your my all more only also just out up no off "
+        "because while during against between through shows",
+        "es": "el la los las de del que y en un una unos unas es son fue por para con no se su "
+        "sus al lo como más pero ya este esta esto ese esa hay muy sin sobre también me le les "
+        "ha han a o ni entre cuando todo todos dijo según",
+        "pt": "o os a as de do da dos das que e em no na nos nas um uma é são foi por para com "
+        "não se seu sua ao à como mais mas já este esta isso isto esse essa há muito sem sobre "
+        "também ele ela eles pelo pela vai diz disse segundo",
+        "fr": "le la les de des du un une et est sont en que qui pour dans sur par avec pas ne "
+        "ce cette ces il elle ils on au aux se son sa ses a à plus mais ou été être leur selon "
+        "dit lui nous vous y",
+        "de": "der die das den dem des und ist sind war ein eine einen einem einer nicht zu von "
+        "mit auf für im in sich es auch als an was wird werden hat haben bei nach aus wie aber "
+        "so noch er sie wir ihr dass oder nur um über",
+        "it": "il lo la i gli le di del della dei delle che e è un una uno in per con non si da "
+        "dal al alla sono ha hanno come più ma anche questo questa sul nel nella tra fra era "
+        "stato dopo secondo",
+        "nl": "de het een en van in is op te dat die niet met voor zijn er aan ook als bij om "
+        "maar was heeft hebben wordt worden door naar uit dan of hij ze we over nog dit deze "
+        "wel geen",
+        "pl": "i w z na się nie to że do jest są o a jak po od za co ale by tak czy jego jej być "
+        "było był oraz ze we dla przez już tylko ten ta te",
+        "tr": "ve bir bu da de için ile olarak çok daha gibi en ne o ama her şu olan var yok mi "
+        "mı değil kadar sonra diye ise oldu",
+        "id": "yang dan di ke dari ini itu untuk dengan tidak akan ada pada adalah dalam oleh "
+        "juga saya kami mereka sudah bisa karena atau telah bahwa jadi para kata",
+        "vi": "của và là có không được những các một người trong cho đã với này sẽ đó khi từ "
+        "theo tại về nhiều cũng rằng bị ra lại năm",
+        "hi": "है हैं था थी थे का की के में से को ने नहीं यह वह ये वो और क्या भी पर हो रहा रही "
+        "रहे गया गई गए कि लिए जो इस उस तो कर करता करती करते होता होती होते हुआ हुई दिया किया "
+        "एक अब बहुत दोस्तों साथ बाद वाला वाली",
+        "mr": "आहे आहेत नाही आणि मध्ये होते होता होती हे ते या व ला चा ची चे च्या आम्ही तुम्ही "
+        "केले केली केला झाले झाला झाली नये सर्व पण म्हणून काय हा राहणार नसणार असा असे आता "
+        "दिला गेला आला येते",
+    }.items()
+}
 MIN_CONFIDENCE = 0.5  # lingua's share for its best language, among that script's languages
 HINT_SHARE = 0.25  # the platform's language is kept when lingua finds it this likely vs best
 
@@ -127,11 +182,15 @@ _HINGLISH = frozenset(
 )
 _HINGLISH_PARTICLES = frozenset("ka ki ke ko ne se ye wo".split())
 # Arabizi: Arabic sounds written with digits inside Latin words ("7ekouma", "2alet", "3arab").
-_ARABIZI_WORD = re.compile(r"[a-z]*[a-z][235679][a-z]*|[235679][a-z]+")
-_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|s)")
+# A digit inside a word, or before two letters or more; not after them ("co2", "covid19", "g20")
+_ARABIZI_WORD = re.compile(r"[a-z]+[235679][a-z]+|[235679][a-z]{2,}")
+# ordinals, decades, times and units: "2nd", "1990s", "5pm", "3km"
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|s|am|pm|km|kg|mg|ml|[mgt]b|mm|cm|ft|lbs?|mph|hrs?|yrs?)")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _MENTION_OR_TAG = re.compile(r"(?<![\w@#])[@#][\w.\-]+(?:@[\w.\-]+)?")
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
+# A word with its marks: combining accents and Devanagari's vowel signs (not its danda or digits)
+_WORD = re.compile(r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0963\u0971-\u097f])+")
 
 
 @dataclass(frozen=True)
@@ -231,20 +290,11 @@ class LanguageIdentifier:
             for c in self._model(low=low).compute_language_confidence_values(plain)
         }
         scores = {code: values.get(code, 0.0) for code in codes}
-        total = sum(scores.values())
-        if total <= 0.0:
-            return Identified(UNDETERMINED, 0.0, "no model reading")
-        best = max(scores, key=lambda code: scores[code])
-        share = scores[best] / total
-        if hint in scores and hint != best and scores[hint] >= HINT_SHARE * scores[best]:
-            return Identified(hint, round(scores[hint] / total, 3), "hint")
-        if share >= self.min_confidence:
-            return Identified(best, round(share, 3), "model")
-        if hint == best:
-            return Identified(best, round(share, 3), "hint")
-        return Identified(UNDETERMINED, round(share, 3), "below the confidence bar")
+        found = _by_scores(scores, hint, self.min_confidence)
+        return _by_words(plain, script, scores, found)
 
     def _model(self, *, low: bool) -> LanguageDetector:
+
         with self._lock:
             detector = self._detectors.get(low)
             if detector is None:
@@ -262,6 +312,52 @@ class LanguageIdentifier:
                     builder = builder.with_preloaded_language_models()
                 detector = self._detectors[low] = builder.build()
             return detector
+
+
+def _by_scores(scores: dict[str, float], hint: str | None, min_confidence: float) -> Identified:
+    """Return lingua's answer from its scores over one script's languages, and the hint."""
+    total = sum(scores.values())
+    if total <= 0.0:
+        return Identified(UNDETERMINED, 0.0, "no model reading")
+    best = max(scores, key=lambda code: scores[code])
+    share = scores[best] / total
+    if hint in scores and hint != best and scores[hint] >= HINT_SHARE * scores[best]:
+        return Identified(hint, round(scores[hint] / total, 3), "hint")
+    if share >= min_confidence:
+        return Identified(best, round(share, 3), "model")
+    if hint == best:
+        return Identified(best, round(share, 3), "hint")
+    return Identified(UNDETERMINED, round(share, 3), "below the confidence bar")
+
+
+def function_words(text: str, codes: tuple[str, ...]) -> dict[str, int]:
+    """Return how many of text's words are function words of each language in codes."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    return {code: sum(w in FUNCTION_WORDS.get(code, ()) for w in words) for code in codes}
+
+
+def _by_words(text: str, script: str, scores: dict[str, float], found: Identified) -> Identified:
+    """Return the language whose function words outvote every other's, where lingua erred.
+
+    lingua's n-grams misread short texts full of names (an English claim as German or `und`)
+    and short Hindi as Marathi; a language's own function words do not. The script's main
+    language (`PREFERRED`) is taken over any answer of lingua's; another language only over
+    `und`, and only where it is lingua's best guess too. A tie, or a text with none of these
+    words, keeps lingua's answer.
+    """
+    preferred = PREFERRED.get(script)
+    codes = tuple(scores)
+    if found.code == preferred or not any(code in FUNCTION_WORDS for code in codes):
+        return found
+    counts = function_words(text, codes)
+    top = max(counts.values())
+    winners = [code for code, n in counts.items() if n == top]
+    if top == 0 or len(winners) > 1:
+        return found
+    best = max(scores, key=lambda code: scores[code])
+    if winners[0] == preferred or (found.code == UNDETERMINED and winners[0] == best):
+        return Identified(winners[0], found.confidence, "function words")
+    return found
 
 
 def _script(point: int) -> str:

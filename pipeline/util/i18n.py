@@ -25,6 +25,10 @@ set apart whole, between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE (U+206
 a right-to-left reply and wherever the name itself is right to left: its own first letter
 decides its direction.
 
+Why a reply is in its language (`reply_reason`) is read back from the post's language and the
+reply's: in the post's language; English because the post's language was not told (`und`); or
+English because no catalogue in use writes the post's language. The check's JSON says it.
+
 The language of the person asking (a Discord or Slack client's locale, `locale_language`) reads
 as a post language does: "es-ES" is `es`, "zh-CN" `zh-Hans`, "zh-TW" `zh-Hant`.
 
@@ -275,6 +279,28 @@ def display_name(code: str, *, in_language: str = SOURCE_LANGUAGE) -> str:
     except (ValueError, UnknownLocaleError):
         name = None
     return name or code
+
+
+# Why a reply is in its language: a code for programs and its sentence for people.
+REPLY_REASONS = {
+    "post language": "the reply is in the post's language",
+    "undetermined": "the post's language could not be told, so the reply is in English",
+    "no catalogue": "no reply catalogue in use writes the post's language, so it is in English",
+}
+
+
+def reply_reason(post_language: str | None, reply_language: str) -> str:
+    """Return why a reply to a post in `post_language` is in `reply_language` (a REPLY_REASONS key).
+
+    `Catalogues.for_language` chose it: the post's own catalogue when one is in use (English
+    for an English post), else English, for a post whose language is `und` (or not identified)
+    or one with no catalogue in use.
+    """
+    if catalogue_code(post_language) == catalogue_code(reply_language):
+        return "post language"
+    if catalogue_code(post_language) == UNDETERMINED:
+        return "undetermined"
+    return "no catalogue"
 
 
 @functools.lru_cache(maxsize=64)

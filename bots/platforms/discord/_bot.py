@@ -30,7 +30,10 @@ bots); a context-menu request about a bot's message goes to the service, whose g
 it privately (the requester asked, so silence would look broken).
 
 Commands are synced (a bulk overwrite) only when their definitions change: a hash of the
-tree's JSON is kept in `store.state` under `discord:commands-hash:<application id>`.
+tree's JSON, localisations included, is kept in `store.state` under
+`discord:commands-hash:<application id>`. Their names and descriptions are gettext messages,
+registered with their translations for each Discord locale a reply catalogue in use writes
+(`_localise.CatalogueTranslator`): a Spanish client shows "Verificar este mensaje".
 """
 
 from __future__ import annotations
@@ -46,18 +49,19 @@ from discord import app_commands
 
 from bots.platforms.discord import _events
 from bots.platforms.discord._http import route_client
+from bots.platforms.discord._localise import CatalogueTranslator
 from bots.platforms.discord._review import DiscordReview
 from bots.runtime.platform import messages
 from bots.runtime.platform.contract import Answer, CheckRequest
 from bots.runtime.review.proposals import ReviewQueue
-from pipeline.util.i18n import Translator, locale_language
+from pipeline.util.i18n import N_, Translator, locale_language
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from bots.runtime.platform.contract import PlatformContext
     from bots.settings import DiscordSettings
 
 log = logging.getLogger(__name__)
-MENU_NAME = "Fact-check this message"
+MENU_NAME = N_("Fact-check this message")
 _NONE = discord.AllowedMentions.none()
 UNKNOWN_INTERACTION = 10062  # the callback came too late (after 3 s) or the token is gone
 ALREADY_ACKNOWLEDGED = 40060  # a second callback to one interaction
@@ -93,7 +97,8 @@ class FactbotClient(discord.Client):
         self.settings = settings
         self.service = context.service
         self.tree = app_commands.CommandTree(self)
-        self.tree.add_command(app_commands.ContextMenu(name=MENU_NAME, callback=_menu))
+        menu = app_commands.ContextMenu(name=app_commands.locale_str(MENU_NAME), callback=_menu)
+        self.tree.add_command(menu)
         self.tree.add_command(_factcheck)
         self.tree.add_command(_factbot)
         self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
@@ -105,15 +110,24 @@ class FactbotClient(discord.Client):
             self.review = DiscordReview(queue)
 
     async def setup_hook(self) -> None:
-        """Sync the commands when their definitions changed since the last sync."""
+        """Sync the commands, with their translations, when they changed since the last sync."""
         if self.settings.gateway_url is None:
             _shards, url, _limits = await self.http.get_bot_gateway()
             self.http.gateway_url = url  # type: ignore[attr-defined]
+        translator = CatalogueTranslator(self.context.settings.reply_catalogues())
+        await self.tree.set_translator(translator)
         await self.sync_commands()
 
     async def sync_commands(self) -> bool:
         """Bulk-overwrite the global commands unless the stored hash matches; return if synced."""
-        definitions = [c.to_dict(self.tree) for c in self.tree.get_commands(type=None)]
+        translator = self.tree.translator
+        commands = self.tree.get_commands(type=None)
+        definitions = [
+            await c.get_translated_payload(self.tree, translator)
+            if translator is not None
+            else c.to_dict(self.tree)
+            for c in commands
+        ]
         digest = hashlib.sha256(json.dumps(definitions, sort_keys=True).encode()).hexdigest()
         key = commands_hash_key(self.application_id or 0)
         store = self.context.store
@@ -309,8 +323,13 @@ async def _menu(interaction: discord.Interaction, message: discord.Message) -> N
     await client.check(interaction, request)
 
 
-@app_commands.command(name="factcheck", description="Fact-check a text or the page at a link")
-@app_commands.describe(text="the text to check", link="a link to the page to check")
+_L = app_commands.locale_str
+
+
+@app_commands.command(
+    name=_L(N_("factcheck")), description=_L(N_("Fact-check a text or the page at a link"))
+)
+@app_commands.describe(text=_L(N_("the text to check")), link=_L(N_("a link to the page to check")))
 async def _factcheck(
     interaction: discord.Interaction, text: str | None = None, link: str | None = None
 ) -> None:
@@ -328,17 +347,19 @@ async def _factcheck(
     await client.check(interaction, request)
 
 
-_factbot = app_commands.Group(name="factbot", description="factbot settings")
+_factbot = app_commands.Group(name="factbot", description=_L(N_("factbot settings")))
 
 
-@_factbot.command(name="optout", description="Stop factbot answering you or this channel")
-@app_commands.describe(scope="me: requests about your messages; channel: this whole channel")
+@_factbot.command(name="optout", description=_L(N_("Stop factbot answering you or this channel")))
+@app_commands.describe(
+    scope=_L(N_("me: requests about your messages; channel: this whole channel"))
+)
 async def _optout(interaction: discord.Interaction, scope: Literal["me", "channel"]) -> None:
     await _set_opt_out(interaction, scope, out=True)
 
 
-@_factbot.command(name="optin", description="Let factbot answer you or this channel again")
-@app_commands.describe(scope="me: yourself; channel: this whole channel")
+@_factbot.command(name="optin", description=_L(N_("Let factbot answer you or this channel again")))
+@app_commands.describe(scope=_L(N_("me: yourself; channel: this whole channel")))
 async def _optin(interaction: discord.Interaction, scope: Literal["me", "channel"]) -> None:
     await _set_opt_out(interaction, scope, out=False)
 

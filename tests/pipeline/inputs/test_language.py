@@ -12,6 +12,7 @@ from pipeline.inputs.language import (
     UNDETERMINED,
     LanguageIdentifier,
     chinese_variant,
+    function_words,
     script_language,
 )
 from tests.conftest import FIXTURES
@@ -133,3 +134,45 @@ def test_long_texts_go_to_the_trigram_models_and_short_ones_do_not(
 def test_a_negative_long_text_is_refused() -> None:
     with pytest.raises(ValueError, match="long_text"):
         LanguageIdentifier(long_text=-1)
+
+
+SHORT_CLAIMS = [json.loads(line) for line in (FIXTURES / "languages" / "short_claims.jsonl").open()]
+
+
+def test_the_short_claims_cover_english_hindi_and_their_neighbours() -> None:
+    languages = {c["language"] for c in SHORT_CLAIMS}
+    assert {"en", "es", "pt", "fr", "de", "it", "nl", "hi", "mr"} <= languages
+    assert sum(c["language"] == "en" for c in SHORT_CLAIMS) >= 20
+
+
+@pytest.mark.parametrize("claim", SHORT_CLAIMS, ids=lambda c: f"{c['language']}:{c['text'][:24]}")
+def test_a_short_claim_keeps_its_language(
+    identifier: LanguageIdentifier, claim: dict[str, str]
+) -> None:
+    """Plainly English claims full of names are English, not German or `und`; short Hindi is
+    Hindi, not Marathi; and short claims in the other languages keep theirs (issue 51)."""
+    found = identifier.identify(claim["text"])
+    assert found.code == claim["language"], found
+
+
+def test_function_words_decide_only_with_a_clear_majority(
+    identifier: LanguageIdentifier,
+) -> None:
+    latin = ("en", "es", "de", "nl")
+    assert function_words("Fanta was invented by the Nazis.", latin) == {
+        "en": 3,
+        "es": 0,
+        "de": 1,  # "was"
+        "nl": 1,
+    }
+    found = identifier.identify("Michelle Obama ordered $400 worth of caviar at a Paris hotel.")
+    assert (found.code, found.method) == ("en", "function words")
+    # a tie keeps lingua's answer: Dutch "in", "is" are English words too
+    assert identifier.identify("In Nederland is de benzine gratis.").code == "nl"
+    assert identifier.identify("Fake news").code == UNDETERMINED  # no function word: no vote
+
+
+def test_technical_words_with_digits_are_not_arabizi(identifier: LanguageIdentifier) -> None:
+    text = "5G towers spread COVID19, and CO2 from 5G masts kills birds at 3am."
+    assert identifier.identify(text).code == "en"
+    assert identifier.identify("el 7ekouma 2alet enno el banzine ra7 yenzal").method == "arabizi"
