@@ -157,7 +157,9 @@ class ResultsStandin(_Standin):
         return _json({"query": query, "results": hits}, 0.0, "search")
 
 
-def _settings(data_dir: Path, search: ResultsStandin, hosts: list[str]) -> Any:
+def _settings(
+    data_dir: Path, search: ResultsStandin, hosts: list[str], verifier: dict[str, float]
+) -> Any:
     from bots.settings import (
         FetchSettings,
         RetrievalSettings,
@@ -176,7 +178,7 @@ def _settings(data_dir: Path, search: ResultsStandin, hosts: list[str]) -> Any:
             results_per_provider=PAGES_PER_CLAIM + 2,
         ),
         fetch=FetchSettings(allowed_networks=tuple(f"{h}/32" for h in hosts)),
-        verifier=VerifierSettings(judge="verifier"),
+        verifier=VerifierSettings(judge="verifier", **verifier),
         # The stand-in publishers are unrated loopback hosts found by web search.
         retrieval=RetrievalSettings(unrated_sources="allow"),
     )
@@ -199,6 +201,7 @@ class _Recorder:
                     "relevance": by_id[r.evidence_id].relevance,
                     "url": by_id[r.evidence_id].document.url,
                     "quote": r.stance.quote[:200],
+                    "text": by_id[r.evidence_id].passage.text,
                 }
                 for r in decided.readings
             ]
@@ -231,7 +234,11 @@ async def _check(app: Any, recorder: _Recorder, item: dict[str, Any]) -> dict[st
     }
 
 
-def run(items: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def run(
+    items: Sequence[dict[str, Any]],
+    pool: Sequence[dict[str, Any]],
+    verifier: dict[str, float] | None = None,
+) -> list[dict[str, Any]]:
     """Check each item through the App against the stand-ins; return one record per item."""
     from bots.app.root import App
 
@@ -245,7 +252,7 @@ def run(items: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any]]) -> list
         stack.enter_context(serving(*sites, search))
         hosts = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="factbot-web-")))
-        app = App(_settings(tmp, search, hosts))
+        app = App(_settings(tmp, search, hosts, verifier or {}))
         stack.callback(app.close)
         recorder = _Recorder(app.resources.verifier)
 
@@ -317,13 +324,22 @@ def met(figures: dict[str, Any]) -> bool:
     show_default=True,
 )
 @click.option("--only", help="Comma-separated item ids (a quick look at a few).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    help="A verifier setting for the run, e.g. --set support=0.8 (FACTBOT_VERIFIER__SUPPORT).",
+)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="Write JSON here.")
-def main(data: Path, half: str, only: str | None, report_path: Path | None) -> None:
+def main(
+    data: Path, half: str, only: str | None, overrides: tuple[str, ...], report_path: Path | None
+) -> None:
     """Check the set's claims through the real check path; print the figures per kind."""
     items = read_items(data)
     pool = [i for i in items if half == "all" or i["half"] == half]
     chosen = [i for i in pool if not only or i["id"] in only.split(",")]
-    records = run(chosen, pool)
+    verifier = {k: float(v) for k, _, v in (o.partition("=") for o in overrides)}
+    records = run(chosen, pool, verifier)
     figures = summarise(records)
     click.echo(json.dumps({"half": half, "figures": figures, "met": met(figures)}, indent=2))
     if report_path:
