@@ -72,8 +72,11 @@ def _fever(limit: int) -> list[tuple[str, str, int]]:
     path = TRAIN / "fever" / "symmetric_test.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line]
     gold = {"SUPPORTS": ACC, "REFUTES": FALSE}
-    out = [(r["claim"].replace(" .", "."), r["evidence"].replace(" .", "."), gold[r["label"]])
-           for r in rows if r["label"] in gold]
+    out = [
+        (r["claim"].replace(" .", "."), r["evidence"].replace(" .", "."), gold[r["label"]])
+        for r in rows
+        if r["label"] in gold
+    ]
     return out[:limit]
 
 
@@ -103,8 +106,10 @@ def bundles(fever: int, health: int, reports: int) -> list[dict[str, Any]]:
         claims = embedder.embed_sync([c for c, _, _ in rows], role="query")
         golds = embedder.embed_sync([e for _, e, _ in rows], role="passage")
         pool = sets["wiki"] if form == "reports" else rows
-        pool_vectors = golds if form != "reports" else embedder.embed_sync(
-            [e for _, e, _ in pool], role="passage"
+        pool_vectors = (
+            golds
+            if form != "reports"
+            else embedder.embed_sync([e for _, e, _ in pool], role="passage")
         )
         for i, (claim, passage, gold) in enumerate(rows):
             sims = pool_vectors @ claims[i]
@@ -113,8 +118,13 @@ def bundles(fever: int, health: int, reports: int) -> list[dict[str, Any]]:
             texts = [passage, *others]
             relevance = [float(golds[i] @ claims[i]), *(float(sims[j]) for j in order[:4])]
             out.append(
-                {"form": form, "claim": claim, "gold": gold, "passages": texts,
-                 "relevance": relevance}
+                {
+                    "form": form,
+                    "claim": claim,
+                    "gold": gold,
+                    "passages": texts,
+                    "relevance": relevance,
+                }
             )
     return out
 
@@ -129,8 +139,13 @@ def read(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         found = frames.read(model, row["claim"], row["passages"])
         row["readings"] = [
-            [round(s.supports, 4), round(s.refutes, 4), rel, round(frames.coverage(row["claim"], p), 3),
-             evidence_form(p)]
+            [
+                round(s.supports, 4),
+                round(s.refutes, 4),
+                rel,
+                round(frames.coverage(row["claim"], p), 3),
+                evidence_form(p),
+            ]
             for s, rel, p in zip(found, row["relevance"], row["passages"], strict=True)
         ]
         row.pop("passages")
@@ -154,8 +169,13 @@ def web_rows(report: Path) -> list[dict[str, Any]]:
                 "claim": rec["claim"],
                 "gold": gold[rec["kind"]],
                 "readings": [
-                    [r["supports"], r["refutes"], r["relevance"],
-                     round(frames.coverage(rec["claim"], r["text"]), 3), evidence_form(r["text"])]
+                    [
+                        r["supports"],
+                        r["refutes"],
+                        r["relevance"],
+                        round(frames.coverage(rec["claim"], r["text"]), 3),
+                        evidence_form(r["text"]),
+                    ]
                     for r in rec["readings"]
                 ],
             }
@@ -202,6 +222,10 @@ def cost_matrix(value: float, weight: float = 4.0) -> np.ndarray:
     return c
 
 
+def _of(hit: np.ndarray, among: np.ndarray) -> str:
+    return f"{int(hit.sum())} of {int(among.sum())}"
+
+
 def figures(rows: Sequence[dict[str, Any]], predicted: np.ndarray) -> dict[str, Any]:
     """Return per form: n, decided share, right share of the decided, the costly errors."""
     out: dict[str, Any] = {}
@@ -216,12 +240,17 @@ def figures(rows: Sequence[dict[str, Any]], predicted: np.ndarray) -> dict[str, 
             "n": int(m.sum()),
             "decided": round(float(decided.mean()), 3),
             "right_of_decided": round(float((g[decided] == p[decided]).mean()), 3)
-            if decided.any() else None,
-            "accurate_recall": round(float((p[g == ACC] == ACC).mean()), 3) if (g == ACC).any() else None,
-            "false_recall": round(float((p[g == FALSE] == FALSE).mean()), 3) if (g == FALSE).any() else None,
-            "true_as_false": f"{int(((g == ACC) & (p == FALSE)).sum())} of {int((g == ACC).sum())}",
-            "false_as_accurate": f"{int(((g == FALSE) & (p == ACC)).sum())} of {int((g == FALSE).sum())}",
-            "undecisive_as_accurate": f"{int(((g == UNV) & (p == ACC)).sum())} of {int((g == UNV).sum())}",
+            if decided.any()
+            else None,
+            "accurate_recall": round(float((p[g == ACC] == ACC).mean()), 3)
+            if (g == ACC).any()
+            else None,
+            "false_recall": round(float((p[g == FALSE] == FALSE).mean()), 3)
+            if (g == FALSE).any()
+            else None,
+            "true_as_false": _of((g == ACC) & (p == FALSE), g == ACC),
+            "false_as_accurate": _of((g == FALSE) & (p == ACC), g == FALSE),
+            "undecisive_as_accurate": _of((g == UNV) & (p == ACC), g == UNV),
         }
     return out
 
@@ -247,13 +276,21 @@ def search(rows: Sequence[dict[str, Any]], value: float, weight: float = 4.0) ->
             true_false = ((gold == ACC) & (p == FALSE)).sum() / max(1, (gold == ACC).sum())
             false_acc = ((gold == FALSE) & (p == ACC)).sum() / max(1, (gold == FALSE).sum())
             rep_acc = (reports & (p == ACC)).sum() / max(1, reports.sum())
-            if true_false > MAX_TRUE_CALLED_FALSE or max(false_acc, rep_acc) > MAX_FALSE_CALLED_ACCURATE:
+            if (
+                true_false > MAX_TRUE_CALLED_FALSE
+                or max(false_acc, rep_acc) > MAX_FALSE_CALLED_ACCURATE
+            ):
                 continue
             if best is None or mean < best["cost"] - 1e-9:
                 best = {
                     "cost": round(mean, 4),
-                    "rule": {"support": support, "refute": refute, "veto": veto,
-                             "margin": margin, "coverage": coverage},
+                    "rule": {
+                        "support": support,
+                        "refute": refute,
+                        "veto": veto,
+                        "margin": margin,
+                        "coverage": coverage,
+                    },
                     "figures": figures(rows, p),
                 }
     assert best is not None

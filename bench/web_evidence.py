@@ -286,7 +286,10 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         entry: dict[str, Any] = {"n": n, "labels": dict(labels.most_common())}
         if goal is not None:
             hit = labels.get(goal, 0)
-            entry[goal] = {"share": round(hit / n, 3), "wilson": [round(x, 3) for x in wilson(hit, n)]}
+            entry[goal] = {
+                "share": round(hit / n, 3),
+                "wilson": [round(x, 3) for x in wilson(hit, n)],
+            }
         if kind != "support":
             entry["accurate"] = {
                 "count": accurate,
@@ -295,7 +298,8 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         entry["failures"] = [
             {"id": r["id"], "label": r["label"], "basis": r.get("basis")}
             for r in mine
-            if (goal is not None and r["label"] != goal) or (kind != "support" and r["label"] == "accurate")
+            if (goal is not None and r["label"] != goal)
+            or (kind != "support" and r["label"] == "accurate")
         ]
         figures[kind] = entry
     return figures

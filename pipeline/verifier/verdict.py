@@ -68,7 +68,7 @@ class Thresholds:
     never overruled, it sees the verifier's readings instead.
     """
 
-    support: float = 0.95
+    support: float = 0.9  # prose; question-answer evidence keeps 0.95 (`qa_support`)
     refute: float = 0.8
     mixed: float = 0.9
     veto: float = 0.5  # accurate only while the strongest refutation stays below this
@@ -76,8 +76,8 @@ class Thresholds:
     # it: its relevance within `margin` of the best passage's for the claim, and at least
     # `coverage` of the claim's content words in it. A passage that shares only a phrase with
     # the claim, far less relevant than the page that states it, never vetoes it.
-    margin: float = 1.0
-    coverage: float = 0.0
+    margin: float = 0.15
+    coverage: float = 0.5
     # Question-answer evidence ("Did X? No. …", AVeriTeC's form) is read at its own thresholds:
     # its readings are mapped so that these reach `support` and `refute` (`on_scale`).
     qa_support: float = 0.95
@@ -138,7 +138,7 @@ _QA = re.compile(r"\?\s+\S")
 
 
 def evidence_form(text: str) -> str:
-    """Return "qa" for question-answer evidence (a question with its answer after it), else "prose"."""
+    """Return "qa" for question-answer evidence (a question, then its answer), else "prose"."""
     return "qa" if _QA.search(text) else "prose"
 
 
@@ -163,16 +163,16 @@ def on_scale(reading: PassageStance, form: str, t: Thresholds) -> tuple[float, f
     )
 
 
-def bearing(
-    relevance: Sequence[float], covered: Sequence[float], t: Thresholds
-) -> list[bool]:
+def bearing(relevance: Sequence[float], covered: Sequence[float], t: Thresholds) -> list[bool]:
     """Return which of a claim's passages bear on it: about it, not sharing only a phrase.
 
     A passage bears when its relevance is within `margin` of the claim's most relevant passage
     and it holds at least `coverage` of the claim's content words.
     """
     top = max(relevance, default=0.0)
-    return [r >= top - t.margin and c >= t.coverage for r, c in zip(relevance, covered, strict=True)]
+    return [
+        r >= top - t.margin and c >= t.coverage for r, c in zip(relevance, covered, strict=True)
+    ]
 
 
 def sides(readings: Sequence[tuple[float, float]]) -> tuple[float, float]:
