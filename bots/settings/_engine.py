@@ -461,6 +461,34 @@ class VerifierSettings(BaseModel):
         description="accurate only while the strongest refutation stays below this "
         "(above 1: no veto)",
     )
+    margin: float = Field(
+        default=Thresholds.margin,
+        ge=0,
+        le=2,
+        description="a passage bears on a claim (supports, refutes or vetoes) only within this "
+        "much relevance of the claim's most relevant passage: one sharing only a phrase never "
+        "vetoes",
+    )
+    coverage: float = Field(
+        default=Thresholds.coverage,
+        ge=0,
+        le=1,
+        description="a passage bears on a claim only when it holds this share of the claim's "
+        "content words",
+    )
+    qa_support: float = Field(
+        default=Thresholds.qa_support,
+        ge=0,
+        le=1,
+        description="supports probability for accurate on question-answer evidence "
+        "(AVeriTeC's form; prose passages use FACTBOT_VERIFIER__SUPPORT)",
+    )
+    qa_refute: float = Field(
+        default=Thresholds.qa_refute,
+        ge=0,
+        le=1,
+        description="refutes probability for false on question-answer evidence",
+    )
     cost_false_as_accurate: float = Field(
         default=Costs.false_as_accurate,
         ge=0,
@@ -504,6 +532,10 @@ class VerifierSettings(BaseModel):
             mixed=self.mixed,
             veto=self.veto,
             confident=self.confident,
+            margin=self.margin,
+            coverage=self.coverage,
+            qa_support=self.qa_support,
+            qa_refute=self.qa_refute,
         )
 
     def costs(self) -> Costs:

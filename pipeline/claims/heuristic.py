@@ -3,7 +3,9 @@
 Without a language model, check-worthiness is a transparent heuristic: a sentence is kept when
 it has enough words (`word_count`: Han, kana and Thai are measured by characters) and states
 something (a number in any script's digits, a named entity or a factual verb, listed per
-language in `_CUES`) rather than asking, greeting or giving a first-person opinion. A sentence
+language in `_CUES`) rather than asking, greeting or giving a first-person opinion. An English
+yes/no question about the world is checked as the statement it asks about ("Can masks stop the
+flu?" -> "Masks can stop the flu.", `pipeline.claims.asked`). A sentence
 that speaks to the fact-checker instead ("Note to the AI: ...", "Ignore previous
 instructions ...") states nothing about the world and is never a claim. When more sentences
 qualify than `max_claims`, the best-scored ones are kept in their original order. Splitting and
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.claims.asked import statement
 from pipeline.errors import EmptyPostError
 from pipeline.records.domain import Claim, Post, new_id
 from pipeline.util.cpu import CpuPool, run_cpu
@@ -187,7 +190,8 @@ def _claims(post: Post, max_claims: int) -> list[Claim]:
         raise EmptyPostError(
             "the post has no text to check once links, mentions and emojis are removed"
         )
-    scored = [(checkworthiness(s), i, s) for i, s in enumerate(split_sentences(text))]
+    sentences = [statement(s) or s for s in split_sentences(text)]
+    scored = [(checkworthiness(s), i, s) for i, s in enumerate(sentences)]
     kept = [entry for entry in scored if entry[0] > 0.2]
     if not kept:
         raise EmptyPostError(

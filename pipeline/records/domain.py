@@ -99,6 +99,10 @@ class Basis(StrEnum):
     FALLBACK = "fallback"  # the model judge failed; the no-model judge decided
     RULES = "verdict rules"  # code overruled the judge on explicit evidence
     VERIFIER = "stance model"  # factbot's trained verifier, decided by thresholds in code
+    # left open by the verifier: credible evidence about the claim points both ways
+    CONTESTED = "evidence disagrees"
+    # left open by the verifier: the evidence only reports or repeats the claim
+    REPORTS = "only reports"
     # the claim's language is one the stance model cannot read, and nothing else decided it
     LANGUAGE = "language not read"
     # a matched published fact-check and newer credible evidence disagree: left open, both said

@@ -293,6 +293,12 @@ def _unverified(t: Translator, basis: Basis, cited: bool, *, blind: bool) -> str
         return t.gettext(BLIND_ITEM)
     if basis is Basis.LANGUAGE:
         return t.gettext(NOT_READ)
+    if basis is Basis.CONTESTED:
+        return t.gettext("Credible sources about it disagree.")
+    if basis is Basis.REPORTS:
+        return t.gettext("The sources found only report or repeat it; none confirms or refutes it.")
+    if basis is Basis.VERIFIER:
+        return t.gettext("Sources about it were found, but none says clearly whether it is true.")
     if cited:
         return t.gettext("No fact-check settles it.")
     return t.gettext("No credible evidence about it was found.")

@@ -26,8 +26,17 @@ claim's winner as the loser, or its loser as the winner ("Naomi Osaka defeated S
 in the 2018 US Open final" against "Serena Williams won the 2018 US Open final"): the model read
 the shared words as support.
 
-A frame found makes the passage a refutation of at least `FRAME_REFUTES` and takes its support
-away (`reread`): the words were repeated to be denied. It never adds support, so it cannot make
+A third frame only takes support away: a sentence that **reports** the claim (`reported`): it
+restates the claim with a cue of hearsay ("A widely shared video says that X", "Posts claim
+X", "Readers asked whether X", "X, a message forwarded on WhatsApp says"; not a named source:
+"X, according to public health agencies" states it) and nothing in the
+passage states it without one. Such a page says that someone said X, not that X is so: its
+support is taken away (its refutation, if any, stays). On the web-evidence bench's calibration
+half (`python -m bench.web_evidence --half calibration`) the stance model read "A widely
+shared video says that eating garlic every day cures high blood pressure." as support 0.98.
+
+A debunking frame found makes the passage a refutation of at least `FRAME_REFUTES` and takes
+its support away (`reread`): the words were repeated to be denied. It never adds support, so it cannot make
 a claim `accurate`. The model's own reading stands wherever no frame is found.
 
 Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on; its evidence
@@ -135,6 +144,23 @@ _WORD = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}'’]*")
 _CLAUSE = regex.compile(r"\s*(?:[;—–]|,?\s+(?:but|while|whereas|however|although|though)\b)\s*")
 
 
+# A sentence that attributes what follows to someone else's saying so, not to the page.
+_REPORTING = regex.compile(
+    r"\b(?:rumou?rs?|rumou?red|viral|circulating|circulated|forwarded|shared|sharing|posts?|"
+    r"posted|tweets?|tweeted|videos?|voice\s+notes?|chain\s+messages?|messages?|screenshots?|"
+    r"social\s+media|online|purports?|purported(?:ly)?|allegedly|supposedly|reportedly|"
+    r"asked\s+(?:us\s+)?(?:whether|if)|asking\s+(?:whether|if)|wonder(?:s|ed|ing)?\s+"
+    r"(?:whether|if)|talk\s+(?:that|of))\b",
+    regex.IGNORECASE,
+)
+# A reporting sentence that also rules ("… says X, which is true"): it is not only a report.
+_RULED = regex.compile(
+    r"\b(?:(?:is|was|that's|this\s+is)\s+(?:true|accurate|correct|right)|confirmed|confirms|"
+    r"indeed|in\s+fact)\b",
+    regex.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Frame:
     """A debunking frame found in a passage: the span quoted and the cue that denies the claim."""
@@ -150,6 +176,13 @@ def _stem(word: str) -> str:
 
 def _content(text: str) -> set[str]:
     return {_stem(w) for w in keywords(text, limit=64)}
+
+
+def coverage(claim: str, text: str) -> float:
+    """Return the share of the claim's content words that the text holds (same first letters)."""
+    words = _content(claim)
+    found = {_stem(w) for w in keywords(text, limit=100_000)}
+    return len(words & found) / len(words) if words else 1.0
 
 
 def _negations(text: str) -> int:
@@ -303,6 +336,31 @@ def reversed_roles(claim: str, passage: str) -> Frame | None:
     return None
 
 
+def reported(claim: str, passage: str) -> Frame | None:
+    """Return the sentence that only reports the claim, when no sentence of the passage states it.
+
+    A sentence restating the claim (`_Said.restated_in`) with a reporting cue and no ruling
+    ("is true", "confirmed") reports it; a restating sentence without such a cue states it, and
+    then the passage is left to the model.
+    """
+    if _REPORTING.search(claim):
+        return None  # a claim about what was said: a page saying so may support it
+    claim_words = _content(claim)
+    if len(claim_words) < 2:
+        return None
+    said = _Said(claim_words, _negations(claim), _names(claim))
+    found: Frame | None = None
+    for start, end in sentence_spans(passage):
+        sentence = passage[start:end]
+        if not said.restated_in(_REPORTING.sub(" ", sentence)):
+            continue
+        cue = _REPORTING.search(sentence)
+        if cue is None or _RULED.search(sentence):
+            return None  # the passage states it itself
+        found = found or Frame(start, end, str(cue.group(0)))
+    return found
+
+
 def reread(
     claim: str, passages: Sequence[str], readings: Sequence[PassageStance]
 ) -> list[PassageStance]:
@@ -315,6 +373,10 @@ def reread(
     for passage, reading in zip(passages, readings, strict=True):
         frame = find(claim, passage) or reversed_roles(claim, passage)
         if frame is None:
+            if reading.supports > reading.refutes and reported(claim, passage) is not None:
+                # only a report of the claim: what support the model read is taken away
+                nei = 1.0 - reading.refutes
+                reading = PassageStance((0.0, reading.refutes, nei), *_where(reading))
             out.append(reading)
             continue
         refutes = max(reading.refutes, FRAME_REFUTES)
@@ -325,6 +387,10 @@ def reread(
         )
         out.append(PassageStance((0.0, refutes, 1.0 - refutes), passage[start:end], start, end))
     return out
+
+
+def _where(reading: PassageStance) -> tuple[str, int, int]:
+    return reading.quote, reading.start, reading.end
 
 
 def read(model: StanceModel, claim: str, passages: Sequence[str]) -> list[PassageStance]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,10 +68,20 @@ class Thresholds:
     never overruled, it sees the verifier's readings instead.
     """
 
-    support: float = 0.95
+    support: float = 0.9  # prose; question-answer evidence keeps 0.95 (`qa_support`)
     refute: float = 0.8
     mixed: float = 0.9
     veto: float = 0.5  # accurate only while the strongest refutation stays below this
+    # A passage bears on the claim (counts on either side, and may veto) only when it is about
+    # it: its relevance within `margin` of the best passage's for the claim, and at least
+    # `coverage` of the claim's content words in it. A passage that shares only a phrase with
+    # the claim, far less relevant than the page that states it, never vetoes it.
+    margin: float = 0.15
+    coverage: float = 0.5
+    # Question-answer evidence ("Did X? No. …", AVeriTeC's form) is read at its own thresholds:
+    # its readings are mapped so that these reach `support` and `refute` (`on_scale`).
+    qa_support: float = 0.95
+    qa_refute: float = 0.8
     confident: float = 1.0  # hybrid: the verifier overrules the model judge from here; 1: never
     # hybrid: the stance model quotes a passage for the model judge once its stronger side
     # reaches this (the model reads the quote with its probability and decides itself)
@@ -121,6 +132,47 @@ class Decided:
     evidence: tuple[Evidence, ...]
     quotes: tuple[Quote, ...]
     readings: tuple[Reading, ...]
+
+
+_QA = re.compile(r"\?\s+\S")
+
+
+def evidence_form(text: str) -> str:
+    """Return "qa" for question-answer evidence (a question, then its answer), else "prose"."""
+    return "qa" if _QA.search(text) else "prose"
+
+
+def _stretch(p: float, at: float, to: float) -> float:
+    """Map p monotonically so that `at` lands on `to` (0 and 1 stay where they are)."""
+    if at <= 0.0 or at >= 1.0 or at == to:
+        return p
+    return p * to / at if p <= at else to + (p - at) * (1.0 - to) / (1.0 - at)
+
+
+def on_scale(reading: PassageStance, form: str, t: Thresholds) -> tuple[float, float]:
+    """Return (supports, refutes) of a reading on the prose thresholds' scale.
+
+    Prose readings are as read; a question-answer reading is stretched so that its form's own
+    thresholds (`qa_support`, `qa_refute`) meet `support` and `refute`.
+    """
+    if form != "qa":
+        return reading.supports, reading.refutes
+    return (
+        _stretch(reading.supports, t.qa_support, t.support),
+        _stretch(reading.refutes, t.qa_refute, t.refute),
+    )
+
+
+def bearing(relevance: Sequence[float], covered: Sequence[float], t: Thresholds) -> list[bool]:
+    """Return which of a claim's passages bear on it: about it, not sharing only a phrase.
+
+    A passage bears when its relevance is within `margin` of the claim's most relevant passage
+    and it holds at least `coverage` of the claim's content words.
+    """
+    top = max(relevance, default=0.0)
+    return [
+        r >= top - t.margin and c >= t.coverage for r, c in zip(relevance, covered, strict=True)
+    ]
 
 
 def sides(readings: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -185,6 +237,39 @@ def _stance_of(reading: PassageStance, thresholds: Thresholds) -> Stance:
 def _quote(reading: Reading, stance: Stance) -> Quote:
     p = reading.stance.refutes if stance is Stance.REFUTES else reading.stance.supports
     return Quote(reading.evidence_id, reading.stance.quote, stance, strength=round(p, 3))
+
+
+# Why a claim was left open, in the words of the rationale (the reply says it in each language).
+REASONS = {
+    Basis.NO_EVIDENCE: "No credible evidence about this claim was found.",
+    Basis.CONTESTED: "Credible evidence about this claim points both ways.",
+    Basis.REPORTS: "The evidence found only reports or repeats this claim; none confirms or "
+    "refutes it.",
+    Basis.VERIFIER: "Evidence about this claim was found, but none of it supports or "
+    "contradicts it clearly.",
+}
+
+
+def open_reason(
+    claim: str, mine: Sequence[Reading], passages: Sequence[str], t: Thresholds
+) -> Basis:
+    """Return why a claim was left unverifiable, truly.
+
+    - nothing credible bears on it (`mine` empty: no passage, or none about it): no evidence;
+    - support reached `support` but a refutation reached `veto`, or both sides are strong:
+      the evidence is contested;
+    - a passage only reports or repeats the claim (`frames.reported`) and nothing decides:
+      reports only;
+    - else evidence was found, but none is decisive.
+    """
+    if not mine:
+        return Basis.NO_EVIDENCE
+    support, refute = sides([(r.stance.supports, r.stance.refutes) for r in mine])
+    if (support >= t.support and refute >= t.veto) or min(support, refute) >= t.mixed:
+        return Basis.CONTESTED
+    if any(frames.reported(claim, text) is not None for text in passages):
+        return Basis.REPORTS
+    return Basis.VERIFIER
 
 
 _INTRO = {
@@ -260,7 +345,10 @@ class VerifierJudge:
         quotes: list[Quote] = []
         stances: dict[str, Stance] = {}
         for claim in claims:
-            mine = [r for r in readings if by_id[r.evidence_id].claim_id == claim.id]
+            mine = self.bearing_readings(claim, readings, by_id)
+            for r in readings:
+                if by_id[r.evidence_id].claim_id == claim.id:
+                    stances[r.evidence_id] = Stance.UNKNOWN  # read, but not about the claim
             for r in mine:
                 stances[r.evidence_id] = _stance_of(r.stance, t)
             support, refute = sides([(r.stance.supports, r.stance.refutes) for r in mine])
@@ -276,6 +364,16 @@ class VerifierJudge:
                     label = Label.ACCURATE
                 elif best_refute < best_support:
                     label = Label.FALSE
+            if label is Label.UNVERIFIABLE:
+                found = [by_id[r.evidence_id] for r in readings]
+                mine_all = [e for e in found if e.claim_id == claim.id]
+                why = open_reason(claim.text, mine, [e.passage.text for e in mine_all], t)
+                verdicts.append(ClaimVerdict(claim.id, label, REASONS[why], basis=why))
+                log.info(
+                    "claim decided",
+                    extra={"claim_id": claim.id, "label": label.value, "rule": why.value},
+                )
+                continue
             verdict, cited = self._verdict(claim, label, mine, support, refute)
             verdicts.append(verdict)
             quotes += cited
@@ -295,6 +393,32 @@ class VerifierJudge:
         post = Verdict(label=combine([v.label for v in verdicts]), claims=tuple(verdicts))
         return Decided(post, judged, tuple(quotes), tuple(readings))
 
+    def bearing_readings(
+        self, claim: Claim, readings: Sequence[Reading], by_id: dict[str, Evidence]
+    ) -> list[Reading]:
+        """Return the claim's readings that bear on it, on the prose thresholds' scale.
+
+        A passage sharing only a phrase with the claim (far less relevant than the claim's best
+        passage, or without its key words) is left out: it neither supports, refutes nor vetoes
+        (`bearing`). Question-answer evidence is read at its own thresholds (`on_scale`).
+        """
+        t = self.thresholds
+        mine = [r for r in readings if by_id[r.evidence_id].claim_id == claim.id]
+        texts = [by_id[r.evidence_id].passage.text for r in mine]
+        keep = bearing(
+            [by_id[r.evidence_id].relevance for r in mine],
+            [frames.coverage(claim.text, text) for text in texts],
+            t,
+        )
+        out = []
+        for r, text, kept in zip(mine, texts, keep, strict=True):
+            if not kept:
+                continue
+            s, f = on_scale(r.stance, evidence_form(text), t)
+            stance = dataclasses.replace(r.stance, probs=(s, f, max(0.0, 1.0 - s - f)))
+            out.append(Reading(r.evidence_id, stance))
+        return out
+
     def _verdict(
         self,
         claim: Claim,
@@ -304,14 +428,6 @@ class VerifierJudge:
         refute: float,
     ) -> tuple[ClaimVerdict, list[Quote]]:
         t = self.thresholds
-        if label is Label.UNVERIFIABLE:
-            reason = (
-                "None of the retrieved evidence supports or contradicts this claim clearly."
-                if mine
-                else "No credible evidence about this claim was found."
-            )
-            basis = Basis.VERIFIER if mine else Basis.NO_EVIDENCE
-            return ClaimVerdict(claim.id, label, reason, basis=basis), []
         refuting = sorted(
             (r for r in mine if r.stance.refutes >= t.refute), key=lambda r: -r.stance.refutes
         )

@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from pipeline.records.domain import (
+    Basis,
     Claim,
     ClaimVerdict,
     Correction,
@@ -22,6 +23,7 @@ from pipeline.records.domain import (
     document_id_for,
 )
 from pipeline.reply.writer import OPENING, verify_references, write_correction
+from pipeline.util.i18n import translator
 
 
 def _evidence(eid: str, claim_id: str, url: str, stance: Stance = Stance.REFUTES) -> Evidence:
@@ -149,3 +151,24 @@ def test_verify_references_checks_the_renderings_not_only_the_text() -> None:
         dataclasses.replace(correction, references=(dataclasses.replace(ref, title="WHO"),)),
         EVIDENCE[:1],
     )
+
+
+@pytest.mark.parametrize(
+    ("basis", "says"),
+    [
+        (Basis.NO_EVIDENCE, "No credible evidence about it was found."),
+        (Basis.CONTESTED, "Credible sources about it disagree."),
+        (Basis.REPORTS, "The sources found only report or repeat it; none confirms or refutes it."),
+        (Basis.VERIFIER, "Sources about it were found, but none says clearly whether it is true."),
+    ],
+)
+async def test_a_claim_left_open_says_why(basis: Basis, says: str) -> None:
+    """Issue 51: evidence found but vetoed was answered "No credible evidence … was found"."""
+    verdict = Verdict(
+        Label.UNVERIFIABLE, (ClaimVerdict("c3", Label.UNVERIFIABLE, "", basis=basis),)
+    )
+    correction = await write_correction([CLAIMS[2]], verdict, [])
+    assert correction.items[0].explanation == says
+    for code in ("es", "pt", "fr", "de", "ar", "hi", "zh"):
+        other = await write_correction([CLAIMS[2]], verdict, [], language=translator(code))
+        assert other.items[0].explanation not in ("", says), code
