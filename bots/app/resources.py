@@ -253,7 +253,11 @@ class Resources:
         if s.accept is not None:
             config = dataclasses.replace(config, accept=s.accept)
         return FactCheckMatcher(
-            self.store.fact_checks, self.fact_check_embedders, config=config, cpu=self.cpu
+            self.store.fact_checks,
+            self.fact_check_embedders,
+            config=config,
+            cpu=self.cpu,
+            reader=self.verifier.stance,  # confirms a negation before it refuses a match
         )
 
     @cached_property

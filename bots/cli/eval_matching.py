@@ -97,7 +97,10 @@ def _matcher(
         found = index.fact_check_by_url(url)
         labels[url] = found[1].label if found is not None else None
     matcher = FactCheckMatcher(
-        index, resources.fact_check_embedders, config=resources.fact_checks.config
+        index,
+        resources.fact_check_embedders,
+        config=resources.fact_checks.config,
+        reader=resources.fact_checks.reader,
     )
     return matcher, labels
 

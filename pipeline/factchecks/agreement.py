@@ -57,6 +57,7 @@ _NUMBER_RE = re.compile(
 _YEAR_RE = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 
 
+NEGATION = "negation differs"  # a reason the matcher may lift (`matching.FactCheckMatcher`)
 NEGATION_REACH = 4  # a negation bears on the words up to this many tokens either side of it
 
 
@@ -103,7 +104,7 @@ def disagreements(claim: str, reviewed: str, context: str = "") -> tuple[str, ..
     mine, theirs = set(claim_tokens), set(review_tokens)
     shared = {t for t in mine & theirs if len(t) > 2 and t not in ALL_STOPWORDS}
     if _negated(claim_tokens, shared) != _negated(review_tokens, shared):
-        reasons.append("negation differs")
+        reasons.append(NEGATION)
     for left, right in _ANTONYMS:
         if (mine & left and theirs & right and not theirs & left) or (
             mine & right and theirs & left and not theirs & right

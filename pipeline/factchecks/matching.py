@@ -10,9 +10,13 @@
    or the review is in another language, that review is ranked on e5 (and BM25 within one
    language), each term's weight moved to e5.
 3. The decision, per claim: the best candidate is accepted as "the same claim" only when its
-   re-ranker score reaches `accept`, its embedding cosine reaches the model's floor, and
-   `pipeline.factchecks.agreement` finds nothing against it (negation, direction, numbers,
-   years). A wrong match cites a fact-check of a different claim, which is worse than none.
+   re-ranker score reaches `accept` (or `clear_accept` with a lead of `clear_margin` over the
+   next review: a clear best), its embedding cosine reaches the model's floor, and
+   `pipeline.factchecks.agreement` finds nothing against it (direction, numbers, years, and a
+   negation the stance model confirms: "don't want them to get" words what "prevent them from
+   obtaining" says, so a negation word alone does not refuse an English match that a `reader`
+   does not read as contradicting the review). A wrong match cites a fact-check of a different
+   claim, which is worse than none.
 
 Failure policy: the index's snapshot (lexical matrix and vectors) is rebuilt when its key
 changes; an empty index matches nothing; an embedder that fails raises to the caller (the
@@ -21,11 +25,13 @@ check's stage turns that into "no match" and says so).
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +39,7 @@ import numpy.typing as npt
 from pipeline.embedding.e5 import E5_MODEL_NAME
 from pipeline.embedding.embedder import Embedder
 from pipeline.embedding.onnx import ONNX_MODEL_NAME
-from pipeline.factchecks.agreement import disagreements
+from pipeline.factchecks.agreement import NEGATION, disagreements
 from pipeline.factchecks.lexical import LexicalIndex
 from pipeline.ports import FactCheckIndex
 from pipeline.records.factchecks import FactCheck, FactCheckMatch
@@ -66,7 +72,13 @@ class MatchConfig:
     english_weight: float = 0.75
     e5_weight: float = 1.0
     e5_offset: float = 0.7  # e5's cosines are compressed: unrelated texts score ~0.7
-    accept: float = 0.89
+    accept: float = 0.90
+    # a clear best: from this score, accepted when it leads the next review by clear_margin
+    clear_accept: float = 0.78
+    clear_margin: float = 0.24
+    # "negation differs" stands for two English texts only where the reader's refutation of
+    # the review by the claim reaches this (without a reader, a negation word alone refuses)
+    contradiction: float = 0.5
     minilm_accept: float = 0.87
     # across languages: chosen on bench/data/factchecks_crosslingual_calibration.jsonl (80 posts
     # in 8 languages, none reported on): no false match there with the gold reviews left out
@@ -75,6 +87,12 @@ class MatchConfig:
     # the top 50 candidates of train's posts: MiniLM ~ -1.573 + 2.302 e5), so one ranking
     # holds English and other-language reviews on the same scale.
     minilm_from_e5: tuple[float, float] = (-1.573, 2.302)
+
+
+class PairReader(Protocol):
+    """Reads (claim, passage) pairs: probabilities of (supports, refutes, not enough info)."""
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]: ...
 
 
 def matching_query(text: str) -> str:
@@ -117,8 +135,10 @@ class FactCheckMatcher:
         *,
         config: MatchConfig | None = None,
         cpu: CpuPool | None = None,
+        reader: PairReader | None = None,
     ) -> None:
         self.index = index
+        self.reader = reader
         self.embedders = {e.name: e for e in embedders}
         self.config = config or MatchConfig()
         self.cpu = cpu
@@ -158,6 +178,7 @@ class FactCheckMatcher:
         wanted = sorted({int(snapshot.ids[r.row]) for rows in ranked for r in rows})
         reviews = self.index.get_fact_checks(wanted)
         out: list[list[FactCheckMatch]] = []
+        english: list[bool] = []  # the best candidate and the claim are both English
         for query, rows in zip(queries, ranked, strict=True):
             kept = [
                 (reviews[int(snapshot.ids[r.row])], r)
@@ -165,13 +186,36 @@ class FactCheckMatcher:
                 if int(snapshot.ids[r.row]) in reviews
                 and reviews[int(snapshot.ids[r.row])].url not in exclude
             ][:limit]
+            lead = kept[0][1].score - (kept[1][1].score if len(kept) > 1 else 0.5) if kept else 0.0
+            english.append(bool(kept) and not kept[0][1].across)
             out.append(
                 [
-                    _decided(query, review, r, self.config, first=n == 0)
+                    _decided(query, review, r, self.config, first=n == 0, lead=lead)
                     for n, (review, r) in enumerate(kept)
                 ]
             )
-        return out
+        return self._negations(queries, out, english)
+
+    def _negations(
+        self, queries: Sequence[str], found: list[list[FactCheckMatch]], english: Sequence[bool]
+    ) -> list[list[FactCheckMatch]]:
+        """Lift "negation differs" from a best English candidate refused for that alone where
+        the reader does not read the claim as contradicting the review (one batch of pairs)."""
+        if self.reader is None:
+            return found
+        lifted = [
+            i
+            for i, matches in enumerate(found)
+            if matches and matches[0].reasons == (NEGATION,) and english[i]
+        ]
+        if not lifted:
+            return found
+        pairs = [(found[i][0].fact_check.claim_reviewed, queries[i]) for i in lifted]
+        refutes = self.reader.probabilities(pairs)[:, 1]
+        for i, refuted in zip(lifted, refutes, strict=True):
+            if float(refuted) < self.config.contradiction:
+                found[i][0] = dataclasses.replace(found[i][0], accepted=True, reasons=())
+        return found
 
     def _rank(
         self,
@@ -303,7 +347,13 @@ def _fused(
 
 
 def _decided(
-    query: str, review: FactCheck, ranked: _Ranked, config: MatchConfig, *, first: bool
+    query: str,
+    review: FactCheck,
+    ranked: _Ranked,
+    config: MatchConfig,
+    *,
+    first: bool,
+    lead: float = 0.0,
 ) -> FactCheckMatch:
     reasons: list[str] = []
     if not first:
@@ -311,7 +361,9 @@ def _decided(
     if ranked.across and ranked.cosine < config.e5_accept:
         reasons.append(f"cross-language cosine {ranked.cosine:.2f} below {config.e5_accept:.2f}")
     elif not ranked.across and ranked.score < config.accept:
-        reasons.append(f"score {ranked.score:.2f} below {config.accept:.2f}")
+        clear = first and ranked.score >= config.clear_accept and lead >= config.clear_margin
+        if not clear:
+            reasons.append(f"score {ranked.score:.2f} below {config.accept:.2f}")
     reasons.extend(disagreements(query, review.claim_reviewed, review.headline))
     return FactCheckMatch(
         fact_check=review,
