@@ -95,8 +95,9 @@ def _numbers(text: str) -> set[str]:
 def disagreements(claim: str, reviewed: str, context: str = "") -> tuple[str, ...]:
     """Return why claim and reviewed are not the same claim (empty: nothing found against it).
 
-    `context` (the review's headline) adds numbers and years, not negations: a headline such as
-    "No, the bridge did not cost $10 billion" negates the claim it reviews.
+    `context` (the review's headline) gives the numbers and years where the reviewed claim has
+    none, never negations: a headline such as "No, the bridge did not cost $10 billion" negates
+    the claim it reviews, and "The tower is 330 metres, not 500" states the correction.
     """
     claim_tokens = [w.lower() for w in words(claim)]
     review_tokens = [w.lower() for w in words(reviewed)]
@@ -111,11 +112,15 @@ def disagreements(claim: str, reviewed: str, context: str = "") -> tuple[str, ..
         ):
             reasons.append("opposite direction")
             break
-    claim_numbers, review_numbers = _numbers(claim), _numbers(f"{reviewed} {context}")
+    # The headline counts only where the reviewed claim has no figure of its own: a headline
+    # often states the correction ("The tower is 330 metres, not 500" reviews "… 500 metres"),
+    # and the post repeating the true figure is not the claim rated.
+    claim_numbers = _numbers(claim)
+    review_numbers = _numbers(reviewed) or _numbers(context)
     if claim_numbers and review_numbers and not claim_numbers & review_numbers:
         reasons.append("numbers differ")
     claim_years = set(_YEAR_RE.findall(claim))
-    review_years = set(_YEAR_RE.findall(f"{reviewed} {context}"))
+    review_years = set(_YEAR_RE.findall(reviewed)) or set(_YEAR_RE.findall(context))
     if claim_years and review_years and not claim_years & review_years:
         reasons.append("years differ")
     return tuple(reasons)

@@ -45,3 +45,32 @@ def test_a_different_claim_is_refused(claim: str, reviewed: str, reason: str) ->
 )
 def test_the_same_claim_in_other_words_passes(claim: str, reviewed: str) -> None:
     assert disagreements(claim, reviewed) == ()
+
+
+@pytest.mark.parametrize(
+    ("claim", "reviewed", "headline"),
+    [
+        # the post repeats the headline's correction, not the figure the review rated
+        (
+            "La torre Eiffel mide 330 metros de altura.",
+            "La torre Eiffel mide 500 metros de altura.",
+            "La torre Eiffel mide 330 metros, no 500",
+        ),
+        (
+            "The bridge was finished in 1932.",
+            "The bridge was finished in 1950.",
+            "No, the bridge was not finished in 1950: it opened in 1932",
+        ),
+    ],
+)
+def test_a_headline_correcting_the_review_does_not_make_the_true_figure_match(
+    claim: str, reviewed: str, headline: str
+) -> None:
+    assert disagreements(claim, reviewed, headline)
+
+
+def test_the_headline_gives_the_figures_where_the_reviewed_claim_has_none() -> None:
+    reviewed = "A viral post about the bridge's cost is wrong."
+    headline = "No, the bridge did not cost $10 billion"
+    assert "numbers differ" in disagreements("The bridge cost $4 billion.", reviewed, headline)
+    assert "numbers differ" not in disagreements("The bridge cost $10 billion.", reviewed, headline)
