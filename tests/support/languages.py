@@ -29,6 +29,12 @@ POSTS = {
     "ar": "أكدت التقارير أن شبكات الجيل الخامس تنشر فيروس كورونا.",
     "hi": "5G नेटवर्क कोरोना वायरस फैलाते हैं और कोई इसके बारे में बात नहीं करता।",
     "zh": "5G网络正在传播新冠病毒，却没有人谈论这件事。",
+    "tr": "5G ağları koronavirüsü yayıyor ve kimse bundan bahsetmiyor.",
+    "uk": "Мережі 5G поширюють коронавірус, і ніхто про це не говорить.",
+    "id": "Jaringan 5G menyebarkan virus corona, dan tidak ada yang membicarakannya.",
+    "vi": "Mạng 5G đang lây lan virus corona mà không ai nói về điều này.",
+    "fa": "شبکه‌های 5G ویروس کرونا را پخش می‌کنند و هیچ‌کس درباره‌اش حرف نمی‌زند.",
+    "bn": "5G নেটওয়ার্ক করোনাভাইরাস ছড়াচ্ছে, অথচ কেউ এ নিয়ে কথা বলছে না।",
 }
 assert tuple(POSTS) == DEFAULT_LANGUAGES
 
