@@ -202,7 +202,7 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_did(
     assert leaks(text, secrets) == []
 
 
-@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.timeout(1500)  # a whole check per reply language on two shared cores
 async def test_a_post_in_each_language_gets_a_reply_in_it_tagged_with_it(
     bsky: FakeBluesky, tmp_path: Path, embedder: Any
 ) -> None:
@@ -210,7 +210,7 @@ async def test_a_post_in_each_language_gets_a_reply_in_it_tagged_with_it(
     asked = {
         bsky.mention(bob, f"@{BOT_HANDLE} {text}")["uri"]: code for code, text in POSTS.items()
     }
-    guards = GuardSettings(user_burst=len(POSTS))  # one asker, eight checks at once
+    guards = GuardSettings(user_burst=len(POSTS))  # one asker, a check per language at once
     app = make_app(tmp_path / "d", embedder, guards=guards, bluesky=settings_for(bsky))
     await ingest_languages(app)
     async with serving(app):

@@ -321,11 +321,12 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_user_id(
     assert leaks(text, secrets) == []
 
 
-@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.timeout(1500)  # a whole check per reply language on two shared cores
 async def test_a_post_in_each_language_gets_a_reply_in_it(
     indexed: Path, embedder: Any, discord: FakeDiscord
 ) -> None:
-    guards = GuardSettings(user_burst=len(POSTS))  # one asker, eight checks at once
+    # one asker in one channel, a check in each language at once
+    guards = GuardSettings(user_burst=len(POSTS), channel_burst=len(POSTS))
     bot = await start_bot(indexed, embedder, discord, {"guards": guards})
     try:
         await Ingester(bot.app.store.documents, embedder).ingest([str(LANGUAGE_CORPUS)])

@@ -150,7 +150,7 @@ async def test_at_debug_a_round_trip_logs_no_token_text_or_account_id(
     assert leaks(text, [TOKEN, alice, bob, "amber-lynx", "quartz-heron"]) == []
 
 
-@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.timeout(1500)  # a whole check per reply language on two shared cores
 async def test_a_post_in_each_language_gets_a_reply_in_it_tagged_with_it(
     masto: FakeMastodon, tmp_path: Path, embedder: Any
 ) -> None:
@@ -159,7 +159,7 @@ async def test_a_post_in_each_language_gets_a_reply_in_it_tagged_with_it(
         masto.mention(bob, f"{text} @{BOT_ACCT}", language="en")["id"]: code
         for code, text in POSTS.items()  # the instance's own tag is a hint, no more: all "en"
     }
-    guards = GuardSettings(user_burst=len(POSTS))  # one asker, eight checks at once
+    guards = GuardSettings(user_burst=len(POSTS))  # one asker, a check per language at once
     app = make_app(tmp_path / "d", embedder, guards=guards, mastodon=settings_for(masto))
     await ingest_languages(app)
     async with serving(app):

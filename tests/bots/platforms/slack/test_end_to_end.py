@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 
 from bots.app.root import App
-from bots.settings import JobSettings, Settings, SlackSettings
+from bots.settings import GuardSettings, JobSettings, Settings, SlackSettings
 from tests.support.fake_slack import FakeSlack, block_problem
 from tests.support.languages import POSTS, assert_reply_in, ingest_languages, language_of
 from tests.support.logscan import debug_logs, leaks
@@ -38,7 +38,9 @@ def corpus_app(
     serves the same data as the App made before it (another node on PostgreSQL)."""
     made: list[App] = []
 
-    def make(slack: SlackSettings, *, replica: bool = False) -> App:
+    def make(
+        slack: SlackSettings, *, replica: bool = False, guards: GuardSettings | None = None
+    ) -> App:
         jobs = JobSettings(
             poll_seconds=0.02, heartbeat_seconds=5.0, backoff_initial=0, backoff_max=0
         )
@@ -51,6 +53,7 @@ def corpus_app(
                 data_dir=folder,
                 jobs=jobs,
                 slack=slack,
+                guards=guards or GuardSettings(),
                 **deployment,
             ),
             embedder=embedder,
@@ -478,17 +481,18 @@ async def test_a_failed_answer_takes_the_eyes_off(slack: FakeSlack) -> None:
     assert slack.calls("reactions.add")[-1].body["name"] == "eyes"
 
 
-@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.timeout(1500)  # a whole check per reply language on two shared cores
 @pytest.mark.parametrize("deployment", ["sqlite"], indirect=True)
 async def test_a_post_in_each_language_gets_a_reply_in_it(
-    slack: FakeSlack, corpus_app: Callable[[SlackSettings], App]
+    slack: FakeSlack, corpus_app: Callable[..., App]
 ) -> None:
     asked = {}
     for n, (language, text) in enumerate(POSTS.items()):
         ts = f"1700000200.{n:06d}"
         slack.add_message("T1", "C1", ts=ts, user="U2", text=text)
         asked[ts] = language
-    app = corpus_app(settings_for(slack))
+    # one channel, a post in each language at once: more than a channel's default burst
+    app = corpus_app(settings_for(slack), guards=GuardSettings(channel_burst=len(POSTS)))
     await ingest_languages(app)
     async with serving(app) as base:
         for n, ts in enumerate(asked):

@@ -170,7 +170,7 @@ async def test_at_debug_a_round_trip_logs_no_key_token_text_or_user_id(make_bot:
     assert leaks(text, secrets) == []
 
 
-@pytest.mark.timeout(1500)  # eight whole checks on two shared cores
+@pytest.mark.timeout(1500)  # a whole check per reply language on two shared cores
 @pytest.mark.parametrize("deployment", ["sqlite"], indirect=True)
 async def test_a_post_in_each_language_gets_a_reply_in_it(make_bot: Any) -> None:
     async with FakeX(bot_id=BOT, bot_username="factbot", oauth1=("ck", "cs", "at", "ats")) as x:
