@@ -55,21 +55,10 @@ from babel.numbers import format_decimal
 DOMAIN = "factbot"
 LOCALES = Path(__file__).resolve().parents[1] / "locales"
 SOURCE_LANGUAGE = "en"
-DEFAULT_LANGUAGES = (
-    "en",
-    "es",
-    "pt",
-    "fr",
-    "de",
-    "ar",
-    "hi",
-    "zh",
-    "ru",
-    "ja",
-    "ko",
-    "it",
-    "nl",
-    "pl",
+DEFAULT_LANGUAGES: tuple[str, ...] = (
+    *("en", "es", "pt", "fr", "de", "ar", "hi", "zh"),
+    *("ru", "ja", "ko", "it", "nl", "pl"),
+    *("tr", "uk", "id", "vi", "fa", "bn"),
 )
 RTL_LANGUAGES = frozenset({"ar", "fa", "he", "ur"})
 UNDETERMINED = "und"
@@ -236,9 +225,10 @@ def _kind(token: str) -> str:
 def _ltr_span(token: str) -> tuple[int, int] | None:
     """Return the left-to-right part of a token (punctuation around it trimmed), or None.
 
-    A token of digits alone is isolated only with a separator inside it ("1,234", "12:30",
-    "2024-05-01", "5%"), which the bidi algorithm could reorder; "[2]" or "2024" stay as they
-    are, so reference markers keep their plain form.
+    A combining mark after the last left-to-right letter (Devanagari's "े", a decomposed
+    accent) stays inside, with its letter. A token of digits alone is isolated only with a
+    separator inside it ("1,234", "12:30", "2024-05-01", "5%"), which the bidi algorithm could
+    reorder; "[2]" or "2024" stay as they are, so reference markers keep their plain form.
     """
     if _URL_RE.match(token):
         return None
@@ -247,6 +237,8 @@ def _ltr_span(token: str) -> tuple[int, int] | None:
         return None
     first = next(i for i, c in enumerate(classes) if c in _LTR)
     last = max(i for i, c in enumerate(classes) if c in _LTR)
+    while last + 1 < len(token) and classes[last + 1] == "NSM":  # a vowel sign, an accent
+        last += 1
     if "L" not in classes:
         number = _NUMBER_RE.search(token)
         return None if number is None else number.span()

@@ -138,17 +138,26 @@ def is_emoji_or_symbol(char: str) -> bool:
     return category in ("So", "Sk", "Cs", "Co") or 0x1F000 <= ord(char) <= 0x1FAFF
 
 
+# A zero-width (non-)joiner between two letters of the Arabic script or of an Indic script is
+# spelling (Persian "می‌گویند", Bengali "র‍্যাব"); anywhere else it becomes a space, as ZWSP does.
+_SPELT = "\u0600-\u08ff\u0900-\u0dff"
+_LOOSE_JOINER_RE = re.compile(rf"(?<![{_SPELT}])[\u200c\u200d]|[\u200c\u200d](?![{_SPELT}])")
+
+
 def clean_post_text(text: str) -> str:
-    """Remove URLs, mentions, emojis and retweet markers; keep hashtag words."""
+    """Remove URLs, mentions, emojis and retweet markers; keep hashtag words.
+
+    Zero-width spaces and joiners become spaces, except a joiner inside an Arabic-script or
+    Indic word, which is part of its spelling.
+    """
     text = html.unescape(text)
     text = unicodedata.normalize("NFKC", text)
     text = RT_RE.sub("", text)
     text = URL_RE.sub(" ", text)
     text = MENTION_RE.sub(" ", text)
     text = HASHTAG_RE.sub(r"\1", text)
-    text = "".join(
-        " " if is_emoji_or_symbol(c) or c in "\u200b\u200c\u200d\ufe0f" else c for c in text
-    )
+    text = "".join(" " if is_emoji_or_symbol(c) or c in "\u200b\ufe0f" else c for c in text)
+    text = _LOOSE_JOINER_RE.sub(" ", text)
     lines = [SPACE_RE.sub(" ", line).strip(" :;,|-–—") for line in text.split("\n")]
     return "\n".join(line for line in lines if line)
 

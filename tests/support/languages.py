@@ -35,6 +35,12 @@ POSTS = {
     "it": "Le reti 5G diffondono il coronavirus, e nessuno ne parla.",
     "nl": "De 5G-netwerken verspreiden het coronavirus, en niemand praat erover.",
     "pl": "Sieci 5G roznoszą koronawirusa, a nikt o tym nie mówi.",
+    "tr": "5G ağları koronavirüsü yayıyor ve kimse bundan bahsetmiyor.",
+    "uk": "Мережі 5G поширюють коронавірус, і ніхто про це не говорить.",
+    "id": "Jaringan 5G menyebarkan virus corona, dan tidak ada yang membicarakannya.",
+    "vi": "Mạng 5G đang lây lan virus corona mà không ai nói về điều này.",
+    "fa": "شبکه‌های 5G ویروس کرونا را پخش می‌کنند و هیچ‌کس درباره‌اش حرف نمی‌زند.",
+    "bn": "5G নেটওয়ার্ক করোনাভাইরাস ছড়াচ্ছে, অথচ কেউ এ নিয়ে কথা বলছে না।",
 }
 assert tuple(POSTS) == DEFAULT_LANGUAGES
 

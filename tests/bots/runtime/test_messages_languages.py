@@ -95,18 +95,32 @@ def test_every_message_is_translated(language: str) -> None:
         assert message(t) != message(english), (language, name)
 
 
-def test_arabic_messages_are_right_to_left_with_latin_runs_isolated() -> None:
-    t = CATALOGUES.for_language("ar")
+@pytest.mark.parametrize("language", ["ar", "fa"])
+def test_right_to_left_messages_have_their_latin_runs_isolated(language: str) -> None:
+    t = CATALOGUES.for_language(language)
+    assert t.rtl
     for name, message in MESSAGES.items():
         text = message(t)
         assert isolate_ltr(text) == text, name  # every left-to-right run is already isolated
     spent = messages.checks_spent(200, t)
     assert f"{LRI}00:00 UTC.{PDI}" in spent or f"{LRI}00:00 UTC{PDI}" in spent
     assert f"{LRI}FACTBOT_BUDGETS__CHECKS_PER_DAY{PDI}" in spent
+
+
+def test_arabic_messages_follow_its_plural_forms() -> None:
+    t = CATALOGUES.for_language("ar")
     # Arabic's plural forms: 2 minutes is the dual, 5 a "few" form, 11 the singular accusative.
     assert "دقيقتين" in messages.rate_limited("user", 120, t)
     assert "5 دقائق" in messages.rate_limited("user", 300, t)
     assert "11 دقيقةً" in messages.rate_limited("user", 660, t)
+
+
+def test_ukrainian_minutes_take_its_three_plural_forms() -> None:
+    t = CATALOGUES.for_language("uk")
+    said = {n: messages.rate_limited("user", 60 * n, t) for n in (1, 2, 5, 11, 21, 22)}
+    assert "через 1 хвилину." in said[1] and "через 21 хвилину." in said[21]
+    assert "через 2 хвилини." in said[2] and "через 22 хвилини." in said[22]
+    assert "через 5 хвилин." in said[5] and "через 11 хвилин." in said[11]
 
 
 def test_a_language_without_a_catalogue_gets_english_with_the_notice() -> None:

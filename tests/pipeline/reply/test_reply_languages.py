@@ -53,6 +53,12 @@ CLAIMS = {
     "it": "L'OMS dice che le antenne 5G diffondono il coronavirus dal 2020.",
     "nl": "De WHO zegt dat 5G-masten sinds 2020 het coronavirus verspreiden.",
     "pl": "WHO twierdzi, że maszty 5G roznoszą koronawirusa od 2020 roku.",
+    "tr": "DSÖ (WHO), 5G baz istasyonlarının 2020'den beri koronavirüsü yaydığını söylüyor.",
+    "uk": "ВООЗ (WHO) заявляє, що вежі 5G поширюють коронавірус з 2020 року.",
+    "id": "WHO menyatakan menara 5G menyebarkan virus corona sejak 2020.",
+    "vi": "WHO cho biết các trạm phát sóng 5G lây lan virus corona từ năm 2020.",
+    "fa": "سازمان WHO می‌گوید دکل‌های 5G از سال 2020 ویروس کرونا را پخش می‌کنند.",
+    "bn": "WHO বলছে, 2020 সাল থেকে 5G টাওয়ার করোনাভাইরাস ছড়াচ্ছে।",
 }
 
 
@@ -181,6 +187,21 @@ def test_a_catalogue_not_in_use_answers_in_english_and_an_unknown_one_is_refused
                 25: "jeszcze 25 twierdzeń;",
             },
         ),
+        ("tr", {1: "1 iddia daha", 4: "4 iddia daha"}),
+        (
+            "uk",
+            {
+                1: "Перевірено ще 1 твердження;",
+                3: "Перевірено ще 3 твердження;",
+                5: "Перевірено ще 5 тверджень;",
+                11: "Перевірено ще 11 тверджень;",
+                21: "Перевірено ще 21 твердження;",
+                22: "Перевірено ще 22 твердження;",
+                25: "Перевірено ще 25 тверджень;",
+            },
+        ),
+        ("bn", {1: "আরও 1টি দাবি", 3: "আরও 3টি দাবি"}),
+        ("fa", {1: "1 ادعای دیگر", 3: "3 ادعای دیگر"}),
         (
             "ar",
             {
@@ -259,8 +280,11 @@ async def test_a_japanese_fact_check_sentence_runs_on_without_spaces() -> None:
     )
 
 
-async def test_arabic_replies_isolate_latin_runs_but_not_urls_or_markers() -> None:
-    correction = await _correction("ar")
+@pytest.mark.parametrize("language", ["ar", "fa"])
+async def test_right_to_left_replies_isolate_latin_runs_but_not_urls_or_markers(
+    language: str,
+) -> None:
+    correction = await _correction(language)
     text = render_plain(correction, budget=None)
     assert f"{LRI}WHO{PDI}" in text and f"{LRI}5G{PDI}" in text
     assert f"{LRI}Report 0 on towers{PDI}" in text  # a Latin title in the reference list
@@ -268,7 +292,8 @@ async def test_arabic_replies_isolate_latin_runs_but_not_urls_or_markers() -> No
         assert f" {ref.url}" in text and f"{LRI}{ref.url}" not in text
     assert "[1]" in text and f"{LRI}1{PDI}" not in text
     # Other scripts are never isolated.
-    assert LRI not in render_plain(await _correction("hi"), budget=None)
+    for other in ("hi", "bn", "uk"):
+        assert LRI not in render_plain(await _correction(other), budget=None)
 
 
 @pytest.mark.parametrize(
@@ -280,6 +305,8 @@ async def test_arabic_replies_isolate_latin_runs_but_not_urls_or_markers() -> No
         ("في عام 2024 [2]", "في عام 2024 [2]"),
         ("انظر https://a.example/x?q=1 الآن", "انظر https://a.example/x?q=1 الآن"),
         ("١٢٣ رقم عربي", "١٢٣ رقم عربي"),
+        ("عنوان: 5G नहीं फैलाते — خبر", f"عنوان: {LRI}5G नहीं फैलाते{PDI} — خبر"),
+        ("منبع «cafe\u0301».", f"منبع «{LRI}cafe\u0301{PDI}»."),
     ],
 )
 def test_isolate_ltr(text: str, isolated: str) -> None:

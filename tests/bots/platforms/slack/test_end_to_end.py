@@ -51,6 +51,7 @@ def corpus_app(
                 data_dir=folder,
                 jobs=jobs,
                 slack=slack,
+                guards=guards or GuardSettings(),
                 **deployment,
                 **extra,
             ),
