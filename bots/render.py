@@ -136,6 +136,8 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "author": check.post.author,
             "created_at": check.post.created_at.isoformat() if check.post.created_at else None,
             "text": check.post.text,
+            # pages suggested as evidence; what became of each is in `search.leads`
+            "leads": list(check.post.leads),
         },
         "verdict": check.verdict.label.value,
         "claims": [
