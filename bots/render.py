@@ -172,6 +172,8 @@ def check_to_json(check: Check) -> dict[str, Any]:
             "created_at": check.post.created_at.isoformat() if check.post.created_at else None,
             "text": check.post.text,
             "language": check.post.language,
+            # pages suggested as evidence; what became of each is in `search.leads`
+            "leads": list(check.post.leads),
         },
         "language": language_json(check),
         "verdict": check.verdict.label.value,

@@ -46,6 +46,7 @@ def post_row(post: Post) -> dict[str, Any]:
         "image_refs": json.dumps(list(post.image_refs)),
         "language": post.language,
         "kind": post.kind,
+        "leads": json.dumps(list(post.leads)),
     }
 
 
@@ -63,6 +64,7 @@ def post_from_row(row: dict[str, Any]) -> Post:
         image_refs=tuple(json.loads(row["image_refs"])),
         language=row["language"],
         kind=row.get("kind") or "post",  # a post kept as JSON before kinds were stored
+        leads=tuple(json.loads(row.get("leads") or "[]")),  # likewise, before leads were
     )
 
 

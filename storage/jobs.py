@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from pipeline.records.domain import Post, new_id
+from pipeline.records.domain import MAX_LEADS, Post, new_id
 from pipeline.util.clock import SYSTEM, Clock
 from storage.codec import dt_in, dt_out, post_from_row, post_row
 from storage.tx import immediate
@@ -184,9 +184,21 @@ class JobQueue:
             [post.platform, post.platform_id],
         ).fetchone()
         if row is not None:
+            if post.leads:
+                self._add_leads(str(row[0]), post.leads)
             return str(row[0])
         self.db.table("posts").insert(post_row(post))
         return post.id
+
+    def _add_leads(self, post_id: str, leads: tuple[str, ...]) -> None:
+        """Add the leads a later request brings to the stored post's (the first MAX_LEADS)."""
+        (stored,) = self.db.execute("SELECT leads FROM posts WHERE id = ?", [post_id]).fetchone()
+        known = json.loads(stored or "[]")
+        merged = list(dict.fromkeys([*known, *leads]))[:MAX_LEADS]
+        if merged != known:
+            self.db.execute(
+                "UPDATE posts SET leads = ? WHERE id = ?", [json.dumps(merged), post_id]
+            )
 
     def claim(
         self, owner: str, *, lease: float, kinds: tuple[str, ...] | None = None

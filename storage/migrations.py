@@ -806,3 +806,10 @@ def m030_check_fact_checks(db: Database) -> None:
     # The published fact-check matched to each claim of a check (JSON of ClaimMatch: the
     # review, its scores, accepted or not; pipeline/checking/published.py). Older checks: [].
     db.execute("ALTER TABLE checks ADD COLUMN fact_checks TEXT NOT NULL DEFAULT '[]'")
+
+
+@migrations()
+def m031_post_leads(db: Database) -> None:
+    # Pages a third party suggested as evidence about the post (Post.leads, a JSON list of
+    # URLs: X's Community Note requesters, the API's and the CLI's `leads`); older posts: [].
+    db.execute("ALTER TABLE posts ADD COLUMN leads TEXT NOT NULL DEFAULT '[]'")

@@ -206,12 +206,14 @@ class MonitorRepo:
                     "SELECT post FROM monitor_candidates WHERE id = ?", [candidate_id]
                 ).fetchone()
                 post = {**json.loads(raw), "text": "", "links": [], "image_refs": [], "url": None}
+                post["leads"] = []
                 self.db.execute(
                     "UPDATE monitor_candidates SET post = ? WHERE id = ?",
                     [json.dumps(post), candidate_id],
                 )
                 self.db.execute(
-                    "UPDATE posts SET text = '', links = '[]', image_refs = '[]', url = NULL "
+                    "UPDATE posts SET text = '', links = '[]', image_refs = '[]', leads = '[]', "
+                    "url = NULL "
                     "WHERE platform = ? AND platform_id = ?",
                     [platform, post_id],
                 )

@@ -534,6 +534,11 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         "p007_check_fact_checks",
         _script("ALTER TABLE checks ADD COLUMN fact_checks TEXT NOT NULL DEFAULT '[]';"),
     ),
+    # The pages a third party suggested as evidence about each post (m031 in SQLite).
+    PgMigration(
+        "p008_post_leads",
+        _script("ALTER TABLE posts ADD COLUMN leads TEXT NOT NULL DEFAULT '[]';"),
+    ),
 )
 
 

@@ -218,8 +218,8 @@ class PlatformRepo:
             for request_id, post_id, check_id, check_job, reply_job in rows:
                 if post_id:
                     self.db.execute(
-                        "UPDATE posts SET text = '', links = '[]', image_refs = '[]', url = NULL "
-                        "WHERE id = ?",
+                        "UPDATE posts SET text = '', links = '[]', image_refs = '[]', "
+                        "leads = '[]', url = NULL WHERE id = ?",
                         [post_id],
                     )
                 if check_id:

@@ -13,7 +13,14 @@ from typing import Any
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bots.api.forms import bounded_form, form_cap, read_upload
 from bots.api.jobs import job_to_json, wait_for_job
@@ -25,7 +32,9 @@ from bots.runtime.checking.reuse import ReuseHit
 from bots.runtime.checking.uploads import Upload, gather_images
 from bots.settings import Settings
 from pipeline.errors import InputError
+from pipeline.inputs.leads import clean_leads, with_leads
 from pipeline.inputs.posts import ensure_checkable, page_request, post_from_text
+from pipeline.records.domain import MAX_LEADS
 from storage import Store
 
 
@@ -42,6 +51,23 @@ class CheckRequest(BaseModel):
     before: datetime | None = Field(
         default=None, description="only use evidence published before this time"
     )
+    leads: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_LEADS,
+        description=(
+            "http(s) URLs of pages suggested as evidence: fetched beside the search results "
+            "and read like them (a page from a publisher that may not be cited is not read)"
+        ),
+    )
+
+    @field_validator("leads")
+    @classmethod
+    def _usable_leads(cls, leads: list[str]) -> list[str]:
+        cleaned = clean_leads(leads)
+        if cleaned.dropped:
+            url, reason = cleaned.dropped[0]
+            raise ValueError(f"lead {url[:200]!r} cannot be used: {reason}")
+        return list(cleaned.kept)
 
     @model_validator(mode="after")
     def _one_input(self, info: ValidationInfo) -> CheckRequest:
@@ -53,7 +79,7 @@ class CheckRequest(BaseModel):
         return self
 
 
-FORM_FIELDS = ("text", "url", "before", "image", "images")
+FORM_FIELDS = ("text", "url", "before", "image", "images", "leads")
 _MULTIPART_SCHEMA = {
     "type": "object",
     "properties": {
@@ -69,6 +95,12 @@ _MULTIPART_SCHEMA = {
             "type": "array",
             "items": {"type": "string"},
             "description": "http(s) URLs of the post's images (repeatable)",
+        },
+        "leads": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_LEADS,
+            "description": "http(s) URLs of pages suggested as evidence (repeatable)",
         },
     },
 }
@@ -121,6 +153,7 @@ def submit_router() -> APIRouter:
             post = post_from_text(
                 body.text or "", max_chars=max_chars, platform="api", image_refs=given.refs
             )
+        post = with_leads(post, body.leads)
         ensure_checkable(post)
         requested = await requests.submit(
             RequestToCheck(
@@ -172,7 +205,7 @@ async def _form_request(request: Request, settings: Settings) -> tuple[CheckRequ
     form = await bounded_form(request, cap=form_cap(limits), max_files=limits.max_images * 4)
     try:
         uploads: list[Upload] = []
-        fields: dict[str, Any] = {"images": []}
+        fields: dict[str, Any] = {"images": [], "leads": []}
         for key, value in form.multi_items():
             if key not in FORM_FIELDS:
                 raise InputError(
@@ -184,6 +217,8 @@ async def _form_request(request: Request, settings: Settings) -> tuple[CheckRequ
                 uploads.append(await read_upload(value, max_bytes=limits.max_bytes))
             elif key in ("image", "images"):
                 fields["images"].append(value)
+            elif key == "leads":
+                fields["leads"].append(value)
             elif value.strip():
                 fields[key] = value
         try:

@@ -272,7 +272,13 @@ class CheckFactory:
         # after the model client: a vision endpoint may write the captions
         images = await self.image_deps(post, llm=model.llm if model else None)
         deps = dataclasses.replace(
-            deps, web=web, references=references, images=images, claims_llm=await self.claims_llm()
+            deps,
+            web=web,
+            references=references,
+            images=images,
+            claims_llm=await self.claims_llm(),
+            # pages suggested as evidence, read like search results (pipeline.evidence.suggested)
+            lead_fetcher=await r.fetcher() if post.leads else None,
         )
         check = await run_check(
             post,

@@ -145,6 +145,13 @@ def main(ctx: click.Context) -> None:
     metavar="FILE_OR_URL",
     help="An image of the post: a file, an http(s) URL, or - for standard input (repeatable).",
 )
+@click.option(
+    "--lead",
+    "leads",
+    multiple=True,
+    metavar="URL",
+    help="A page suggested as evidence, read like a search result (repeatable, at most 5).",
+)
 @click.option("--before", help="Only use evidence published before this date (ISO 8601).")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored check as JSON.")
 @click.pass_context
@@ -152,6 +159,7 @@ def check(
     ctx: click.Context,
     text_or_url: str | None,
     images: tuple[str, ...],
+    leads: tuple[str, ...],
     before: str | None,
     as_json: bool,
 ) -> None:
@@ -159,7 +167,8 @@ def check(
 
     Images are read as a platform attachment is (text in them, hashes, EXIF, C2PA, faces,
     earlier appearances); one that cannot be read is said with its reason and the check goes
-    on with the rest.
+    on with the rest. A --lead page is fetched beside the search results and read like them:
+    from a publisher that may not be cited it is not read at all.
 
     \b
     Examples:
@@ -168,14 +177,19 @@ def check(
       factbot check - < post.txt          (read the text from standard input)
       factbot check --image screenshot.png
       factbot check "Is this real?" --image photo.jpg --image https://example.org/b.jpg
+      factbot check "Bleach cures the flu." --lead https://www.who.int/news-room/fact-sheets
     """
     from bots.runtime.checking.uploads import gather_images
+    from pipeline.inputs.leads import clean_leads, with_leads
     from pipeline.inputs.posts import post_from_text, post_from_url
 
     if text_or_url is None and not images:
         raise click.UsageError("give a text, a URL or at least one --image")
     if text_or_url == "-" and "-" in images:
         raise click.UsageError("standard input can hold the text or an image, not both")
+    refused = clean_leads(leads).dropped
+    if refused:
+        raise InputError(f"--lead {refused[0][0]!r} cannot be used: {refused[0][1]}")
     app = _app(ctx)
     bound = _parse_before(before)
     max_chars = app.settings.max_post_chars
@@ -210,7 +224,7 @@ def check(
                     post = dataclasses.replace(post, image_refs=given.refs)
             else:
                 post = post_from_text(text_or_url or "", max_chars=max_chars, image_refs=given.refs)
-            return await app.check(post, before=bound)
+            return await app.check(with_leads(post, leads), before=bound)
         finally:
             await app.close_fetcher()  # before asyncio.run closes the loop it belongs to
 

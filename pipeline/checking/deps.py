@@ -80,6 +80,9 @@ class CheckDeps:
     # the operator's index of published fact-checks, matched before evidence retrieval
     # (pipeline.checking.published); None: no fact-check index
     factchecks: FactCheckMatcher | None = None
+    # fetches the pages suggested as evidence (`Post.leads`, pipeline.evidence.suggested) beside
+    # the search results; None: a post's leads are not read
+    lead_fetcher: Fetcher | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
+from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -21,11 +22,12 @@ from pipeline.evidence.ranking import rank_evidence
 from pipeline.evidence.reachability import keep_reachable
 from pipeline.evidence.relevance import filter_relevant
 from pipeline.evidence.retrieval import retrieve
+from pipeline.evidence.suggested import gather_leads
 from pipeline.evidence.web import gather_web_evidence
 from pipeline.inputs.injection import PageScreen
 from pipeline.records.domain import Claim, ClaimGraph, Evidence, Post, StageTiming
 from pipeline.records.factchecks import ClaimMatch
-from pipeline.records.search_status import SearchStatus
+from pipeline.records.search_status import LeadStatus, SearchStatus
 
 T = TypeVar("T")
 
@@ -55,6 +57,7 @@ class Stages:
         self.graphs: dict[str, ClaimGraph] = {}
         self.outcomes: list[tuple[str, bool, str, float]] = []  # each live provider's answers
         self.matches: list[ClaimMatch] = []  # the published fact-checks matched to the claims
+        self.leads: tuple[LeadStatus, ...] | None = None  # the post's leads, once read
 
     async def timed(self, stage: str, work: Awaitable[T]) -> T:
         """Return the result of `work`, recording how long `stage` took."""
@@ -73,6 +76,7 @@ class Stages:
     ) -> list[Evidence]:
         """Return ranked, screened evidence for `queries` (searching the web first if set up)."""
         deps, config, post = self.deps, self.config, self.post
+        leads_read = await self.read_leads()
         if deps.web is not None:
             web = deps.web
             with web.search.check_budget():
@@ -98,7 +102,7 @@ class Stages:
                     ),
                 )
             self.outcomes.extend(searched.outcomes())
-        elif deps.sources is not None and deps.sources.blind:
+        elif deps.sources is not None and deps.sources.blind and not leads_read:
             return []  # an empty index and no live search: nothing to retrieve, no model to load
         candidates = await self.timed(
             "retrieval" + suffix,
@@ -133,6 +137,30 @@ class Stages:
             )
         return evidence
 
+    async def read_leads(self) -> bool:
+        """Fetch the post's leads into the index once a check; return whether any was read.
+
+        They go where search results go, through the same fetcher and credibility policy
+        (`pipeline.evidence.suggested`); a refinement round does not fetch them again.
+        """
+        deps, post = self.deps, self.post
+        if self.leads is None:
+            self.leads = ()
+            if post.leads and deps.lead_fetcher is not None:
+                self.leads = await self.timed(
+                    "leads",
+                    gather_leads(
+                        post.leads,
+                        fetcher=deps.lead_fetcher,
+                        rater=deps.rater,
+                        ingester=Ingester(deps.index, deps.embedder, cpu=deps.cpu),
+                        before=self.before,
+                        own=[u for u in (post.url, *post.links) if u],
+                        cpu=deps.cpu,
+                    ),
+                )
+        return any(lead.read for lead in self.leads)
+
     async def verify(self, claims: list[Claim], evidence: list[Evidence], suffix: str = "") -> None:
         """Build and verify the claims' graphs against `evidence` when graphs are switched on.
 
@@ -150,7 +178,8 @@ class Stages:
     def search_status(self) -> SearchStatus:
         """Return the evidence sources the check reached: the start, updated by its searches."""
         start = self.deps.sources
-        return start.after(self.outcomes) if start is not None else SearchStatus()
+        status = start.after(self.outcomes) if start is not None else SearchStatus()
+        return replace(status, leads=self.leads) if self.leads else status
 
     def claim_graphs(self, claims: list[Claim]) -> tuple[ClaimGraph, ...]:
         """Return the graphs found so far, in claim order."""

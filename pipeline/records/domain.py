@@ -120,6 +120,7 @@ FACETS = ("who", "what", "when", "where", "why", "how")
 #   (`pipeline.inputs.posts.with_requested_page`).
 PostKind = Literal["post", "text", "image", "page"]
 POST_KINDS: tuple[PostKind, ...] = get_args(PostKind)
+MAX_LEADS = 5  # `Post.leads` a check fetches for one post, whoever suggested them
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,20 @@ class Post:
     # then ISO 639-1, zh-Hans/zh-Hant or und.
     language: str | None = None
     kind: PostKind = "post"
+    # Pages a third party suggested as evidence (the people who asked X for a Community Note, a
+    # moderator, whoever calls the API or the CLI): fetched beside the search results and read
+    # like them, never the post's own links (pipeline/inputs/leads.py says what is kept).
+    leads: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in POST_KINDS:
             raise ValueError(
                 f"unknown post kind {self.kind!r}; the kinds are {', '.join(POST_KINDS)}"
+            )
+        if len(self.leads) > MAX_LEADS:
+            raise ValueError(
+                f"a post carries at most {MAX_LEADS} leads, not {len(self.leads)} "
+                "(pipeline.inputs.leads.with_leads keeps the first)"
             )
 
 

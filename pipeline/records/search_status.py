@@ -39,6 +39,15 @@ class ProviderStatus:
 
 
 @dataclass(frozen=True)
+class LeadStatus:
+    """One page suggested as evidence (`Post.leads`) and what became of it in a check."""
+
+    url: str
+    read: bool  # fetched and in the index, where it is evidence like a search result's page
+    reason: str = ""  # why it was not read ("" when it was)
+
+
+@dataclass(frozen=True)
 class SearchStatus:
     """The evidence sources of one check: the local index and each live search provider."""
 
@@ -52,13 +61,16 @@ class SearchStatus:
     # published fact-checks in the fact-check index at the start (None: unknown or not used):
     # a check that can match them is not blind, even with no page to search
     fact_checks: int | None = None
+    # The pages suggested as evidence (`Post.leads`), each read or not and why
+    leads: tuple[LeadStatus, ...] = ()
 
     @property
     def blind(self) -> bool:
         """Return whether no evidence source could be searched (empty index, no live search,
-        no published fact-check to match)."""
+        no published fact-check to match, no suggested page read)."""
         no_live = self.live in (LiveSearch.OFF, LiveSearch.UNREACHABLE)
-        return no_live and self.local_documents == 0 and not self.fact_checks
+        read = any(lead.read for lead in self.leads)
+        return no_live and self.local_documents == 0 and not self.fact_checks and not read
 
     def failures(self) -> tuple[ProviderStatus, ...]:
         """Return the providers that never answered."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from pipeline.records.domain import Post
 from storage import Store
+from storage.codec import post_from_row, post_row
 from storage.jobs import Backoff, LeaseLostError
 from tests.support.clock import FakeClock
 
@@ -42,6 +44,27 @@ def test_a_job_and_its_post_are_stored_together_and_deduplicated(db: Store) -> N
     )
     assert other.post_id == "p1"
     assert [e.status for e in db.jobs.events(job.id)] == ["queued"]
+
+
+def test_a_posts_leads_survive_storage_and_a_later_requests_leads_are_added(db: Store) -> None:
+    leads = ("https://who.int/bleach", "https://www.cdc.gov/poison")
+    post = dataclasses.replace(_post(), leads=leads)
+    job, _ = db.jobs.enqueue("check", {}, dedupe_key="x:1", post=post)
+    loaded = db.jobs.post(job.post_id or "")
+    assert loaded == post and loaded.leads == leads and loaded.links == ()
+    # The same platform post asked again with another lead (and one it had): added once.
+    again = dataclasses.replace(
+        _post(), id="p2", leads=("https://who.int/bleach", "https://a.org/b")
+    )
+    other, _ = db.jobs.enqueue("check", {}, dedupe_key="x:2", post=again)
+    assert other.post_id == job.post_id
+    assert db.jobs.post(job.post_id or "").leads == (*leads, "https://a.org/b")
+
+
+def test_a_post_copied_as_json_before_leads_loads_without_any() -> None:
+    row = post_row(_post())  # as the monitor keeps a candidate's post
+    del row["leads"]
+    assert post_from_row(row) == _post()
 
 
 def test_a_claimed_job_is_not_claimed_again_while_its_lease_lasts(

@@ -78,7 +78,7 @@ def rich_check() -> Check:
 ADDED = {
     "quotes": {"strength": None},
     "correction_items": {"language": "en"},
-    "search_status": {"fact_checks": None},
+    "search_status": {"fact_checks": None, "leads": []},
 }
 
 

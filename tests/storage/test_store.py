@@ -87,6 +87,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m028_passages_trigram",
         "m029_fact_checks",
         "m030_check_fact_checks",
+        "m031_post_leads",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())
@@ -241,6 +242,18 @@ def test_a_check_stored_before_structured_corrections_loads_headline_only(tmp_pa
         references=(Reference(1, "d", "https://example.org/a", "A"),),
     )
     assert correction.text == text
+
+
+def test_a_post_stored_before_leads_loads_without_any(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = Database(path)
+    migrations.apply(db, stop_before="m031_post_leads")
+    row = {"id": "p", "platform": "x", "platform_id": "1", "text": "X is Y.", "links": '["h"]'}
+    db.table("posts").insert(row)
+    db.close()
+    with Store.open(path) as store:
+        post = store.jobs.post("p")
+    assert post == Post("p", "x", "1", "X is Y.", links=("h",)) and post.leads == ()
 
 
 def test_check_write_is_atomic(store: Store) -> None:

@@ -7,7 +7,9 @@ scores, budgets and routes. Every post read is billed (`api_costs`).
 
 The eligible-posts feed is named ``x:notes:eligible``: its candidates are posts people asked a
 Community Note for, so the monitor routes them to `x:note`, never to a reply (X refuses a
-programmatic reply under a post whose author did not mention the bot anyway). The feed has no
+programmatic reply under a post whose author did not mention the bot anyway). Each carries the
+sources those people suggested as its `Post.leads` (never its own links): the check fetches
+them beside its search results and reads them like any page of their publishers. The feed has no
 `since_id`; it answers what is eligible now, and the monitor's dedupe keeps a post checked once.
 Its language (`feed_lang`) is `FACTBOT_X__NOTES_FEED_LANG`, else each language the deployment
 serves (`FACTBOT_LANGUAGES`) in turn, one a read. A rate limit (X's, or the client's own) or an
@@ -27,6 +29,7 @@ from bots.platforms.x._events import (
     Includes,
     MalformedPayloadError,
     actor,
+    note_leads,
     references,
     to_post,
     tweets_of,
@@ -39,6 +42,7 @@ from bots.runtime.monitor.candidates import (
 )
 from bots.runtime.platform.contract import Destination
 from bots.settings import XSettings
+from pipeline.inputs.leads import with_leads
 from pipeline.records.domain import Post
 from pipeline.util.clock import Clock
 
@@ -80,9 +84,11 @@ def candidates_of(
     *,
     topics: tuple[str, ...] = (),
     context: bool = False,
+    leads: bool = False,
 ) -> list[Candidate]:
     """Return the candidates of a response's posts (malformed posts left out); with context,
-    each post's text followed by the posts it quotes or replies to."""
+    each post's text followed by the posts it quotes or replies to; with leads, the sources
+    note requesters suggested as each post's leads (`note_leads`, cleaned by `with_leads`)."""
     includes = Includes.of(body)
     found = []
     for tweet in tweets_of(body):
@@ -92,6 +98,8 @@ def candidates_of(
             continue
         if context:
             post = with_context(post, tweet, includes)
+        if leads:
+            post = with_leads(post, note_leads(tweet))
         author_id = str(tweet.get("author_id") or "")
         user = includes.users.get(author_id) or {}
         metrics = tweet.get("public_metrics") or {}
@@ -146,8 +154,9 @@ class XSource:
             raise SourceUnavailableError(str(exc), retry_after=exc.retry_after) from exc
         except XApiError as exc:
             raise SourceUnavailableError(str(exc)) from exc
+        notes = self.name == NOTES_FEED
         found = candidates_of(
-            body, self.name, me, self.clock, topics=self.topics, context=self.name == NOTES_FEED
+            body, self.name, me, self.clock, topics=self.topics, context=notes, leads=notes
         )[-limit:]
         newest = (body.get("meta") or {}).get("newest_id") if self.cursor_from_meta else None
         return Batch(candidates=found, cursor=str(newest) if newest else None)

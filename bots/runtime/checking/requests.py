@@ -113,7 +113,8 @@ class CheckRequests:
         """Return the stored check that answers post, or None (fresh: always None).
 
         Which check answers which post is the reuse index's to say (a post with images only a
-        check of the same words and the same images: `bots.runtime.checking.reuse`).
+        check of the same words and the same images: `bots.runtime.checking.reuse`); a post
+        with leads (`Post.leads`) only a check that read them all.
         """
         if fresh or self.reuse is None:
             return None
@@ -124,6 +125,12 @@ class CheckRequests:
             stored = await self.store.call(self.store.checks.get, hit.check_id)
         except NotFoundError:  # the fingerprint outlived its check (retention, forget): a miss
             log.info("reused check is gone; checking again", extra={"check_id": hit.check_id})
+            return None
+        if not set(post.leads) <= set(stored.post.leads):
+            # Pages suggested as evidence that the stored check never read: read them now.
+            log.info(
+                "reused check did not read the leads; checking", extra={"check_id": hit.check_id}
+            )
             return None
         if _script(stored.post.text) != _script(post.text):
             # Its reply is in its post's language: a post in another script gets its own check

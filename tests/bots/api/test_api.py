@@ -17,6 +17,7 @@ from bots.app.root import App
 from bots.settings import FetchSettings, Settings
 from bots.web import create_web
 from pipeline.fetch.fetcher import Fetcher
+from tests.conftest import FIXTURES
 from tests.support.httpserver import serve
 
 
@@ -139,4 +140,46 @@ def test_url_posts_share_one_fetcher_closed_when_the_server_stops(tmp_path: Path
         assert fetcher.closed  # at shutdown, in the server's own event loop
     assert site.seen.count("/robots.txt") == 1
     assert {"/one", "/two"} <= set(site.seen)
+    app.close()
+
+
+def test_a_request_with_leads_reads_them_and_is_not_answered_by_a_check_without(
+    tmp_path: Path, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(
+        data_dir=tmp_path / "data", fetch=FetchSettings(allowed_networks=("127.0.0.1/32",))
+    )
+    app = App(settings, embedder=embedder)
+    fact_check = (FIXTURES / "pages" / "factcheck_pants_on_fire.html").read_text("utf-8")
+    report = (
+        "<html><head><title>Bleach and the flu</title></head><body><article><p>Drinking "
+        "diluted bleach does not cure the flu; it burns the mouth, throat and stomach, poison "
+        "centres warned on Monday. Doctors said that no amount of bleach treats influenza or "
+        "any other infection, and that anyone who swallowed some should call for help at once."
+        "</p></article></body></html>"
+    )
+    text = "Drinking diluted bleach cures the flu, my aunt swears by it."
+    with serve() as site, serving(app) as base:
+        news, rated = site.add("/news", report), site.add("/bleach-flu", fact_check)
+        first = httpx.post(
+            f"{base}/api/checks?wait=60", json={"text": text, "leads": [news]}, timeout=60
+        )
+        assert first.status_code == 201, first.text
+        assert first.json()["verdict"] == "unverifiable"  # evidence, but no rating of the claim
+        assert [e["url"] for e in first.json()["evidence"]] == [news]
+        ask = {"text": text, "leads": [news, rated]}
+        # a stored check answers the same text, but it never read the second lead: checked again
+        second = httpx.post(f"{base}/api/checks?wait=60", json=ask, timeout=60)
+        assert second.status_code == 201, second.text
+        body = second.json()
+        assert body["verdict"] == "false" and "reused" not in body
+        assert rated in [r["url"] for r in body["correction"]["references"]]
+        assert body["post"]["leads"] == [news, rated]
+        assert [lead["read"] for lead in body["search"]["leads"]] == [True, True]
+        again = httpx.post(f"{base}/api/checks", json={"text": text, "leads": [rated]})
+        assert again.status_code == 200 and again.json()["id"] == body["id"]  # it read that one
+        bad = httpx.post(f"{base}/api/checks", json={"text": text, "leads": ["ftp://a.org/x"]})
+        assert bad.status_code == 422 and "scheme 'ftp' is not http or https" in bad.text
+        many = [f"https://s{n}.org/" for n in range(6)]
+        assert httpx.post(f"{base}/api/checks", json={**ask, "leads": many}).status_code == 422
     app.close()

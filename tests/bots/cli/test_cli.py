@@ -130,6 +130,26 @@ def test_check_url_fetches_the_page(ingested, monkeypatch: pytest.MonkeyPatch) -
     assert data["verdict"] == "false"
 
 
+def test_check_reads_a_lead_page_and_cites_it(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.httpserver import serve
+
+    fact_check = (FIXTURES / "pages" / "factcheck_pants_on_fire.html").read_text("utf-8")
+    monkeypatch.setenv("FACTBOT_FETCH__ALLOWED_NETWORKS", '["127.0.0.1/32"]')
+    post = "Drinking diluted bleach cures the flu, my aunt swears by it."
+    with serve() as site:
+        lead = site.add("/bleach-flu", fact_check)
+        plain = json.loads(run("check", "--json", post).stdout)  # nothing indexed: no evidence
+        result = run("check", "--json", "--lead", lead, post)
+        bad = run("check", "--lead", "ftp://files.example/x", post)
+    assert plain["verdict"] == "unverifiable" and plain["correction"]["references"] == []
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "false" and data["post"]["leads"] == [lead]
+    assert [r["url"] for r in data["correction"]["references"]] == [lead]
+    assert data["search"]["leads"] == [{"url": lead, "read": True, "reason": ""}]
+    assert bad.exit_code == 2 and "scheme 'ftp' is not http or https" in bad.output
+
+
 def test_sources_import_list_and_block(run, shared_data: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     mbfc = run("sources", "import", str(shared_data / "credibility" / "mbfc_idiap.csv"))
     assert mbfc.exit_code == 0 and "sources written" in mbfc.output

@@ -11,8 +11,10 @@ from bots.platforms.x._client import XApi
 from bots.platforms.x._community import NotesApi
 from bots.platforms.x._events import media_note, note_leads
 from bots.platforms.x._sources import NOTES_FEED, build_sources, feed_languages
+from bots.runtime.monitor import monitor_handlers
 from bots.runtime.monitor.candidates import SourceUnavailableError
-from bots.settings import Settings, XSettings
+from bots.runtime.monitor.scan import SCAN, ScanJobs
+from bots.settings import MonitorSettings, Settings, XSettings
 from pipeline.errors import ConfigError
 from storage import Store
 from storage.x_notes import ApiCosts
@@ -160,7 +162,50 @@ async def test_the_eligible_feed_brings_quoted_posts_long_text_and_leads(
             "https://cdc.example/bleach",
         )
         assert not media_note(tweet) and media_note({"matched_media_notes": [{"id": "1"}]})
+        # the suggestions are the candidate's leads, apart from its own links
+        assert candidate.post.leads == note_leads(tweet) and candidate.post.links == ()
         await api.close()
+
+
+async def test_the_suggested_sources_of_an_eligible_post_reach_its_stored_post(
+    store: Store,
+) -> None:
+    async with FakeX() as x:
+        x.add_user("200", "alice")
+        x.add_tweet(
+            "910",
+            "200",
+            "Drinking bleach cures COVID-19, doctors confirm https://t.co/a",
+            urls={"https://t.co/a": "https://blog.example/p"},
+            suggested_source_links_with_counts=[
+                {"url": "https://www.who.int/bleach", "count": 3},
+                {"url": "https://blog.example/p", "count": 9},  # the post's own link
+                {"url": "javascript:alert(1)", "count": 4},
+                *({"url": f"https://s{n}.org/x", "count": 1} for n in range(6)),
+            ],
+            note_request_suggestions=[{"text": "CDC: https://www.cdc.gov/bleach."}],
+        )
+        x.eligible = ["910"]
+        s = XSettings(bearer_token="t", api_base=x.api_base, user_id="100", notes_enabled=True)
+        api = XApi(s, ApiCosts(store.db))
+        [feed] = build_sources(s, api, FakeClock())
+        settings = Settings(monitor=MonitorSettings(enabled=True, threshold=0.0))
+        scan = monitor_handlers(store, settings, {NOTES_FEED: feed})[SCAN]
+        assert isinstance(scan, ScanJobs)
+        batch = await feed.fetch(None, 5)  # type: ignore[attr-defined]
+        assert await scan.take(batch.candidates) == {"checking": 1}
+        await api.close()
+    [row] = store.monitor.candidates()
+    job = store.jobs.get(row.check_job_id or "")
+    assert job is not None and job.post_id is not None
+    stored = store.jobs.post(job.post_id)  # what the check job will read
+    assert stored is not None and stored.platform_id == "910"
+    assert stored.links == ("https://blog.example/p",)
+    # most suggested first; the post's own link and what is not a web page left out; five
+    assert stored.leads == (
+        "https://www.who.int/bleach",
+        *(f"https://s{n}.org/x" for n in range(4)),
+    )
 
 
 def test_feed_languages_follow_the_setting_else_the_deployment() -> None:

@@ -350,7 +350,9 @@ async def test_retention_deletes_the_text_of_old_candidates(db: Store, clock: Fa
 
     settings = settings_with()
     scan, _ = parts(db, settings, clock)
-    await scan.take([candidate(1), candidate(2, author="U2", text="good morning all")])
+    led = candidate(1)
+    led = dataclasses.replace(led, post=dataclasses.replace(led.post, leads=("https://a.org/x",)))
+    await scan.take([led, candidate(2, author="U2", text="good morning all")])
     assert redact_expired(db, settings.privacy) == 0
     clock.advance(31 * 86400)
     await scan.take([candidate(3, author="U3")])  # a new one keeps its text
@@ -360,6 +362,10 @@ async def test_retention_deletes_the_text_of_old_candidates(db: Store, clock: Fa
     assert rows["T1:C1:3"].post["text"] == CLAIM and rows["T1:C1:1"].score > 0
     texts = dict(db.db.execute("SELECT platform_id, text FROM posts").fetchall())
     assert texts == {"T1:C1:1": "", "T1:C1:3": CLAIM}
+    assert rows["T1:C1:1"].post["leads"] == []  # who suggested what goes with the text
+    assert db.db.execute("SELECT leads FROM posts WHERE platform_id = 'T1:C1:1'").fetchone() == (
+        "[]",
+    )
     assert redact_expired(db, settings.privacy) == 0
 
 
