@@ -2,11 +2,11 @@
 
     python -m bench.x_notes [--limit N] [--kinds misleading,opinion] [--out figures.json]
 
-The set (bench/data/x_notes_posts.jsonl, written for this benchmark) is 64 eligible posts:
+The set (bench/data/x_notes_posts.jsonl, written for this benchmark) is 123 eligible posts:
 misleading claims whose evidence is in the local index (English pages, and published
-fact-checks in es, fr, de, pt and en), accurate posts, opinions, jokes, and claims nothing in
-the index speaks to, in en, es, fr, de and pt, each with the `lang` X gives it. The evidence
-pages (bench/data/x_notes_pages.jsonl) and the fact-check articles
+fact-checks in en, es, fr, de, pt, it and ru), accurate posts, opinions, jokes, and claims
+nothing in the index speaks to, in those seven languages, each with the `lang` X gives it. The
+evidence pages (bench/data/x_notes_pages.jsonl) and the fact-check articles
 (bench/data/x_notes_factchecks.jsonl) are served by a loopback web server, rated high; the
 pages are ingested into a fresh local index and the reviews into the fact-check index.
 
@@ -20,9 +20,12 @@ fetcher, ClaimOpinion measured by the stance model and the claim detector. Print
 - ``precision`` (notes on misleading posts / notes, Wilson 95 %) and ``recall`` on the
   misleading posts;
 - ``over_280``, ``without_url``, ``url_not_retrieved``, ``url_not_200``,
-  ``wrong_language``: notes breaking a rule (each must be 0);
-- ``admission``: the last-50 standing from factbot's own scorers (with fewer than 50 notes it
-  says "not enough notes yet" and gives the shares over the notes written).
+  ``wrong_language``: notes breaking a rule (each must be 0); ``text_not_in_post_language``:
+  notes whose words the language identifier reads as another language than the post's;
+- ``admission``: the standing over the last 50 notes, in the order the set submits them, from
+  factbot's own scorers through `pipeline.communitynotes.admission` (with fewer than 50 notes
+  it says "not enough notes yet"), the shares over every note written, and ``at_49_notes``:
+  the standing one note short of the window, which must say "not enough notes yet".
 """
 
 from __future__ import annotations
@@ -43,16 +46,18 @@ from bots.app.root import App
 from bots.evaluation.claim_matching import wilson
 from bots.platforms.x._notes import score, write_note
 from bots.settings import FetchSettings, SearchSettings, Settings
-from pipeline.communitynotes.admission import standing
+from pipeline.communitynotes.admission import WINDOW, standing
 from pipeline.communitynotes.claimopinion import ClaimOpinionScorer
 from pipeline.embedding.e5 import E5Embedder
 from pipeline.errors import EmptyPostError
 from pipeline.evidence.ingest import Ingester
 from pipeline.factchecks.loading import import_fact_checks
 from pipeline.fetch.fetcher import Fetcher
+from pipeline.inputs.language import LanguageIdentifier
 from pipeline.records.domain import Post, SourceRating, Tier, new_id
 from pipeline.records.factchecks import FactCheck
 from pipeline.records.labels import Label
+from pipeline.reply.links import scrub_links
 from pipeline.reply.thread import x_weighted
 from pipeline.verifier.stance import StanceModel
 from tests.support.httpserver import LocalServer, serve
@@ -118,7 +123,11 @@ async def _index(app: App, pages: LocalServer, folder: Path) -> None:
 
 
 async def _one(
-    app: App, post: dict[str, Any], scorer: ClaimOpinionScorer, fetcher: Fetcher
+    app: App,
+    post: dict[str, Any],
+    scorer: ClaimOpinionScorer,
+    fetcher: Fetcher,
+    identifier: LanguageIdentifier,
 ) -> Outcome:
     given = Post(
         id=new_id(), platform="x", platform_id=post["id"], text=post["text"], language=post["lang"]
@@ -141,6 +150,8 @@ async def _one(
         "retrieved": all(u in retrieved for u in draft.urls),
         "url_statuses": scores.detail.get("urls", {}),
         "language": draft.language,
+        # what the note's words read as (its URLs aside), not only the catalogue it names
+        "text_language": identifier.identify(scrub_links(draft.text)).code,
         "is_media_note": draft.is_media_note,
         "buckets": {
             "ClaimOpinion": scores.claim_opinion,
@@ -148,6 +159,7 @@ async def _one(
             "HarassmentAbuse": scores.harassment_abuse,
         },
         "claim_opinion_local": scores.detail.get("claim_opinion_local"),
+        "passes": scores.passes,  # factbot's own gate: a note that fails it is withheld
         "tags": list(draft.misleading_tags),
     }
     return Outcome(post, plan.decision.value, plan.reason, note)
@@ -165,6 +177,8 @@ def figures(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     written = [o.note for o in notes if o.note is not None]
     newest_first = [n["buckets"] for n in reversed(written)]
     stand = standing(newest_first)
+    # the standing as it read one note short of the window (submission order: the set's)
+    before = newest_first[-(WINDOW - 1) :] if len(newest_first) >= WINDOW - 1 else []
     return {
         "posts": len(outcomes),
         "posts_by_kind": dict(Counter(o.post["kind"] for o in outcomes)),
@@ -180,15 +194,26 @@ def figures(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "without_url": sum(1 for n in written if not n["urls"]),
         "url_not_retrieved": sum(1 for n in written if not n["retrieved"]),
         "url_not_200": sum(1 for n in written if any(s != 200 for s in n["url_statuses"].values())),
+        "withheld_by_local_scores": [
+            {"id": o.post["id"], "buckets": o.note["buckets"]}
+            for o in notes
+            if o.note is not None and not o.note["passes"]
+        ],
         "internal_scores": sum(1 for n in written if "p =" in n["text"] or "stance" in n["text"]),
         "wrong_language": sum(
             1 for o in notes if o.note is not None and o.note["language"] != o.post["lang"]
         ),
+        "text_not_in_post_language": [
+            {"id": o.post["id"], "lang": o.post["lang"], "read_as": o.note["text_language"]}
+            for o in notes
+            if o.note is not None and o.note["text_language"] != o.post["lang"]
+        ],
         "admission": {
             **stand.to_json(),
             "over_notes_written": standing(newest_first, window=len(newest_first)).to_json()
             if newest_first
             else None,
+            "at_49_notes": standing(before).to_json() if before else None,
         },
         "missed": [
             {"id": o.post["id"], "lang": o.post["lang"], "decision": o.decision, "reason": o.reason}
@@ -223,8 +248,9 @@ async def run(
             vs = settings.verifier
             stance = StanceModel(vs.model_dir, batch_size=vs.batch_size, threads=vs.threads)
             scorer = ClaimOpinionScorer(stance, E5Embedder(threads=vs.threads))
+            identifier = LanguageIdentifier(preload=False)
             async with Fetcher(settings.fetch.policy()) as fetcher:
-                outcomes = [await _one(app, post, scorer, fetcher) for post in posts]
+                outcomes = [await _one(app, p, scorer, fetcher, identifier) for p in posts]
         finally:
             await app.aclose()
     out = figures(outcomes)

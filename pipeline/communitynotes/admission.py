@@ -67,12 +67,18 @@ def standing(buckets: Sequence[Mapping[str, str]], *, window: int = WINDOW) -> S
     url, abuse = share("UrlValidity", "high"), share("HarassmentAbuse", "high")
     failing = []
     if co_high < CLAIM_OPINION_HIGH_MIN:
-        failing.append(f"ClaimOpinion high {co_high:.0%} < 30 %")
+        failing.append(f"ClaimOpinion high {_percent(co_high)} < 30 %")
     if co_low > CLAIM_OPINION_LOW_MAX:
-        failing.append(f"ClaimOpinion low {co_low:.0%} > 30 %")
+        failing.append(f"ClaimOpinion low {_percent(co_low)} > 30 %")
     if url < URL_VALIDITY_HIGH_MIN:
-        failing.append(f"UrlValidity high {url:.0%} < 95 %")
+        failing.append(f"UrlValidity high {_percent(url)} < 95 %")
     if abuse < HARASSMENT_ABUSE_HIGH_MIN:
-        failing.append(f"HarassmentAbuse high {abuse:.0%} < 98 %")
+        failing.append(f"HarassmentAbuse high {_percent(abuse)} < 98 %")
     state = NOT_ENOUGH if n < window else (FAILS if failing else MEETS)
     return Standing(n, state, co_high, co_low, url, abuse, tuple(failing))
+
+
+def _percent(share: float) -> str:
+    """Return a share as a percentage with up to two decimals: 48 of 49 is "97.96 %", never a
+    rounded "98 %" that reads as meeting the threshold it misses."""
+    return f"{share * 100:.2f}".rstrip("0").rstrip(".") + " %"

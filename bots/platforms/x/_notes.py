@@ -46,9 +46,13 @@ from pipeline.verifier.stance import StanceModel
 NOTE_CHARS = 280
 MISLEADING = "misinformed_or_potentially_misleading"
 # Insults and threats per language: English words are read only in English notes (the German
-# article "die" is not a threat). An aimed @handle is abuse in every language.
+# article "die" is not a threat). A threat is the wish or intent aimed at someone ("go die",
+# "I will kill"), never the word alone: "drinking bleach can kill" is the correction itself.
+# An aimed @handle is abuse in every language.
 _ABUSE = {
-    "en": r"idiots?|morons?|stupid|dumb|clowns?|scum|trolls?|losers?|pathetic|shut up|kill|die|"
+    "en": r"idiots?|morons?|stupid|dumb|clowns?|scum|trolls?|losers?|pathetic|shut up|"
+    r"kill (?:yourself|urself)|kys|(?:i|we)(?:'ll| will| wanna| want to| are going to) kill|"
+    r"(?:go|should|hope (?:you|u)|just|please) die|die in a (?:fire|hole|ditch)|"
     r"hate|disgrace|imbeciles?|garbage|you are an?|you're an?|you people",
     "es": r"idiotas?|imbéciles?|estúpid[oa]s?|payas[oa]s?|basura|cállate|muérete|odio",
     "pt": r"idiotas?|imbecis|imbecil|estúpid[oa]s?|palhaç[oa]s?|lixo|cala a boca|morra|ódio",

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from pipeline.communitynotes.claimopinion import ClaimOpinionScorer, agreement, bucket_of
-from pipeline.communitynotes.drafting import bears_on, numbers_in
+from pipeline.communitynotes.drafting import (
+    CONFLICT,
+    CONFLICT_SHORT,
+    CONTRARY,
+    FACT_CHECKED,
+    bears_on,
+    numbers_in,
+)
+from pipeline.util.i18n import available, translator
 from pipeline.verifier.stance import StanceModel
 
 EVEREST = "Mount Everest is 9,500 metres tall."
@@ -21,6 +29,17 @@ def test_a_quote_must_hold_the_contradicting_figure_and_name_the_claims_subject(
     assert not bears_on(EVEREST, "Posts say Mount Everest is 9,500 metres tall.", stance)
     # another subject, even with the claim's words and a figure
     assert not bears_on("The Eiffel Tower is 500 metres tall.", right, stance)
+
+
+def test_every_catalogue_writes_the_note_in_its_own_language() -> None:
+    # a note to an Italian or Russian post was written in English: the catalogues added for
+    # issue 51 left the note's messages untranslated, and gettext fell back to the source
+    for code in available():
+        if code == "en":
+            continue
+        t = translator(code)
+        for message in (CONFLICT, CONFLICT_SHORT, FACT_CHECKED, CONTRARY):
+            assert t.translations.gettext(message) != message, (code, message)
 
 
 def test_numbers_are_read_whatever_their_separators() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bots.cli.doctor import notes_lines
 from bots.platforms.x._notes import harassment_abuse, tags_for, url_validity
-from pipeline.communitynotes.admission import NOT_ENOUGH
+from pipeline.communitynotes.admission import NOT_ENOUGH, standing
 from pipeline.fetch.fetcher import Fetcher, FetchPolicy
 from pipeline.records.domain import Label
 from storage import Store
@@ -25,6 +25,16 @@ def test_abuse_and_aimed_handles_score_low() -> None:
     assert harassment_abuse("You people never check https://a.example/@x")[0] == "low"
     # a URL with an @ in it is not a handle
     assert harassment_abuse("See https://a.example/@user/post")[0] == "high"
+
+
+def test_a_threat_is_abuse_but_a_health_warning_is_not() -> None:
+    # the note on "Drinking bleach cures COVID-19" quoted a fact-check's headline and scored
+    # low for the word "kill": the correction itself was read as a threat
+    warning = "Rated false: “Bleach is a poison: drinking it does not cure COVID-19 and can kill”"
+    assert harassment_abuse(warning)[0] == "high"
+    assert harassment_abuse("Smoking can kill, and people who smoke die younger.")[0] == "high"
+    for threat in ("go die", "I will kill you", "hope you die in a fire", "kill yourself"):
+        assert harassment_abuse(f"5G does not spread viruses, {threat}.")[0] == "low", threat
 
 
 def test_tags_follow_the_verdict_and_its_reasons() -> None:
@@ -92,7 +102,7 @@ def test_the_summary_applies_the_admission_thresholds() -> None:
     one_bad_url = [*good[:46], *(_note(n, url_validity="low") for n in range(46, 50))]
     summary = summarize(one_bad_url)
     assert summary.url_validity_high == 0.92 and not summary.meets_admission
-    assert summary.admission.failing == ("UrlValidity high 92% < 95 %",)
+    assert summary.admission.failing == ("UrlValidity high 92 % < 95 %",)
     mostly_low = [_note(n, claim_opinion="low" if n < 20 else "high") for n in range(50)]
     assert not summarize(mostly_low).meets_admission  # 40 % low > 30 %
     rated = [
@@ -120,6 +130,14 @@ def test_admission_needs_fifty_submitted_notes() -> None:
     # withheld and rejected notes never count toward the window
     mixed = [*(_note(n, status="withheld") for n in range(10)), *(_note(n) for n in range(45))]
     assert summarize(mixed).admission.notes == 45 and not summarize(mixed).meets_admission
+
+
+def test_a_missed_threshold_is_not_shown_rounded_up_to_it() -> None:
+    # 48 of 49 notes high on HarassmentAbuse read "HarassmentAbuse high 98% < 98 %"
+    buckets = {"ClaimOpinion": "high", "UrlValidity": "high", "HarassmentAbuse": "high"}
+    notes = [buckets] * 48 + [{**buckets, "HarassmentAbuse": "low"}]
+    assert standing(notes).failing == ("HarassmentAbuse high 97.96 % < 98 %",)
+    assert standing([buckets] * 50).failing == ()
 
 
 def test_admission_from_xs_recorded_buckets_is_kept_apart() -> None:
