@@ -257,6 +257,36 @@ def bears_on(claim: str, sentence: str, stance: StanceModel | None) -> bool:
     return float(stance.probabilities([(claim, sentence)])[0][1]) >= BEARING
 
 
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _before(text: str, value: str) -> str | None:
+    """Return the word right before value in text (articles skipped), lower-cased, or None."""
+    at = text.lower().find(value.lower())
+    if at < 0:
+        return None
+    words = [w for w in re.findall(r"\w+", text[:at].lower()) if w not in _ARTICLES]
+    return words[-1] if words else None
+
+
+def same_role(claim: str, claimed: str, sentence: str, actual: str) -> bool:
+    """Return whether a name in the source stands where the claim's name stands.
+
+    "a gift from the United Kingdom" is not corrected by "a gift from France to the United
+    States" with "the United States": the word before each name ("from", "to") differs. A figure
+    or a date (any digit) is not checked this way: their wording varies ("in 1975", "on 20 July
+    1969"); nor a name whose claim gives no word before it.
+    """
+    if any(ch.isdigit() for ch in claimed + actual):
+        return True
+    mine = _before(claim, claimed)
+    if mine is None:
+        return True
+    at = sentence.lower().find(actual.lower())
+    words = [w for w in re.findall(r"\w+", sentence[:at].lower()) if w not in _ARTICLES]
+    return mine in words[-3:]
+
+
 def _sentences(check: Check, claim: Claim, document_id: str) -> list[str]:
     out: list[str] = []
     for ev in check.evidence:
@@ -324,11 +354,19 @@ def _corrections(
             if source is None:
                 continue
             values = {"claimed": conflict.claim_value, "actual": conflict.evidence_value}
-            for sentence in _sentences(check, claim, source.document_id):
-                if conflict.evidence_value in sentence and bears_on(claim.text, sentence, stance):
+            said = [
+                sentence
+                for sentence in _sentences(check, claim, source.document_id)
+                if conflict.evidence_value in sentence
+                and same_role(claim.text, conflict.claim_value, sentence, conflict.evidence_value)
+            ]
+            for sentence in said:
+                if bears_on(claim.text, sentence, stance):
                     body = t.gettext(CONFLICT, source=source.name, quote=sentence, **values)
                     yield "conflict", body, source, sentence
-            yield "conflict", t.gettext(CONFLICT_SHORT, source=source.name, **values), source, ""
+            if said:
+                short = t.gettext(CONFLICT_SHORT, source=source.name, **values)
+                yield "conflict", short, source, ""
     for review in _reviews(check, claim):
         source = next((s for s in sources if s.url == review.url), None)
         if source is None or catalogue_code(review.language) != t.language:

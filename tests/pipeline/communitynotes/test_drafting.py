@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.communitynotes.claimopinion import ClaimOpinionScorer, agreement, bucket_of
 from pipeline.communitynotes.drafting import (
     CONFLICT,
@@ -10,6 +12,7 @@ from pipeline.communitynotes.drafting import (
     FACT_CHECKED,
     bears_on,
     numbers_in,
+    same_role,
 )
 from pipeline.util.i18n import available, translator
 from pipeline.verifier.stance import StanceModel
@@ -75,3 +78,32 @@ def test_agreement_compares_buckets_and_scores() -> None:
     apart = agreement([(0.9, -0.5), (-0.5, 0.9)])
     assert apart.bucket_agreement == 0.0 and apart.correlation is None
     assert agreement([]).bucket_agreement is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "claimed", "sentence", "actual", "same"),
+    [
+        # the graph paired "United Kingdom" with the statue's recipient, not its giver
+        (
+            "The Statue of Liberty was a gift from the United Kingdom.",
+            "United Kingdom",
+            "The Statue of Liberty was a gift from the people of France to the United States.",
+            "United States",
+            False,
+        ),
+        (
+            "The Statue of Liberty was a gift from the United Kingdom.",
+            "United Kingdom",
+            "The Statue of Liberty was a gift from the people of France to the United States.",
+            "France",
+            True,
+        ),
+        ("The Eiffel Tower is in Berlin.", "Berlin", "The tower is in Paris.", "Paris", True),
+        # figures and dates are worded too freely to compare the word before them
+        ("Apollo 11 landed in 1975.", "1975", "It landed on 20 July 1969.", "20 July 1969", True),
+    ],
+)
+def test_a_correction_names_what_stands_where_the_claim_s_name_stands(
+    claim: str, claimed: str, sentence: str, actual: str, same: bool
+) -> None:
+    assert same_role(claim, claimed, sentence, actual) is same
