@@ -806,3 +806,26 @@ def m030_check_fact_checks(db: Database) -> None:
     # The published fact-check matched to each claim of a check (JSON of ClaimMatch: the
     # review, its scores, accepted or not; pipeline/checking/published.py). Older checks: [].
     db.execute("ALTER TABLE checks ADD COLUMN fact_checks TEXT NOT NULL DEFAULT '[]'")
+
+
+@migrations()
+def m031_fact_check_hashes(db: Database) -> None:
+    # A review's content hash no longer names the embedding models (a model's vectors can be
+    # filled in by a later pass, pipeline/factchecks/loading.py `embed_missing`): the stored
+    # hashes of the old format are rewritten, so the next import does not embed every review
+    # again. The search table's update trigger fires on its own columns only, so rewriting a
+    # hash (or any other column) does not rewrite the review's FTS row.
+    from storage.factchecks import rehash_fact_checks
+
+    db.execute("DROP TRIGGER fact_check_text_au")
+    db.execute("""
+        CREATE TRIGGER fact_check_text_au
+        AFTER UPDATE OF claim_reviewed, headline, claimant, publisher ON fact_checks BEGIN
+            INSERT INTO fact_check_text(
+                fact_check_text, rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES ('delete', old.id, old.claim_reviewed, old.headline, old.claimant,
+                        old.publisher);
+            INSERT INTO fact_check_text(rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES (new.id, new.claim_reviewed, new.headline, new.claimant, new.publisher);
+        END""")
+    rehash_fact_checks(db)
