@@ -18,6 +18,11 @@
    does not read as contradicting the review). A wrong match cites a fact-check of a different
    claim, which is worse than none.
 
+Partial vectors (e5's pass, `pipeline.factchecks.loading.embed_missing`, has not reached every
+review): each candidate is scored by the vectors it has; the reviews without e5's vector are
+scanned with MiniLM's, ranked and accepted on the English rule (BM25 + MiniLM from
+`minilm_accept`), and a pair not both English is refused for them: no model read both texts.
+
 Failure policy: the index's snapshot (lexical matrix and vectors) is rebuilt when its key
 changes; an empty index matches nothing; an embedder that fails raises to the caller (the
 check's stage turns that into "no match" and says so).
