@@ -129,6 +129,7 @@ def main() -> None:
             out["store_reviews_per_s"] = round(
                 fill(store, args.reviews, [e.name for e in embedders])
             )
+        if args.reviews or args.imported:  # after --import: e5's vectors are partial
             matcher = FactCheckMatcher(store.fact_checks, embedders)
             before = _rss_mb()
             started = time.perf_counter()
@@ -141,8 +142,9 @@ def main() -> None:
                 started = time.perf_counter()
                 matcher.match_sync([QUERIES[n % len(QUERIES)] + f" {n}"], limit=5)
                 times.append((time.perf_counter() - started) * 1000)
-            out["match_p50_ms"] = round(float(np.percentile(times, 50)), 1)
-            out["match_p95_ms"] = round(float(np.percentile(times, 95)), 1)
+            if times:
+                out["match_p50_ms"] = round(float(np.percentile(times, 50)), 1)
+                out["match_p95_ms"] = round(float(np.percentile(times, 95)), 1)
         store.close()
     print(json.dumps(out, indent=2))
 

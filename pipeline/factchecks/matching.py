@@ -328,13 +328,7 @@ class FactCheckMatcher:
                 stored = self.index.fact_check_matrix(name)
                 found_ids, matrix = stored.ids, stored.matrix
             else:
-                got = self.index.fact_check_vectors(ids[lacking].tolist(), name)
-                found_ids = np.fromiter(sorted(got), dtype=np.int64, count=len(got))
-                matrix = (
-                    np.stack([got[int(i)] for i in found_ids])
-                    if len(got)
-                    else np.zeros((0, 0), dtype=np.float32)
-                )
+                found_ids, matrix = self._vectors_of(ids[lacking], name)
             if not len(found_ids):
                 continue
             at = np.minimum(np.searchsorted(ids, found_ids), len(ids) - 1)
@@ -344,6 +338,25 @@ class FactCheckMatcher:
         languages = self.index.fact_check_languages()
         english = np.array([_english(lang) for lang in languages], dtype=np.bool_)
         return _Snapshot(key, ids, LexicalIndex(ids, texts), scans, english)
+
+    def _vectors_of(
+        self, ids: npt.NDArray[np.int64], model: str, chunk: int = 5000
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Return the ids (in order) of ids that have a vector of model, and those vectors:
+        read a chunk at a time into one matrix, never a dict of the whole."""
+        found = np.empty(len(ids), dtype=np.int64)
+        matrix: npt.NDArray[np.float32] | None = None
+        n = 0
+        for start in range(0, len(ids), chunk):
+            got = self.index.fact_check_vectors(ids[start : start + chunk].tolist(), model)
+            for row_id in sorted(got):
+                if matrix is None:
+                    matrix = np.empty((len(ids), len(got[row_id])), dtype=np.float32)
+                found[n], matrix[n] = row_id, got[row_id]
+                n += 1
+        if matrix is None:
+            return found[:0], np.zeros((0, 0), dtype=np.float32)
+        return found[:n], matrix[:n]
 
 
 def _english(language: str | None) -> bool:
