@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -197,3 +199,29 @@ def test_old_hashes_are_rewritten_without_the_models(store: Store) -> None:
     }
     assert repo.fact_check_key() == key  # the reviews did not change
     assert [fc.url for _, fc in repo.search_fact_checks("bridge billion")] != []
+
+
+def test_the_migration_rewrites_old_hashes_on_open(
+    tmp_path: Path, open_store: Callable[..., Store]
+) -> None:
+    from pipeline.factchecks.loading import fact_check_hash, legacy_fact_check_hash
+
+    old = [(review(n), legacy_fact_check_hash(review(n), ["a"]), {"a": vec(n)}) for n in (1, 2)]
+    with open_store(tmp_path / "factbot.db") as store:
+        store.fact_checks.upsert_fact_checks(old)
+        # As a database the migration has not reached yet.
+        if store.fact_checks.pg:
+            store.db.execute("DELETE FROM factbot_migrations WHERE name = 'p008_fact_check_hashes'")
+        else:
+            store.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm031_fact_check_hashes'")
+
+    with open_store(tmp_path / "factbot.db") as store:
+        repo = store.fact_checks
+        assert repo.stored_fact_check_hashes([review(1).url, review(2).url]) == {
+            review(1).url: fact_check_hash(review(1)),
+            review(2).url: fact_check_hash(review(2)),
+        }
+        changed = review(2, claim_reviewed="The tunnel cost nothing")
+        repo.upsert_fact_checks([(changed, fact_check_hash(changed), {})])
+        assert [fc.url for _, fc in repo.search_fact_checks("tunnel")] == [changed.url]
+        assert [fc.url for _, fc in repo.search_fact_checks("bridge")] == [review(1).url]
