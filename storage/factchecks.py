@@ -359,7 +359,7 @@ class FactCheckRepo:
 def rehash_fact_checks(db: Any) -> int:
     """Rewrite each stored hash of the old format (fields and models) in the new (fields only).
 
-    A migration's step (m031, p008). The old hash was of the review as the feed gave it and the
+    A migration's step (m032, p009). The old hash was of the review as the feed gave it and the
     models that embedded it, which are those of its stored vectors; its language may be one the
     identifier filled in, so both the stored language and none are tried. A hash that matches
     neither is left: that review is embedded again by the next import, as a changed one.

@@ -809,7 +809,7 @@ def m030_check_fact_checks(db: Database) -> None:
 
 
 @migrations()
-def m031_fact_check_hashes(db: Database) -> None:
+def m032_fact_check_hashes(db: Database) -> None:
     # A review's content hash no longer names the embedding models (a model's vectors can be
     # filled in by a later pass, pipeline/factchecks/loading.py `embed_missing`): the stored
     # hashes of the old format are rewritten, so the next import does not embed every review

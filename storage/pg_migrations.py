@@ -545,8 +545,8 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         "p007_check_fact_checks",
         _script("ALTER TABLE checks ADD COLUMN fact_checks TEXT NOT NULL DEFAULT '[]';"),
     ),
-    # Content hashes without the models' names, the search trigger on its own columns (m031).
-    PgMigration("p008_fact_check_hashes", _rehash),
+    # Content hashes without the models' names, the search trigger on its own columns (m032).
+    PgMigration("p009_fact_check_hashes", _rehash),
 )
 
 

@@ -150,7 +150,7 @@ def fact_check_hash(fact_check: FactCheck) -> str:
 def legacy_fact_check_hash(fact_check: FactCheck, models: Sequence[str]) -> str:
     """Return the hash an import before 2026-12 stored: the fields and the embedding models.
 
-    For the migration that rewrites such hashes (storage m031/p008), so an index imported then
+    For the migration that rewrites such hashes (storage m032/p009), so an index imported then
     is not embedded again by the next import.
     """
     return _digest({**hashed_fields(fact_check), "models": sorted(models)})

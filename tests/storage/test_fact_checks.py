@@ -211,9 +211,9 @@ def test_the_migration_rewrites_old_hashes_on_open(
         store.fact_checks.upsert_fact_checks(old)
         # As a database the migration has not reached yet.
         if store.fact_checks.pg:
-            store.db.execute("DELETE FROM factbot_migrations WHERE name = 'p008_fact_check_hashes'")
+            store.db.execute("DELETE FROM factbot_migrations WHERE name = 'p009_fact_check_hashes'")
         else:
-            store.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm031_fact_check_hashes'")
+            store.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm032_fact_check_hashes'")
 
     with open_store(tmp_path / "factbot.db") as store:
         repo = store.fact_checks

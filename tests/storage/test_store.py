@@ -87,7 +87,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m028_passages_trigram",
         "m029_fact_checks",
         "m030_check_fact_checks",
-        "m031_fact_check_hashes",
+        "m032_fact_check_hashes",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

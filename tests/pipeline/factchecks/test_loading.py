@@ -307,7 +307,7 @@ async def test_an_index_of_old_hashes_is_not_embedded_again(store: Store) -> Non
             for fc in old
         ]
     )
-    assert rehash_fact_checks(store.db) == 2  # what migration m031 (p008) does
+    assert rehash_fact_checks(store.db) == 2  # what migration m032 (p009) does
 
     minilm = CountingEmbedder("minilm")
     counts = await load(store, reviews, minilm)
