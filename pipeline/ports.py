@@ -160,7 +160,30 @@ class FactCheckIndex(Protocol):
         ...
 
     def fact_check_key(self) -> tuple[int, ...]:
-        """Return a key that changes whenever a review is added, changed or removed."""
+        """Return a key that changes whenever a review is added, changed or removed, or
+        vectors stored for existing reviews are published."""
+        ...
+
+    def fact_checks_missing_vector(
+        self, model: str, *, after: int = 0, limit: int = 256
+    ) -> list[tuple[int, str]]:
+        """Return (id, content hash) of the first `limit` reviews after id `after` that have
+        no vector of model, in id order."""
+        ...
+
+    def count_missing_vectors(self, model: str) -> int:
+        """Return how many reviews have no vector of model."""
+        ...
+
+    def store_fact_check_vectors(
+        self, model: str, rows: Sequence[tuple[int, str, npt.NDArray[np.float32]]]
+    ) -> int:
+        """Store model's vector of each (id, content hash) review still stored with that hash
+        and still without one, in one transaction; return how many were stored."""
+        ...
+
+    def publish_fact_check_vectors(self) -> None:
+        """Move the change key, so the matcher's next snapshot reads the vectors stored."""
         ...
 
     def fact_check_texts(self) -> tuple[npt.NDArray[np.int64], list[str]]:

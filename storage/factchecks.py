@@ -6,10 +6,17 @@ search table is FTS5 in SQLite and a 'simple' tsvector in PostgreSQL (m029, p006
 in step by triggers. Times are ISO 8601 in UTC (`dt_out`).
 
 Every write of a batch takes the next `revision` (under the write lock, so two writers never
-share one), and every removal counts itself in the kv table (`REMOVALS_KEY`); `fact_check_key`
-is (highest revision, removals), which any add, change or removal moves, from this process or
-another, on either engine. It is read for every match, so it is two look-ups on indexes and no
-count of the rows (a COUNT(*) over 200,000 reviews took 7 ms in SQLite).
+share one), every removal counts itself in the kv table (`REMOVALS_KEY`), and the pass that
+fills in a model's missing vectors counts its publications there too (`VECTORS_KEY`, moved by
+`publish_fact_check_vectors`, not by each batch: every move costs a running matcher a new
+snapshot); `fact_check_key` is (highest revision, removals, publications), which any add,
+change, removal or published vectors move, from this process or another, on either engine. It
+is read for every match, so it is two look-ups on indexes and no count of the rows (a COUNT(*)
+over 200,000 reviews took 7 ms in SQLite).
+
+The reviews without a model's vector are found by an anti-join on `fact_check_vectors`' primary
+key (fact_check_id, model), in id order after a given id: one index probe a review, so a pass
+over 200,000 reviews lists them in batches without a scan per batch.
 """
 
 from __future__ import annotations
@@ -44,6 +51,11 @@ _SELECT = f"SELECT id, {', '.join(_FIELDS)} FROM fact_checks"
 
 
 REMOVALS_KEY = "fact-checks:removals"  # in the kv table (storage/state.py)
+VECTORS_KEY = "fact-checks:vectors"  # publications of vectors stored for existing reviews
+_MISSING = (
+    "NOT EXISTS (SELECT 1 FROM fact_check_vectors AS v "
+    "WHERE v.fact_check_id = f.id AND v.model = ?)"
+)
 
 
 @dataclass(frozen=True)
@@ -136,19 +148,93 @@ class FactCheckRepo:
                     f"DELETE FROM fact_checks WHERE url IN ({_marks(chunk)})", chunk
                 ).rowcount
             if removed:
-                self.db.execute(
-                    "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value = "
-                    "CAST(CAST(kv.value AS INTEGER) + 1 AS TEXT), updated_at = excluded.updated_at",
-                    [REMOVALS_KEY, "1", dt_out(utcnow())],
-                )
+                self._count(REMOVALS_KEY)
         return removed
 
+    def _count(self, key: str) -> None:
+        self.db.execute(
+            "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = "
+            "CAST(CAST(kv.value AS INTEGER) + 1 AS TEXT), updated_at = excluded.updated_at",
+            [key, "1", dt_out(utcnow())],
+        )
+
+    def fact_checks_missing_vector(
+        self, model: str, *, after: int = 0, limit: int = 256
+    ) -> list[tuple[int, str]]:
+        """Return (id, content hash) of the first `limit` reviews after id `after` that have
+        no vector of model, in id order."""
+        rows = self.db.execute(
+            f"SELECT f.id, f.content_hash FROM fact_checks AS f WHERE f.id > ? AND {_MISSING} "
+            "ORDER BY f.id LIMIT ?",
+            [after, model, limit],
+        ).fetchall()
+        return [(int(row_id), str(digest)) for row_id, digest in rows]
+
+    def count_missing_vectors(self, model: str) -> int:
+        """Return how many reviews have no vector of model."""
+        row = self.db.execute(
+            f"SELECT COUNT(*) FROM fact_checks AS f WHERE {_MISSING}", [model]
+        ).fetchone()
+        return int(row[0])
+
+    def store_fact_check_vectors(
+        self, model: str, rows: Sequence[tuple[int, str, npt.NDArray[np.float32]]]
+    ) -> int:
+        """Store model's vector of each (id, content hash) review still stored with that hash
+        and still without one, in one transaction; return how many were stored.
+
+        The change key does not move (`publish_fact_check_vectors` moves it): a matcher whose
+        snapshot lacks these vectors reads them for its candidates, or ranks without them.
+        """
+        if not rows:
+            return 0
+        with immediate(self.db):
+            current: dict[int, str] = {}
+            have: set[int] = set()
+            for chunk in _chunks(list(dict.fromkeys(int(row_id) for row_id, _, _ in rows))):
+                found = self.db.execute(
+                    f"SELECT id, content_hash FROM fact_checks WHERE id IN ({_marks(chunk)})",
+                    chunk,
+                ).fetchall()
+                current.update((int(row_id), str(digest)) for row_id, digest in found)
+                done = self.db.execute(
+                    "SELECT fact_check_id FROM fact_check_vectors "
+                    f"WHERE model = ? AND fact_check_id IN ({_marks(chunk)})",
+                    [model, *chunk],
+                ).fetchall()
+                have.update(int(r[0]) for r in done)
+            written: dict[int, bytes] = {}
+            for row_id, digest, vector in rows:
+                if current.get(int(row_id)) == digest and int(row_id) not in have:
+                    written[int(row_id)] = np.asarray(vector, dtype=np.float32).tobytes()
+            if written:
+                self.db.conn.executemany(
+                    "INSERT INTO fact_check_vectors (fact_check_id, model, vector) "
+                    "VALUES (?, ?, ?)",
+                    [(row_id, model, blob) for row_id, blob in written.items()],
+                )
+        return len(written)
+
+    def publish_fact_check_vectors(self) -> None:
+        """Move the change key, so the matcher's next snapshot reads the vectors stored."""
+        with immediate(self.db):
+            self._count(VECTORS_KEY)
+
     def fact_check_key(self) -> tuple[int, ...]:
-        """Return a key that changes whenever a review is added, changed or removed."""
+        """Return a key that changes whenever a review is added, changed or removed, or
+        vectors stored for existing reviews are published."""
         revision = self.db.execute("SELECT COALESCE(MAX(revision), 0) FROM fact_checks").fetchone()
-        removals = self.db.execute("SELECT value FROM kv WHERE key = ?", [REMOVALS_KEY]).fetchone()
-        return (int(revision[0]), int(removals[0]) if removals else 0)
+        counted = dict(
+            self.db.execute(
+                "SELECT key, value FROM kv WHERE key IN (?, ?)", [REMOVALS_KEY, VECTORS_KEY]
+            ).fetchall()
+        )
+        return (
+            int(revision[0]),
+            int(counted.get(REMOVALS_KEY, 0)),
+            int(counted.get(VECTORS_KEY, 0)),
+        )
 
     def fact_check_count(self) -> int:
         """Return how many reviews the index holds."""
@@ -268,6 +354,49 @@ class FactCheckRepo:
                 (str(lang) if lang is not None else None): int(n) for lang, n in languages
             },
         )
+
+
+def rehash_fact_checks(db: Any) -> int:
+    """Rewrite each stored hash of the old format (fields and models) in the new (fields only).
+
+    A migration's step (m032, p009). The old hash was of the review as the feed gave it and the
+    models that embedded it, which are those of its stored vectors; its language may be one the
+    identifier filled in, so both the stored language and none are tried. A hash that matches
+    neither is left: that review is embedded again by the next import, as a changed one.
+    Returns how many hashes were rewritten.
+    """
+    from dataclasses import replace
+
+    from pipeline.factchecks.loading import fact_check_hash, legacy_fact_check_hash
+
+    after, rewritten, page = 0, 0, 2000
+    select = f"SELECT id, content_hash, {', '.join(_FIELDS)} FROM fact_checks"
+    while rows := list(db.query(f"{select} WHERE id > ? ORDER BY id LIMIT ?", [after, page])):
+        after = int(rows[-1]["id"])
+        models: dict[int, list[str]] = {}
+        for chunk in _chunks([int(r["id"]) for r in rows]):
+            found = db.execute(
+                "SELECT fact_check_id, model FROM fact_check_vectors "
+                f"WHERE fact_check_id IN ({_marks(chunk)})",
+                chunk,
+            ).fetchall()
+            for row_id, model in found:
+                models.setdefault(int(row_id), []).append(str(model))
+        updates: list[tuple[str, int]] = []
+        for row in rows:
+            stored = _fact_check(row)
+            fed = (stored, replace(stored, language=None)) if stored.language else (stored,)
+            for fc in fed:
+                if (
+                    legacy_fact_check_hash(fc, models.get(int(row["id"]), []))
+                    == row["content_hash"]
+                ):
+                    updates.append((fact_check_hash(fc), int(row["id"])))
+                    break
+        if updates:
+            db.conn.executemany("UPDATE fact_checks SET content_hash = ? WHERE id = ?", updates)
+        rewritten += len(updates)
+    return rewritten
 
 
 def _row(fc: FactCheck) -> list[Any]:

@@ -813,3 +813,25 @@ def m031_post_leads(db: Database) -> None:
     # Pages a third party suggested as evidence about the post (Post.leads, a JSON list of
     # URLs: X's Community Note requesters, the API's and the CLI's `leads`); older posts: [].
     db.execute("ALTER TABLE posts ADD COLUMN leads TEXT NOT NULL DEFAULT '[]'")
+
+
+def m032_fact_check_hashes(db: Database) -> None:
+    # A review's content hash no longer names the embedding models (a model's vectors can be
+    # filled in by a later pass, pipeline/factchecks/loading.py `embed_missing`): the stored
+    # hashes of the old format are rewritten, so the next import does not embed every review
+    # again. The search table's update trigger fires on its own columns only, so rewriting a
+    # hash (or any other column) does not rewrite the review's FTS row.
+    from storage.factchecks import rehash_fact_checks
+
+    db.execute("DROP TRIGGER fact_check_text_au")
+    db.execute("""
+        CREATE TRIGGER fact_check_text_au
+        AFTER UPDATE OF claim_reviewed, headline, claimant, publisher ON fact_checks BEGIN
+            INSERT INTO fact_check_text(
+                fact_check_text, rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES ('delete', old.id, old.claim_reviewed, old.headline, old.claimant,
+                        old.publisher);
+            INSERT INTO fact_check_text(rowid, claim_reviewed, headline, claimant, publisher)
+                VALUES (new.id, new.claim_reviewed, new.headline, new.claimant, new.publisher);
+        END""")
+    rehash_fact_checks(db)

@@ -507,6 +507,17 @@ def _script(sql: str) -> Callable[[PgDatabase], None]:
     return run
 
 
+def _rehash(db: PgDatabase) -> None:
+    from storage.factchecks import rehash_fact_checks
+
+    db.executescript(
+        "DROP TRIGGER fact_check_text_row ON fact_checks;\n"
+        "CREATE TRIGGER fact_check_text_row AFTER INSERT OR UPDATE OF claim_reviewed, headline, "
+        "claimant, publisher ON fact_checks FOR EACH ROW EXECUTE FUNCTION fact_check_text_row();"
+    )
+    rehash_fact_checks(db)
+
+
 MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration("p001_schema", _script(SCHEMA)),
     PgMigration("p002_check_search", _script(CHECK_SEARCH)),
@@ -539,6 +550,8 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         "p008_post_leads",
         _script("ALTER TABLE posts ADD COLUMN leads TEXT NOT NULL DEFAULT '[]';"),
     ),
+    # Content hashes without the models' names, the search trigger on its own columns (m032).
+    PgMigration("p009_fact_check_hashes", _rehash),
 )
 
 

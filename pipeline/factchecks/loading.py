@@ -1,11 +1,18 @@
 """Loading the fact-check index: parsed feed items in, embedded and stored in batches.
 
 Items are taken `batch_size` at a time, so memory holds one batch whatever the feed's size.
-Each review's content hash (sha256 of its stored fields and the embedding models' names) is
-compared with the stored one: an unchanged review is neither embedded nor written, so a second
-import of the same feed only reads it, and an import cut short is resumed by running it again.
-A new or changed review is embedded by every embedder (its `matching_text()`, as a query: the
-matcher compares claims with claims) and each batch is written in one transaction.
+Each review's content hash (sha256 of its stored fields) is compared with the stored one: an
+unchanged review is neither embedded nor written, so a second import of the same feed only reads
+it, and an import cut short is resumed by running it again. A new or changed review is embedded
+by every embedder given (its `matching_text()`, as a query: the matcher compares claims with
+claims) and each batch is written in one transaction; a changed review loses the vectors of the
+models not given (they were of its old text).
+
+The models are not in the hash, so an import may embed with some models only (`factbot
+factchecks import --defer e5`) and `embed_missing` fill in another model's vectors afterwards,
+batch by batch: it lists the reviews without a vector of that model, in id order, embeds a batch
+and stores it in one transaction, so a pass cut short continues where it stopped when run again.
+A model enabled later is filled in the same way, not by re-importing.
 
 A URL met twice in one run: the last copy is stored and the repeat is counted in
 `duplicates`, not as a change. To know them, a run keeps a hash of each URL it has stored
@@ -55,6 +62,36 @@ class FactCheckStore(Protocol):
         ...
 
 
+class VectorStore(Protocol):
+    """The part of `pipeline.ports.FactCheckIndex` that `embed_missing` reads and writes."""
+
+    def fact_checks_missing_vector(
+        self, model: str, *, after: int = 0, limit: int = DEFAULT_BATCH
+    ) -> list[tuple[int, str]]:
+        """Return (id, content hash) of the first `limit` reviews after id `after` that have
+        no vector of model, in id order."""
+        ...
+
+    def count_missing_vectors(self, model: str) -> int:
+        """Return how many reviews have no vector of model."""
+        ...
+
+    def get_fact_checks(self, ids: Iterable[int]) -> dict[int, FactCheck]:
+        """Return reviews by row id."""
+        ...
+
+    def store_fact_check_vectors(
+        self, model: str, rows: Sequence[tuple[int, str, npt.NDArray[np.float32]]]
+    ) -> int:
+        """Store model's vector of each (id, content hash) review still stored with that hash,
+        in one transaction; return how many were stored."""
+        ...
+
+    def publish_fact_check_vectors(self) -> None:
+        """Move the change key, so the matcher's next snapshot reads the vectors stored."""
+        ...
+
+
 @dataclass
 class ImportCounts:
     """What an import did so far (filled in batch by batch)."""
@@ -85,9 +122,43 @@ class ImportCounts:
 Progress = Callable[[ImportCounts], None]
 
 
-def fact_check_hash(fact_check: FactCheck, models: Sequence[str] = ()) -> str:
-    """Return the sha256 of a review's stored fields and the models that embed it."""
-    fields = {
+@dataclass
+class EmbedCounts:
+    """What a pass of `embed_missing` did so far (filled in batch by batch)."""
+
+    model: str
+    missing: int = 0  # reviews without a vector of model when the pass started
+    embedded: int = 0  # reviews embedded and stored
+    stale: int = 0  # embedded, but changed or removed meanwhile: not stored (a rerun takes them)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """Return the counts in one line: `model: N of N missing embedded in N s`."""
+        line = f"{self.model}: {self.embedded} of {self.missing} missing embedded"
+        stale = f", {self.stale} changed meanwhile" if self.stale else ""
+        return f"{line}{stale} in {self.seconds:.1f} s"
+
+
+PUBLISH_SECONDS = 60.0  # the pass moves the index's key at most this often (and at its end)
+
+
+def fact_check_hash(fact_check: FactCheck) -> str:
+    """Return the sha256 of a review's stored fields (the embedding models are not in it)."""
+    return _digest(hashed_fields(fact_check))
+
+
+def legacy_fact_check_hash(fact_check: FactCheck, models: Sequence[str]) -> str:
+    """Return the hash an import before 2026-12 stored: the fields and the embedding models.
+
+    For the migration that rewrites such hashes (storage m032/p009), so an index imported then
+    is not embedded again by the next import.
+    """
+    return _digest({**hashed_fields(fact_check), "models": sorted(models)})
+
+
+def hashed_fields(fact_check: FactCheck) -> dict[str, object]:
+    """Return the fields of a review its content hash is of."""
+    return {
         "url": fact_check.url,
         "claim_reviewed": fact_check.claim_reviewed,
         "publisher": fact_check.publisher,
@@ -100,9 +171,10 @@ def fact_check_hash(fact_check: FactCheck, models: Sequence[str] = ()) -> str:
         "rating": fact_check.rating,
         "label": fact_check.label.value if fact_check.label is not None else None,
         "license": fact_check.license,
-        # A model added later makes every review changed: it is embedded by that model too.
-        "models": sorted(models),
     }
+
+
+def _digest(fields: Mapping[str, object]) -> str:
     encoded = json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(encoded).hexdigest()
 
@@ -162,8 +234,7 @@ async def _store(
     counts: ImportCounts,
     identify: Identify | None = None,
 ) -> None:
-    models = [embedder.name for embedder in embedders]
-    hashes = {url: fact_check_hash(fc, models) for url, fc in batch.items()}
+    hashes = {url: fact_check_hash(fc) for url, fc in batch.items()}
     stored = index.stored_fact_check_hashes(list(batch))
     keys = {url: _url_key(url) for url in batch}
     repeats = {url for url, key in keys.items() if key in seen}
@@ -200,6 +271,60 @@ async def _store(
             counts.updated += 1
         else:
             counts.unchanged += 1
+
+
+async def embed_missing(
+    index: VectorStore,
+    embedder: Embedder,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Callable[[EmbedCounts], None] | None = None,
+    publish_seconds: float = PUBLISH_SECONDS,
+) -> EmbedCounts:
+    """Embed, with embedder, every review that has no vector of its model; store batch by batch.
+
+    Resumable by construction: each batch is stored in one transaction and the next is listed
+    after it, so a pass cut short (an error, a stopped process) continues where it stopped when
+    run again. A review changed by an import while its batch was embedded is not stored (the
+    import gave it new vectors; a later pass embeds its new text for the models it lacks). The
+    index's change key moves at most every `publish_seconds` and when the pass ends, even by an
+    error: each move makes a running matcher rebuild its snapshot (8 s at 200,000 reviews).
+
+    Failure policy: an embedder's or the index's error propagates after the batches before it
+    are stored (and published).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    started = time.monotonic()
+    counts = EmbedCounts(model=embedder.name, missing=index.count_missing_vectors(embedder.name))
+    after, unpublished, published_at = 0, False, started
+    try:
+        while todo := index.fact_checks_missing_vector(
+            embedder.name, after=after, limit=batch_size
+        ):
+            after = todo[-1][0]
+            reviews = index.get_fact_checks([row_id for row_id, _ in todo])
+            todo = [(row_id, digest) for row_id, digest in todo if row_id in reviews]
+            texts = [reviews[row_id].matching_text() for row_id, _ in todo]
+            if texts:
+                matrix = np.asarray(await embedder.embed(texts, role="query"), dtype=np.float32)
+                rows = [(row_id, digest, matrix[i]) for i, (row_id, digest) in enumerate(todo)]
+                stored = index.store_fact_check_vectors(embedder.name, rows)
+                counts.embedded += stored
+                counts.stale += len(rows) - stored
+                unpublished = unpublished or stored > 0
+            now = time.monotonic()
+            if unpublished and now - published_at >= publish_seconds:
+                index.publish_fact_check_vectors()
+                unpublished, published_at = False, now
+            counts.seconds = now - started
+            if progress is not None:
+                progress(counts)
+    finally:
+        if unpublished:
+            index.publish_fact_check_vectors()
+    counts.seconds = time.monotonic() - started
+    return counts
 
 
 def _url_key(url: str) -> int:

@@ -18,6 +18,11 @@
    does not read as contradicting the review). A wrong match cites a fact-check of a different
    claim, which is worse than none.
 
+Partial vectors (e5's pass, `pipeline.factchecks.loading.embed_missing`, has not reached every
+review): each candidate is scored by the vectors it has; the reviews without e5's vector are
+scanned with MiniLM's, ranked and accepted on the English rule (BM25 + MiniLM from
+`minilm_accept`), and a pair not both English is refused for them: no model read both texts.
+
 Failure policy: the index's snapshot (lexical matrix and vectors) is rebuilt when its key
 changes; an empty index matches nothing; an embedder that fails raises to the caller (the
 check's stage turns that into "no match" and says so).
@@ -113,6 +118,17 @@ class _Ranked:
     lexical: float
     cosine: float  # the deciding model's: MiniLM for two English texts, else e5
     across: bool  # the claim and the review are not both English: e5 decides
+    unread: bool = False  # not both English, and no e5 vector of the review: nothing decides
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """One model's vectors, scanned whole for each query: the rows (snapshot positions, in
+    order) that have one, and their vectors."""
+
+    model: str
+    rows: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
 
 
 @dataclass
@@ -120,8 +136,9 @@ class _Snapshot:
     key: tuple[int, ...]
     ids: npt.NDArray[np.int64]
     lexical: LexicalIndex
-    # the scanned model's vectors, rows aligned with ids (zeros where a review has none)
-    matrices: dict[str, npt.NDArray[np.float32]]
+    # e5's vectors where stored, and for the rows without one another model's (MiniLM): so
+    # while e5's pass is filling in the index, every review is still found by a model
+    scans: list[_Scan]
     english: npt.NDArray[np.bool_]  # the review is in English (or of unknown language)
 
 
@@ -187,7 +204,7 @@ class FactCheckMatcher:
                 and reviews[int(snapshot.ids[r.row])].url not in exclude
             ][:limit]
             lead = kept[0][1].score - (kept[1][1].score if len(kept) > 1 else 0.5) if kept else 0.0
-            english.append(bool(kept) and not kept[0][1].across)
+            english.append(bool(kept) and not kept[0][1].across and not kept[0][1].unread)
             out.append(
                 [
                     _decided(query, review, r, self.config, first=n == 0, lead=lead)
@@ -227,52 +244,65 @@ class FactCheckMatcher:
     ) -> list[_Ranked]:
         config = self.config
         lexical = snapshot.lexical.scores(query)
-        scanned = {name: snapshot.matrices[name] @ vectors[name] for name in snapshot.matrices}
         pool: set[int] = set()
         k = min(config.candidates, len(snapshot.ids))
-        for scores in (lexical, *scanned.values()):
-            if k:
-                pool.update(int(i) for i in np.argpartition(-scores, k - 1)[:k])
+        if k:
+            pool.update(int(i) for i in np.argpartition(-lexical, k - 1)[:k])
+        for scan in snapshot.scans:
+            scores = scan.matrix @ vectors[scan.model]
+            if n := min(k, len(scores)):
+                pool.update(int(i) for i in scan.rows[np.argpartition(-scores, n - 1)[:n]])
         rows = np.fromiter(sorted(pool), dtype=np.int64)
         top = float(lexical.max())
         lex = lexical[rows] / top if top > 0 else np.zeros(len(rows), dtype=np.float32)
-        cosines = {name: scores[rows] for name, scores in scanned.items()}
-        cosines.update(self._rescored(snapshot, rows, vectors, exclude=set(scanned)))
+        cosines = self._cosines(snapshot, rows, vectors)
         english_query = _english(language)
         fused, best_cos = _fused(rows, lex, cosines, snapshot, config, english_query=english_query)
-        across = ~(snapshot.english[rows] & english_query)
-        if MULTILINGUAL_MODEL not in cosines:
-            across[:] = False  # nothing reads both languages: `_fused` keeps them below accept
+        multi = cosines.get(MULTILINGUAL_MODEL)
+        read_both = ~np.isnan(multi) if multi is not None else np.zeros(len(rows), dtype=np.bool_)
+        other = ~(snapshot.english[rows] & english_query)
         order = np.argsort(-fused, kind="stable")[:limit]
         return [
             _Ranked(
-                int(rows[i]), float(fused[i]), float(lex[i]), float(best_cos[i]), bool(across[i])
+                int(rows[i]),
+                float(fused[i]),
+                float(lex[i]),
+                float(best_cos[i]),
+                bool(other[i] and read_both[i]),
+                bool(other[i] and not read_both[i]),
             )
             for i in order
         ]
 
-    def _rescored(
+    def _cosines(
         self,
         snapshot: _Snapshot,
         rows: npt.NDArray[np.int64],
         vectors: Mapping[str, npt.NDArray[np.float32]],
-        *,
-        exclude: set[str],
     ) -> dict[str, npt.NDArray[np.float32]]:
-        """Return the cosines of the models not scanned, for the candidates only.
+        """Return each model's cosine for the candidate rows, NaN where a review has no vector.
 
-        Their vectors are read from the index for these rows: one matrix in memory (the scanned
-        model's) instead of one a model. A model with no vector for some candidate is left out.
+        From the snapshot's scanned vectors where they hold the row, else read from the index
+        for these rows only (one matrix in memory, not one a model; a vector stored since the
+        snapshot is used too).
         """
-        ids = [int(snapshot.ids[row]) for row in rows]
         out: dict[str, npt.NDArray[np.float32]] = {}
         for name, vector in vectors.items():
-            if name in exclude:
-                continue
-            stored = self.index.fact_check_vectors(ids, name)
-            if len(stored) != len(ids):
-                continue
-            out[name] = np.stack([stored[i] for i in ids]) @ vector
+            cosines = np.full(len(rows), np.nan, dtype=np.float32)
+            for scan in snapshot.scans:
+                if scan.model != name or not len(scan.rows):
+                    continue
+                at = np.minimum(np.searchsorted(scan.rows, rows), len(scan.rows) - 1)
+                held = scan.rows[at] == rows
+                cosines[held] = scan.matrix[at[held]] @ vector
+            lacking = np.flatnonzero(np.isnan(cosines))
+            if len(lacking):
+                wanted = [int(snapshot.ids[rows[i]]) for i in lacking]
+                stored = self.index.fact_check_vectors(wanted, name)
+                for i, row_id in zip(lacking, wanted, strict=True):
+                    if row_id in stored:
+                        cosines[i] = float(stored[row_id] @ vector)
+            out[name] = cosines
         return out
 
     def _current(self) -> _Snapshot | None:
@@ -287,24 +317,46 @@ class FactCheckMatcher:
         if not len(ids):
             return None
         # One model's matrix is scanned (e5 where it is stored: it reads every language); the
-        # others are read for each query's candidates (`_rescored`).
-        matrices: dict[str, npt.NDArray[np.float32]] = {}
+        # others are read for each query's candidates (`_cosines`). Reviews without the scanned
+        # model's vector (e5's pass has not reached them) are scanned with the next model's.
+        scans: list[_Scan] = []
+        lacking = np.arange(len(ids), dtype=np.int64)  # rows that no scan holds yet
         for name in sorted(self.embedders, key=lambda n: n != MULTILINGUAL_MODEL):
-            stored = self.index.fact_check_matrix(name)
-            if not len(stored.ids):
-                continue
-            if len(stored.ids) == len(ids) and np.array_equal(stored.ids, ids):
-                matrices[name] = stored.matrix  # every review has a vector: no copy
+            if not len(lacking):
+                break
+            if not scans:
+                stored = self.index.fact_check_matrix(name)
+                found_ids, matrix = stored.ids, stored.matrix
             else:
-                matrix = np.zeros((len(ids), stored.matrix.shape[1]), dtype=np.float32)
-                at = np.searchsorted(ids, stored.ids)
-                found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == stored.ids)
-                matrix[at[found]] = stored.matrix[found]
-                matrices[name] = matrix
-            break
+                found_ids, matrix = self._vectors_of(ids[lacking], name)
+            if not len(found_ids):
+                continue
+            at = np.minimum(np.searchsorted(ids, found_ids), len(ids) - 1)
+            held = ids[at] == found_ids  # written since the texts were read: the next snapshot
+            scans.append(_Scan(name, at[held], matrix if held.all() else matrix[held]))
+            lacking = np.setdiff1d(lacking, at[held], assume_unique=True)
         languages = self.index.fact_check_languages()
         english = np.array([_english(lang) for lang in languages], dtype=np.bool_)
-        return _Snapshot(key, ids, LexicalIndex(ids, texts), matrices, english)
+        return _Snapshot(key, ids, LexicalIndex(ids, texts), scans, english)
+
+    def _vectors_of(
+        self, ids: npt.NDArray[np.int64], model: str, chunk: int = 5000
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Return the ids (in order) of ids that have a vector of model, and those vectors:
+        read a chunk at a time into one matrix, never a dict of the whole."""
+        found = np.empty(len(ids), dtype=np.int64)
+        matrix: npt.NDArray[np.float32] | None = None
+        n = 0
+        for start in range(0, len(ids), chunk):
+            got = self.index.fact_check_vectors(ids[start : start + chunk].tolist(), model)
+            for row_id in sorted(got):
+                if matrix is None:
+                    matrix = np.empty((len(ids), len(got[row_id])), dtype=np.float32)
+                found[n], matrix[n] = row_id, got[row_id]
+                n += 1
+        if matrix is None:
+            return found[:0], np.zeros((0, 0), dtype=np.float32)
+        return found[:n], matrix[:n]
 
 
 def _english(language: str | None) -> bool:
@@ -322,28 +374,30 @@ def _fused(
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """Return the re-ranker's score and the deciding model's cosine of each candidate row.
 
-    English claim and review: BM25 + MiniLM (+ e5). Otherwise MiniLM cannot read one side and
-    e5 decides; without e5, such a pair is ranked on the English formula but can never reach
-    `accept` (`_decided` refuses it: no model read both languages).
+    Row by row, by the vectors the review has (a cosine is NaN where it has none): with e5,
+    English claim and review are ranked on BM25 + MiniLM + e5, any other pair on e5 (MiniLM's
+    cosine estimated from it); without e5 (not configured, or its pass has not reached the
+    review), BM25 + MiniLM, and a pair that is not both English is ranked but pushed below
+    `accept` (`_decided` refuses it too: no model read both languages); with neither model,
+    BM25 ranks and nothing is accepted.
     """
-    english = snapshot.english[rows] & english_query
     c = config
+    n = len(rows)
+    nothing = np.full(n, np.nan, dtype=np.float32)
+    english = snapshot.english[rows] & english_query
     lexical = c.lexical_weight * lex
-    mini = cosines.get(ENGLISH_MODEL)
-    multi = cosines.get(MULTILINGUAL_MODEL)
-    if multi is not None:
-        intercept, slope = c.minilm_from_e5
-        estimated = intercept + slope * multi
-        read = estimated if mini is None else np.where(english, mini, estimated)
-        fused = lexical + c.english_weight * read + c.e5_weight * (multi - c.e5_offset)
-        if mini is not None:
-            return fused.astype(np.float32), np.where(english, mini, multi).astype(np.float32)
-        return fused.astype(np.float32), multi.astype(np.float32)
-    if mini is None:  # no model: BM25 ranks, nothing is accepted
-        return (lexical - 1.0).astype(np.float32), np.zeros(len(rows), dtype=np.float32)
-    same = lexical + mini + (c.accept - c.minilm_accept)
+    mini = cosines.get(ENGLISH_MODEL, nothing)
+    multi = cosines.get(MULTILINGUAL_MODEL, nothing)
+    has_mini, has_multi = ~np.isnan(mini), ~np.isnan(multi)
+    intercept, slope = c.minilm_from_e5
+    minilm_read = english & has_mini
+    read = np.where(minilm_read, mini, intercept + slope * multi)
+    with_e5 = lexical + c.english_weight * read + c.e5_weight * (multi - c.e5_offset)
     unreadable = np.where(english, 0.0, 1.0)  # pushed below accept: refused, still ranked
-    return (same - unreadable).astype(np.float32), mini.astype(np.float32)
+    minilm_only = lexical + mini + (c.accept - c.minilm_accept) - unreadable
+    fused = np.where(has_multi, with_e5, np.where(has_mini, minilm_only, lexical - 1.0))
+    cosine = np.where(has_multi, np.where(minilm_read, mini, multi), np.where(has_mini, mini, 0.0))
+    return fused.astype(np.float32), cosine.astype(np.float32)
 
 
 def _decided(
@@ -358,7 +412,9 @@ def _decided(
     reasons: list[str] = []
     if not first:
         reasons.append("not the best candidate")
-    if ranked.across and ranked.cosine < config.e5_accept:
+    if ranked.unread:
+        reasons.append("languages differ and the review has no multilingual vector")
+    elif ranked.across and ranked.cosine < config.e5_accept:
         reasons.append(f"cross-language cosine {ranked.cosine:.2f} below {config.e5_accept:.2f}")
     elif not ranked.across and ranked.score < config.accept:
         clear = first and ranked.score >= config.clear_accept and lead >= config.clear_margin

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -39,7 +41,7 @@ def vec(seed: int, dim: int = 4) -> npt.NDArray[np.float32]:
 
 def test_the_repo_is_the_port(store: Store) -> None:
     index: FactCheckIndex = store.fact_checks
-    assert index.fact_check_key() == (0, 0)
+    assert index.fact_check_key() == (0, 0, 0)
 
 
 def test_add_read_back_and_unchanged(store: Store) -> None:
@@ -133,3 +135,93 @@ def test_a_url_given_twice_in_one_batch_stores_the_last(store: Store) -> None:
     _, stored = repo.fact_check_by_url(review(1).url) or (0, None)
     assert stored is not None and stored.headline == "Last"
     assert repo.fact_check_stats().total == 1
+
+
+def test_reviews_missing_a_model_are_listed_in_id_order_and_filled(store: Store) -> None:
+    repo = store.fact_checks
+    repo.upsert_fact_checks(
+        [(review(n), f"h{n}", {"a": vec(n)} | ({"b": vec(n + 10)} if n % 3 == 0 else {}))
+         for n in range(1, 8)]
+    )  # fmt: skip
+    ids, _ = repo.fact_check_texts()
+    lacking = [(int(i), f"h{n}") for i, n in zip(ids, range(1, 8), strict=True) if n % 3]
+
+    assert repo.count_missing_vectors("b") == 5 and repo.count_missing_vectors("a") == 0
+    assert repo.fact_checks_missing_vector("b", limit=3) == lacking[:3]
+    assert repo.fact_checks_missing_vector("b", after=lacking[2][0], limit=3) == lacking[3:]
+    assert repo.fact_checks_missing_vector("a") == []
+    key = repo.fact_check_key()
+
+    first, second = lacking[0][0], lacking[1][0]
+    stored = repo.store_fact_check_vectors(
+        "b",
+        [
+            (first, lacking[0][1], vec(100)),
+            (second, "an older hash", vec(101)),  # changed since it was listed: not stored
+            (int(ids[2]), "h3", vec(102)),  # has one already: kept
+            (99_999, "h", vec(103)),  # removed since
+        ],
+    )
+    assert stored == 1
+    assert repo.fact_check_key() == key  # not published yet
+    assert np.allclose(repo.fact_check_vectors([first], "b")[first], vec(100))
+    assert np.allclose(repo.fact_check_vectors([int(ids[2])], "b")[int(ids[2])], vec(13))
+    assert second not in repo.fact_check_vectors([second], "b")
+    assert repo.count_missing_vectors("b") == 4
+    repo.publish_fact_check_vectors()
+    moved = repo.fact_check_key()
+    assert moved != key
+    repo.publish_fact_check_vectors()
+    assert repo.fact_check_key() not in (key, moved)
+
+
+def test_old_hashes_are_rewritten_without_the_models(store: Store) -> None:
+    from pipeline.factchecks.loading import fact_check_hash, legacy_fact_check_hash
+    from storage.factchecks import rehash_fact_checks
+
+    repo = store.fact_checks
+    identified = review(2, language=None)  # the feed named none; the identifier found "es"
+    rows = [
+        (review(1), legacy_fact_check_hash(review(1), ["b", "a"]), {"a": vec(1), "b": vec(2)}),
+        (review(2), legacy_fact_check_hash(identified, ["a"]), {"a": vec(3)}),
+        (review(3), legacy_fact_check_hash(review(3), ["a"]), {"a": vec(4), "b": vec(5)}),
+        (review(4), "not a hash of it", {}),
+    ]
+    repo.upsert_fact_checks(rows)
+    key = repo.fact_check_key()
+
+    assert rehash_fact_checks(store.db) == 2
+    assert repo.stored_fact_check_hashes([r.url for r, _, _ in rows]) == {
+        review(1).url: fact_check_hash(review(1)),
+        review(2).url: fact_check_hash(identified),
+        review(3).url: rows[2][1],  # hashed with other models than its vectors': left
+        review(4).url: "not a hash of it",
+    }
+    assert repo.fact_check_key() == key  # the reviews did not change
+    assert [fc.url for _, fc in repo.search_fact_checks("bridge billion")] != []
+
+
+def test_the_migration_rewrites_old_hashes_on_open(
+    tmp_path: Path, open_store: Callable[..., Store]
+) -> None:
+    from pipeline.factchecks.loading import fact_check_hash, legacy_fact_check_hash
+
+    old = [(review(n), legacy_fact_check_hash(review(n), ["a"]), {"a": vec(n)}) for n in (1, 2)]
+    with open_store(tmp_path / "factbot.db") as store:
+        store.fact_checks.upsert_fact_checks(old)
+        # As a database the migration has not reached yet.
+        if store.fact_checks.pg:
+            store.db.execute("DELETE FROM factbot_migrations WHERE name = 'p009_fact_check_hashes'")
+        else:
+            store.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm032_fact_check_hashes'")
+
+    with open_store(tmp_path / "factbot.db") as store:
+        repo = store.fact_checks
+        assert repo.stored_fact_check_hashes([review(1).url, review(2).url]) == {
+            review(1).url: fact_check_hash(review(1)),
+            review(2).url: fact_check_hash(review(2)),
+        }
+        changed = review(2, claim_reviewed="The tunnel cost nothing")
+        repo.upsert_fact_checks([(changed, fact_check_hash(changed), {})])
+        assert [fc.url for _, fc in repo.search_fact_checks("tunnel")] == [changed.url]
+        assert [fc.url for _, fc in repo.search_fact_checks("bridge")] == [review(1).url]

@@ -88,6 +88,7 @@ def test_open_applies_named_migrations_in_wal_mode(tmp_path: Path) -> None:
         "m029_fact_checks",
         "m030_check_fact_checks",
         "m031_post_leads",
+        "m032_fact_check_hashes",
     ]
     assert store.journal_mode() == "wal"
     tables = set(store.db.table_names())

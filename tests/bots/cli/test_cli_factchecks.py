@@ -44,6 +44,38 @@ def test_import_a_file_then_again(run, tmp_path: Path) -> None:  # type: ignore[
         assert len(models) == 2  # one vector per review for each of the matcher's models
 
 
+def test_import_deferring_e5_then_the_embed_pass(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    def vectors() -> dict[str, int]:
+        with Store.open(tmp_path / "data" / "factbot.db") as store:
+            rows = store.db.execute(
+                "SELECT model, COUNT(*) FROM fact_check_vectors GROUP BY model"
+            ).fetchall()
+        return {str(model): int(n) for model, n in rows}
+
+    first = run("factchecks", "import", str(FEED), "--no-progress", "--defer", "e5")
+    assert first.exit_code == 0, first.output
+    assert "3 added" in first.output
+    assert "multilingual-e5-small-q4: 3 reviews without a vector" in first.output
+    assert vectors() == {"all-MiniLM-L6-v2-onnx-int8": 3}
+    found = run("factchecks", "search", "the new bridge cost 10 billion dollars!!", "--json")
+    assert json.loads(found.output)[0]["accepted"] is True  # BM25 + MiniLM before the pass
+
+    filled = run("factchecks", "embed", "--no-progress", "--batch-size", "2")
+    assert filled.exit_code == 0, filled.output
+    assert "multilingual-e5-small-q4: 3 of 3 missing embedded in " in filled.output
+    assert "all-MiniLM-L6-v2-onnx-int8: 0 of 0 missing embedded" in filled.output
+    assert vectors() == {"all-MiniLM-L6-v2-onnx-int8": 3, "multilingual-e5-small-q4": 3}
+    again = run("factchecks", "embed", "--model", "e5", "--no-progress")
+    assert "multilingual-e5-small-q4: 0 of 0 missing embedded" in again.output
+    assert "MiniLM" not in again.output
+    unchanged = run("factchecks", "import", str(FEED), "--no-progress")
+    assert "0 added, 0 updated, 3 unchanged" in unchanged.output
+    assert "missing embedded" not in unchanged.output  # nothing to fill in
+
+    bad = CliRunner().invoke(main, ["factchecks", "embed", "--model", "bert"])
+    assert bad.exit_code == 2 and "bert: not one of the matcher's models" in bad.output
+
+
 def test_import_over_http_gzip_and_a_truncated_feed(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     body = FEED.read_bytes()
     with serve() as server:
