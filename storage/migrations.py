@@ -815,6 +815,7 @@ def m031_post_leads(db: Database) -> None:
     db.execute("ALTER TABLE posts ADD COLUMN leads TEXT NOT NULL DEFAULT '[]'")
 
 
+@migrations()
 def m032_fact_check_hashes(db: Database) -> None:
     # A review's content hash no longer names the embedding models (a model's vectors can be
     # filled in by a later pass, pipeline/factchecks/loading.py `embed_missing`): the stored
