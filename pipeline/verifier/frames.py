@@ -36,8 +36,8 @@ half (`python -m bench.web_evidence --half calibration`) the stance model read "
 shared video says that eating garlic every day cures high blood pressure." as support 0.98.
 
 A debunking frame found makes the passage a refutation of at least `FRAME_REFUTES` and takes
-its support away (`reread`): the words were repeated to be denied. It never adds support, so it cannot make
-a claim `accurate`. The model's own reading stands wherever no frame is found.
+its support away (`reread`): the words were repeated to be denied. It never adds support, so
+it cannot make a claim `accurate`. The model's own reading stands wherever no frame is found.
 
 Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on; its evidence
 is written as questions and answers): debunking frames found for 99 claims, 94 of them gold

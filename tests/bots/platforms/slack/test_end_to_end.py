@@ -51,7 +51,6 @@ def corpus_app(
                 data_dir=folder,
                 jobs=jobs,
                 slack=slack,
-                guards=guards or GuardSettings(),
                 **deployment,
                 **extra,
             ),
