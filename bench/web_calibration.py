@@ -19,7 +19,13 @@ Bundles, each a claim with five passages, in evidence forms kept apart as strata
 
 Every bundle's other passages are the gold passages of the four claims of its set that are most
 similar to it (MiniLM cosine; never its own): passages on the same topic that do not bear on
-the claim, as retrieval finds them. Relevance is the same MiniLM cosine the check uses.
+the claim, as retrieval finds them. Relevance is the same MiniLM cosine the check uses. A
+passage that may bear on the claim is never a distractor (`distractor`): one that holds
+`DISTRACTOR_WORDS` of the claim's content words, or one of the claim's names, or that begins
+with the same subject as the claim's own passage (a FEVER sentence begins with its Wikipedia
+page's title). FEVER-Symmetric pairs each claim with counterpart evidence written to flip its
+label: without this, the nearest "distractors" were those counterparts (the first read of this
+set, docs/results/2026-12-08-verifier-web-evidence.md).
 
 The rule (`pipeline.verifier.verdict`): a passage bears on the claim when its relevance is within
 `margin` of the claim's best and it holds `coverage` of the claim's content words; among those,
@@ -58,6 +64,7 @@ VETO = [0.3, 0.5, 0.7, 1.01]
 MARGIN = [0.05, 0.1, 0.15, 0.2, 0.3, 1.0]
 COVERAGE = [0.0, 0.3, 0.5, 0.6]
 MIXED = 0.9
+DISTRACTOR_WORDS = 0.34  # a distractor holds less than this share of the claim's content words
 MAX_TRUE_CALLED_FALSE = 0.08
 MAX_FALSE_CALLED_ACCURATE = 0.05
 ACC, FALSE, MIS, UNV = 0, 1, 2, 3
@@ -89,6 +96,23 @@ def _health(limit: int) -> list[tuple[str, str, int]]:
     return rows[:limit]
 
 
+def _subject(passage: str) -> str:
+    """Return a passage's first three words, lower-cased (a FEVER sentence's page title)."""
+    return " ".join(passage.lower().split()[:3])
+
+
+def distractor(claim: str, own: str, other: str) -> bool:
+    """Return whether `other` may stand beside `claim` as a passage that does not bear on it."""
+    from pipeline.verifier import frames
+
+    if frames.coverage(claim, other) >= DISTRACTOR_WORDS:
+        return False
+    names = frames.name_words(claim)
+    if names and names & frames.name_words(other):
+        return False
+    return _subject(own) != _subject(other)
+
+
 def bundles(fever: int, health: int, reports: int) -> list[dict[str, Any]]:
     """Return the claim bundles (claim, passages, gold, form) before reading."""
     from pipeline.embedding.onnx import OnnxEmbedder
@@ -113,7 +137,13 @@ def bundles(fever: int, health: int, reports: int) -> list[dict[str, Any]]:
         )
         for i, (claim, passage, gold) in enumerate(rows):
             sims = pool_vectors @ claims[i]
-            order = [j for j in np.argsort(-sims) if pool[j][0] != claim and pool[j][1] != passage]
+            order = [
+                j
+                for j in np.argsort(-sims)
+                if pool[j][0] != claim
+                and pool[j][1] != passage
+                and distractor(claim, passage, pool[j][1])
+            ]
             others = [pool[j][1] for j in order[:4]]
             texts = [passage, *others]
             relevance = [float(golds[i] @ claims[i]), *(float(sims[j]) for j in order[:4])]

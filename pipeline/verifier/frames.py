@@ -35,9 +35,15 @@ support is taken away (its refutation, if any, stays). On the web-evidence bench
 half (`python -m bench.web_evidence --half calibration`) the stance model read "A widely
 shared video says that eating garlic every day cures high blood pressure." as support 0.98.
 
+A fourth reading weighs what the model offers (`contradicted`): a passage read as support
+whose other sentence the model reads as contradicting the claim keeps that refutation where the
+sentence holds `AGAINST_COVERAGE` of the claim's content words, so the page is contested, not an
+endorsement ("The liner that sank in 1915 was the Lusitania." beside "The Titanic went down on
+its maiden voyage in April 1912." for "The Titanic sank in 1915.", the web-evidence bench).
+
 A debunking frame found makes the passage a refutation of at least `FRAME_REFUTES` and takes
-its support away (`reread`): the words were repeated to be denied. It never adds support, so
-it cannot make a claim `accurate`. The model's own reading stands wherever no frame is found.
+its support away (`reread`): the words were repeated to be denied. It never adds support, so it
+cannot make a claim `accurate`. The model's own reading stands wherever no frame is found.
 
 Measured on AVeriTeC *train* gold evidence (3,068 claims; not the data reported on; its evidence
 is written as questions and answers): debunking frames found for 99 claims, 94 of them gold
@@ -54,6 +60,7 @@ Failure policy: pure code on text; never raises.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -64,6 +71,9 @@ from pipeline.verifier.stance import REFUTES, PassageStance, StanceModel
 
 COVERAGE = 0.6  # share of the claim's content words a restating sentence must hold
 FRAME_REFUTES = 0.9  # the refutation a debunking frame counts as (at least)
+# a passage's contradicting sentence counts when it holds this share of the claim's content
+# words (`contradicted`): the bearing rule's coverage for passages (`Thresholds.coverage`)
+AGAINST_COVERAGE = 0.5
 _PREFIX = 5  # letters two words must share to match ("landing" ~ "landings")
 
 _ADVERB = (
@@ -197,7 +207,7 @@ def _without_cues(text: str) -> str:
     return str(_CUES.sub(" ", _LABEL.sub(" ", text)))
 
 
-def _names(text: str) -> set[str]:
+def name_words(text: str) -> set[str]:
     """Return the names and numbers of text: capitalised words past its first, digits."""
     found = _WORD.findall(text)
     return {
@@ -225,7 +235,7 @@ class _Said:
         if _negations(rest) % 2 != self.negations % 2:
             return False
         # "the theory that he was born in Kenya is false" does not restate "born in Hawaii"
-        named = _names(rest)
+        named = name_words(rest)
         return not (named - self.names and self.names - named)
 
 
@@ -246,7 +256,7 @@ def find(claim: str, passage: str) -> Frame | None:
     claim_words = _content(claim)
     if len(claim_words) < 2:
         return None
-    said = _Said(claim_words, _negations(claim), _names(claim))
+    said = _Said(claim_words, _negations(claim), name_words(claim))
     spans = sentence_spans(passage)
     for index, (start, end) in enumerate(spans):
         sentence = passage[start:end]
@@ -348,7 +358,7 @@ def reported(claim: str, passage: str) -> Frame | None:
     claim_words = _content(claim)
     if len(claim_words) < 2:
         return None
-    said = _Said(claim_words, _negations(claim), _names(claim))
+    said = _Said(claim_words, _negations(claim), name_words(claim))
     found: Frame | None = None
     for start, end in sentence_spans(passage):
         sentence = passage[start:end]
@@ -373,10 +383,11 @@ def reread(
     for passage, reading in zip(passages, readings, strict=True):
         frame = find(claim, passage) or reversed_roles(claim, passage)
         if frame is None:
+            reading = contradicted(claim, reading)
             if reading.supports > reading.refutes and reported(claim, passage) is not None:
                 # only a report of the claim: what support the model read is taken away
                 nei = 1.0 - reading.refutes
-                reading = PassageStance((0.0, reading.refutes, nei), *_where(reading))
+                reading = dataclasses.replace(reading, probs=(0.0, reading.refutes, nei))
             out.append(reading)
             continue
         refutes = max(reading.refutes, FRAME_REFUTES)
@@ -389,8 +400,27 @@ def reread(
     return out
 
 
-def _where(reading: PassageStance) -> tuple[str, int, int]:
-    return reading.quote, reading.start, reading.end
+def contradicted(claim: str, reading: PassageStance) -> PassageStance:
+    """Return the reading with the passage's contradicting sentence counted, where it is about
+    the claim; else without it.
+
+    A passage read as support may hold another sentence that the model reads as contradicting
+    the claim (`PassageStance.against`): "The liner that sank in 1915 was the Lusitania." beside
+    "The Titanic went down on its maiden voyage in April 1912." for "The Titanic sank in 1915.".
+    That refutation counts (so it vetoes the support, or decides) only when the sentence holds
+    at least `AGAINST_COVERAGE` of the claim's content words: the model also reads sentences
+    about something else as refutations ("In cooking, however, it is usually treated as a
+    vegetable." against "Tomatoes are botanically a fruit.", 0.74), as it reads passages that
+    share only a phrase (`verdict.bearing`).
+    """
+    if not reading.against:
+        return reading
+    if reading.against_refutes > reading.refutes and (
+        coverage(claim, reading.against) >= AGAINST_COVERAGE
+    ):
+        s, r = reading.supports, reading.against_refutes
+        return dataclasses.replace(reading, probs=(s, r, max(0.0, 1.0 - s - r)))
+    return dataclasses.replace(reading, against="", against_refutes=0.0)
 
 
 def read(model: StanceModel, claim: str, passages: Sequence[str]) -> list[PassageStance]:

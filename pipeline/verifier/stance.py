@@ -90,12 +90,18 @@ class PassageStance:
     """How one passage bears on a claim: calibrated probabilities and the sentence quoted.
 
     `quote` is a sentence of the passage exactly as written there (`passage[start:end]`).
+    Where support decides, `against` is the passage's sentence read as its strongest
+    refutation, `against_refutes` that refutation: a page may state the claim in one sentence
+    and contradict it in another. The model offers it; code decides whether it counts
+    (`pipeline.verifier.frames.reread`).
     """
 
     probs: tuple[float, float, float]
     quote: str
     start: int
     end: int
+    against: str = ""
+    against_refutes: float = 0.0
 
     @property
     def supports(self) -> float:
@@ -306,8 +312,9 @@ class StanceModel:
         sentence can decide alone: a myth-buster's title "X does not protect you" refutes even
         when the window around it reads as mixed; a sentence's support counts only where its
         window leans to support too ("Myth: <claim>." on a page that debunks it does not). The
-        quote is the deciding sentence, or the
-        deciding window's sentence with the strongest stance in its direction, verbatim.
+        quote is the deciding sentence, or the deciding window's sentence with the strongest
+        stance in its direction, verbatim. Where support decides, the passage's strongest
+        refutation is kept beside it (`against`).
         """
         if not passages:
             return []
@@ -339,18 +346,25 @@ class StanceModel:
             else:
                 found = [(probs[i], window.sentences[0], 0)]
             readings.setdefault(window.passage, []).extend(found)
-        result: list[PassageStance] = []
-        for index, passage in enumerate(passages):
-            # the most decisive reading; a window before its own sentences when they tie
-            p, (start, end), _ = max(
-                readings[index], key=lambda r: (max(r[0][SUPPORTS], r[0][REFUTES]), -r[2])
-            )
-            result.append(
-                PassageStance(
-                    probs=(float(p[0]), float(p[1]), float(p[2])),
-                    quote=passage[start:end],
-                    start=start,
-                    end=end,
-                )
-            )
-        return result
+        return [_decided(passage, readings[i]) for i, passage in enumerate(passages)]
+
+
+def _decided(
+    passage: str, readings: Sequence[tuple[np.ndarray, tuple[int, int], int]]
+) -> PassageStance:
+    """Return a passage's stance: its most decisive reading, and its strongest refutation."""
+    # the most decisive reading; a window before its own sentences when they tie
+    p, (start, end), _ = max(readings, key=lambda r: (max(r[0][SUPPORTS], r[0][REFUTES]), -r[2]))
+    against, against_refutes = "", 0.0
+    if p[SUPPORTS] >= p[REFUTES]:
+        q, (s, e), _ = max(readings, key=lambda r: (r[0][REFUTES], -r[2]))
+        if q[REFUTES] > p[REFUTES]:
+            against, against_refutes = passage[s:e], float(q[REFUTES])
+    return PassageStance(
+        probs=(float(p[0]), float(p[1]), float(p[2])),
+        quote=passage[start:end],
+        start=start,
+        end=end,
+        against=against,
+        against_refutes=against_refutes,
+    )

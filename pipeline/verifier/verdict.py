@@ -236,7 +236,10 @@ def _stance_of(reading: PassageStance, thresholds: Thresholds) -> Stance:
 
 def _quote(reading: Reading, stance: Stance) -> Quote:
     p = reading.stance.refutes if stance is Stance.REFUTES else reading.stance.supports
-    return Quote(reading.evidence_id, reading.stance.quote, stance, strength=round(p, 3))
+    text = reading.stance.quote
+    if stance is Stance.REFUTES and reading.stance.against:
+        text = reading.stance.against  # the sentence that contradicts, not the one that states
+    return Quote(reading.evidence_id, text, stance, strength=round(p, 3))
 
 
 # Why a claim was left open, in the words of the rationale (the reply says it in each language).
