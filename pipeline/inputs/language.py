@@ -78,6 +78,9 @@ SUPPORTED: frozenset[str] = frozenset(
 LONG_TEXT = 60
 # Each script's main language, taken over lingua's answer on the evidence of its function words.
 PREFERRED: dict[str, str] = {"latin": "en", "devanagari": "hi"}
+# From this many words, a text lingua leaves `und` but leans to the main language for is read
+# as it (a claim); a two-word post ("Fake news") stays `und` unless the platform says more.
+MIN_CLAIM_WORDS = 3
 # The most frequent closed-class words of each language lingua tells apart in those scripts
 # (lower case, as `_WORD` cuts them); a word two languages share counts for both.
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
@@ -341,9 +344,10 @@ def _by_words(text: str, script: str, scores: dict[str, float], found: Identifie
 
     lingua's n-grams misread short texts full of names (an English claim as German or `und`)
     and short Hindi as Marathi; a language's own function words do not. The script's main
-    language (`PREFERRED`) is taken over any answer of lingua's; another language only over
-    `und`, and only where it is lingua's best guess too. A tie, or a text with none of these
-    words, keeps lingua's answer.
+    language (`PREFERRED`) is taken over any answer of lingua's, and over `und` where it is
+    lingua's best guess and no other language's words outvote it; another language only over
+    `und`, and only where it is lingua's best guess too. Otherwise a tie, or a text with none
+    of these words, keeps lingua's answer.
     """
     preferred = PREFERRED.get(script)
     codes = tuple(scores)
@@ -352,9 +356,18 @@ def _by_words(text: str, script: str, scores: dict[str, float], found: Identifie
     counts = function_words(text, codes)
     top = max(counts.values())
     winners = [code for code, n in counts.items() if n == top]
-    if top == 0 or len(winners) > 1:
-        return found
     best = max(scores, key=lambda code: scores[code])
+    if top == 0 or len(winners) > 1:
+        if (
+            found.code == UNDETERMINED
+            and best == preferred
+            and counts.get(preferred, 0) == top
+            and len(_WORD.findall(text)) >= MIN_CLAIM_WORDS
+        ):
+            # a claim lingua leans to the main language for, only short of its bar ("Vaccines
+            # cause autism."), with no other language's words outvoting it: not `und`
+            return Identified(preferred, found.confidence, "model's best, words agree")
+        return found
     if winners[0] == preferred or (found.code == UNDETERMINED and winners[0] == best):
         return Identified(winners[0], found.confidence, "function words")
     return found

@@ -176,3 +176,20 @@ def test_technical_words_with_digits_are_not_arabizi(identifier: LanguageIdentif
     text = "5G towers spread COVID19, and CO2 from 5G masts kills birds at 3am."
     assert identifier.identify(text).code == "en"
     assert identifier.identify("el 7ekouma 2alet enno el banzine ra7 yenzal").method == "arabizi"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # lingua leans English but stays under its bar, and no other language's words outvote
+        ("Vaccines cause autism.", "en"),
+        ("Albert Einstein was born in Germany.", "en"),  # "was", "in": Dutch and German too
+        ("Marie Curie won two Nobel Prizes.", "en"),
+        ("Vacunas causan autismo.", "es"),
+        ("Vaccini causano autismo.", "it"),
+    ],
+)
+def test_a_short_claim_lingua_leans_english_for_is_english(
+    identifier: LanguageIdentifier, text: str, code: str
+) -> None:
+    assert identifier.identify(text).code == code
