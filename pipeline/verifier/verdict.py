@@ -403,7 +403,10 @@ class VerifierJudge:
 
         A passage sharing only a phrase with the claim (far less relevant than the claim's best
         passage, or without its key words) is left out: it neither supports, refutes nor vetoes
-        (`bearing`). Question-answer evidence is read at its own thresholds (`on_scale`).
+        (`bearing`). Question-answer evidence ("Did X? No. …", written to answer a question
+        about the claim) always bears, read at its own thresholds (`on_scale`): its answers
+        rarely repeat the claim's words ("No, the records show otherwise."), and leaving them
+        out made many of AVeriTeC's claims "no evidence".
         """
         t = self.thresholds
         mine = [r for r in readings if by_id[r.evidence_id].claim_id == claim.id]
@@ -415,9 +418,10 @@ class VerifierJudge:
         )
         out = []
         for r, text, kept in zip(mine, texts, keep, strict=True):
-            if not kept:
+            form = evidence_form(text)
+            if not kept and form != "qa":  # a question answered is about the claim it asks
                 continue
-            s, f = on_scale(r.stance, evidence_form(text), t)
+            s, f = on_scale(r.stance, form, t)
             stance = dataclasses.replace(r.stance, probs=(s, f, max(0.0, 1.0 - s - f)))
             out.append(Reading(r.evidence_id, stance))
         return out

@@ -128,3 +128,19 @@ def test_question_answer_evidence_is_read_at_its_own_thresholds() -> None:
     # below its own threshold a question-answer reading stays below the prose one
     low = on_scale(PassageStance((0.9, 0.5, 0.0), "q", 0, 1), "qa", t)
     assert low[0] < 0.8 and low[1] < 0.7
+
+
+def test_question_answer_evidence_bears_without_repeating_the_claim_s_words() -> None:
+    """An annotator's question and its answer are about the claim they ask (AVeriTeC's form):
+    they bear on it though the answer rarely repeats its words; a prose passage that does not
+    hold them is left out."""
+    qa = "Did the summit ever get measured? No. The records show a height of 8,849 metres."
+    prose = "The records show a height of 8,849 metres for the summit."
+    judge = VerifierJudge(StanceModel(), thresholds=Thresholds())
+    claim = Claim(id="c1", post_id="p", position=0, text=CLAIM)
+    evidence = [_evidence(1, qa, 0.9), _evidence(2, prose, 0.9)]
+    by_id = {e.id: e for e in evidence}
+    stance = PassageStance((0.1, 0.85, 0.05), "q", 0, 1)
+    readings = [Reading("e1", stance), Reading("e2", stance)]
+    assert frames.coverage(CLAIM, qa) < Thresholds().coverage
+    assert [r.evidence_id for r in judge.bearing_readings(claim, readings, by_id)] == ["e1"]
