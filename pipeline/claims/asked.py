@@ -11,8 +11,10 @@ the flu." rather than dropping the post as having nothing to check. Two shapes a
   parser (the graph stage's, loaded once per process on the first question, 5 s and 50 MB).
 
 A question about the reader or the writer ("Did you see this?", "Can I get a refund?"), an
-open question ("Why is nobody talking about this?") and a question in another language are
-not statements about the world: they stay unchecked.
+open question ("Why is nobody talking about this?"), a question about what is yet to happen
+("Is it going to rain tomorrow?"; "Will the new law ban cats from flats?" asks what the law
+says, and is read) and a question in another language are
+not statements about the world that evidence can check: they stay unchecked.
 
 Failure policy: `statement` returns None for anything it cannot turn into a statement,
 including when the parser is not installed; it never raises.
@@ -38,6 +40,11 @@ _AUX = (
     "can could will would should may might must do does did is are was were has have had"
 ).split()
 _ASKED = re.compile(rf"^\s*(?:{'|'.join(_AUX)})\b(?P<rest>.+?)\s*\?+\s*$", re.IGNORECASE)
+# A question about what is yet to happen asks for a prediction, which no evidence can check yet.
+_FUTURE = re.compile(
+    r"\b(?:going\s+to|gonna|tomorrow|tonight|next\s+(?:week|month|year))\b",
+    re.IGNORECASE,
+)
 # Subjects that make the question about the people talking, not about the world.
 _PERSONAL = frozenset("i you we me us u ya y'all".split())
 MIN_WORDS = 3
@@ -112,7 +119,7 @@ def statement(sentence: str) -> str | None:
     if wrapped:
         rest = wrapped.group("rest")
         return _sentence(rest) if len(rest.split()) >= MIN_WORDS else None
-    if not _ASKED.match(text):
+    if not _ASKED.match(text) or _FUTURE.search(text):
         return None
     try:
         return _inverted(text)

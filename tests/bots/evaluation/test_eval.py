@@ -90,9 +90,13 @@ def test_eval_runs_in_both_modes(
     assert result.exit_code == 0, result.output
     report = json.loads(report_path.read_text())
     assert report["claims"] == 12 and report["mode"] == mode
-    assert report["references"] > 0  # each one checked against the retrieved documents
+    assert isinstance(report["references"], int) and report["references"] >= 0
     if mode == "gold":  # only the claim's own evidence is indexed
+        # each reference checked against the retrieved documents: all of them the claim's own
+        assert report["references"] > 0
         assert report["cited_gold_share"] == 1.0
+    # (retrieval: the verifier decides none of these 12 claims, so none is cited; the one it
+    # decided before the bearing rule was a gold-unverifiable claim wrongly called accurate)
     assert set(report["confusion"]) == {"accurate", "false", "misleading", "unverifiable"}
 
 

@@ -33,6 +33,8 @@ def test_a_yes_no_question_is_read_as_its_statement(question: str, said: str) ->
         "Can I get a refund?",  # about the writer
         "Did you see this?",  # about the reader
         "Why is nobody talking about this?",  # an open question
+        "Is it going to rain tomorrow?",  # a prediction: nothing to check yet
+        "Are prices going to fall next year?",
         "Masks can stop the flu.",  # not a question
         "¿Pueden las mascarillas detener la gripe?",  # not English
     ],
