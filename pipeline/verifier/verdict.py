@@ -163,6 +163,20 @@ def on_scale(reading: PassageStance, form: str, t: Thresholds) -> tuple[float, f
     )
 
 
+QUESTION_COVERAGE = 0.2  # the share of the claim's content words a question must hold
+
+
+def asks_about(claim: str, text: str, form: str) -> bool:
+    """Return whether question-answer evidence asks about the claim: its question holds some of
+    the claim's content words. An annotator's question and answer are written about the claim
+    ("Did Hunter Biden have energy-sector experience? No. …"); a web page opening on another
+    question ("Who invented the telephone? …" against a claim about the Moon landing) is not."""
+    if form != "qa":
+        return False
+    question = text.split("?", 1)[0]
+    return frames.coverage(claim, question) >= QUESTION_COVERAGE
+
+
 def bearing(relevance: Sequence[float], covered: Sequence[float], t: Thresholds) -> list[bool]:
     """Return which of a claim's passages bear on it: about it, not sharing only a phrase.
 
@@ -403,8 +417,8 @@ class VerifierJudge:
 
         A passage sharing only a phrase with the claim (far less relevant than the claim's best
         passage, or without its key words) is left out: it neither supports, refutes nor vetoes
-        (`bearing`). Question-answer evidence ("Did X? No. …", written to answer a question
-        about the claim) always bears, read at its own thresholds (`on_scale`): its answers
+        (`bearing`). Question-answer evidence whose question asks about the claim ("Did X? No.
+        …", `asks_about`) always bears, read at its own thresholds (`on_scale`): its answers
         rarely repeat the claim's words ("No, the records show otherwise."), and leaving them
         out made many of AVeriTeC's claims "no evidence".
         """
@@ -419,7 +433,7 @@ class VerifierJudge:
         out = []
         for r, text, kept in zip(mine, texts, keep, strict=True):
             form = evidence_form(text)
-            if not kept and form != "qa":  # a question answered is about the claim it asks
+            if not kept and not asks_about(claim.text, text, form):
                 continue
             s, f = on_scale(r.stance, form, t)
             stance = dataclasses.replace(r.stance, probs=(s, f, max(0.0, 1.0 - s - f)))
