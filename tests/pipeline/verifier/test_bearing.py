@@ -130,31 +130,30 @@ def test_question_answer_evidence_is_read_at_its_own_thresholds() -> None:
     assert low[0] < 0.8 and low[1] < 0.7
 
 
+def _bearing(first: tuple[str, float], second: tuple[str, float]) -> list[str]:
+    """Return the ids of the two passages (e1, e2) that bear on CLAIM, both read as refuting."""
+    judge = VerifierJudge(StanceModel(), thresholds=Thresholds())
+    claim = Claim(id="c1", post_id="p", position=0, text=CLAIM)
+    evidence = [_evidence(1, *first), _evidence(2, *second)]
+    stance = PassageStance((0.1, 0.85, 0.05), "q", 0, 1)
+    readings = [Reading("e1", stance), Reading("e2", stance)]
+    found = judge.bearing_readings(claim, readings, {e.id: e for e in evidence})
+    return [r.evidence_id for r in found]
+
+
 def test_question_answer_evidence_bears_without_repeating_the_claim_s_words() -> None:
     """An annotator's question and its answer are about the claim they ask (AVeriTeC's form):
     they bear on it though the answer rarely repeats its words; a prose passage that does not
     hold them is left out."""
     qa = "Is Everest the highest? The records show a height of 8,849 metres."
     prose = "The records show a height of 8,849 metres for the summit."
-    judge = VerifierJudge(StanceModel(), thresholds=Thresholds())
-    claim = Claim(id="c1", post_id="p", position=0, text=CLAIM)
-    evidence = [_evidence(1, qa, 0.9), _evidence(2, prose, 0.9)]
-    by_id = {e.id: e for e in evidence}
-    stance = PassageStance((0.1, 0.85, 0.05), "q", 0, 1)
-    readings = [Reading("e1", stance), Reading("e2", stance)]
     assert frames.coverage(CLAIM, qa) < Thresholds().coverage
-    assert [r.evidence_id for r in judge.bearing_readings(claim, readings, by_id)] == ["e1"]
+    assert _bearing((qa, 0.9), (prose, 0.9)) == ["e1"]
 
 
 def test_a_page_opening_on_another_question_does_not_bear() -> None:
     """A web page may open on a question of its own ("Who invented the telephone?"): read as
     question-answer evidence, it bears only when its question is about the claim."""
     page = "Who invented the telephone? It was patented by Alexander Graham Bell in 1876."
-    judge = VerifierJudge(StanceModel(), thresholds=Thresholds())
-    claim = Claim(id="c1", post_id="p", position=0, text=CLAIM)
-    evidence = [_evidence(1, PAGE, 0.8), _evidence(2, page, 0.3)]
-    by_id = {e.id: e for e in evidence}
-    stance = PassageStance((0.1, 0.85, 0.05), "q", 0, 1)
-    readings = [Reading("e1", stance), Reading("e2", stance)]
     assert evidence_form(page) == "qa"
-    assert [r.evidence_id for r in judge.bearing_readings(claim, readings, by_id)] == ["e1"]
+    assert _bearing((PAGE, 0.8), (page, 0.3)) == ["e1"]
