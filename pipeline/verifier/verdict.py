@@ -163,14 +163,15 @@ def on_scale(reading: PassageStance, form: str, t: Thresholds) -> tuple[float, f
     )
 
 
-QUESTION_COVERAGE = 0.2  # the share of the claim's content words a question must hold
+QUESTION_COVERAGE = 0.1  # the share of the claim's content words a question must hold
 
 
 def asks_about(claim: str, text: str, form: str) -> bool:
     """Return whether question-answer evidence asks about the claim: its question holds some of
-    the claim's content words. An annotator's question and answer are written about the claim
-    ("Did Hunter Biden have energy-sector experience? No. …"); a web page opening on another
-    question ("Who invented the telephone? …" against a claim about the Moon landing) is not."""
+    the claim's content words (a tenth: a name or a key noun of a long claim). An annotator's
+    question and answer are written about the claim ("Did Hunter Biden have energy-sector
+    experience? No. …"); a web page opening on another question ("Who invented the telephone?
+    …" against a claim about the Moon landing) is not."""
     if form != "qa":
         return False
     question = text.split("?", 1)[0]
