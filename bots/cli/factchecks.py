@@ -34,15 +34,19 @@ def factchecks_group() -> None:
     """
 
 
-@factchecks_group.command("import")
-@click.argument("source")
-@click.option(
+# One transaction a batch, for an import and for the embedding pass alike.
+BATCH_SIZE = click.option(
     "--batch-size",
     type=click.IntRange(min=1),
     default=256,
     show_default=True,
     help="Reviews embedded and stored in one transaction.",
 )
+
+
+@factchecks_group.command("import")
+@click.argument("source")
+@BATCH_SIZE
 @click.option(
     "--defer",
     "deferred",
@@ -119,13 +123,7 @@ def import_(
     help="Only this model (e5, minilm or a model's name); repeatable. Default: every model "
     "the matcher uses.",
 )
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    default=256,
-    show_default=True,
-    help="Reviews embedded and stored in one transaction.",
-)
+@BATCH_SIZE
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
 @click.pass_context
 def embed(ctx: click.Context, models: tuple[str, ...], batch_size: int, progress: bool) -> None:
